@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The fused backends (flash, efficient) on the device, run by
+# scripts/device-run.sh from the build folder with $1 = the output folder:
+#  1. bench_fused: every version over the sweep grid, checked, then timed;
+#  2. fused_vs_torch.py: beside PyTorch's flash and efficient SDPA, one run;
+#  3. compute-sanitizer memcheck and racecheck over a small sweep
+#     (test_fused_gpu with FUSED_TEST_QUICK=1).
+# FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
+# passes options to bench_fused (default --versions). Under 5 minutes.
+set -uo pipefail
+out=${1:-/tmp/out}
+steps=${FUSED_STEPS:-sanitize,bench,torch}
+rc=0
+if [[ $steps == *bench* ]]; then
+  echo "== bench_fused ${FUSED_BENCH_ARGS:---versions}"
+  # shellcheck disable=SC2086
+  timeout 100 ./bin/bench_fused ${FUSED_BENCH_ARGS:---versions} | tee "$out/bench_fused.txt"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
+fi
+if [[ $steps == *torch* ]]; then
+  echo "== fused_vs_torch.py"
+  PYTHONUNBUFFERED=1 timeout 120 python3 ../bench/fused/fused_vs_torch.py \
+    --lib ./lib/libattnprof.so ${FUSED_TORCH_ARGS:-} | tee "$out/fused_vs_torch.txt"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
+fi
+if [[ $steps == *sanitize* ]]; then
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool (test_fused_gpu, quick)"
+    FUSED_TEST_QUICK=1 timeout "${FUSED_SAN_TIMEOUT:-100}" "$cs" --tool "$tool" --error-exitcode 3 \
+      ./bin/test_fused_gpu >"$out/sanitize_$tool.txt" 2>&1
+    r=$?
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|Error|SKIP" "$out/sanitize_$tool.txt" | tail -6
+    echo "$tool exit status $r"
+    [ $r -ne 0 ] && rc=1
+  done
+fi
+exit $rc

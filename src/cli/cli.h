@@ -1,0 +1,123 @@
+/* Shared pieces of the attnprof command: option parsing, the problem a run
+ * sets up, and the measurement every subcommand reports. */
+#ifndef ATTNPROF_CLI_H
+#define ATTNPROF_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "attnprof/attn.h"
+#include "attnprof/prof.h"
+
+/* Exit statuses: 0 all good, 1 an expectation broke, 2 bad usage or input,
+ * 3 a run failed for another reason (no memory, backend error). */
+enum { CLI_OK = 0, CLI_EXPECT_BROKEN = 1, CLI_USAGE = 2, CLI_FAILED = 3 };
+
+/* Prints "attnprof: error: ..." on one line to stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, for failures that are not the user's input; returns CLI_FAILED. */
+int cli_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* What to compute: everything attn_args needs, in CLI terms. */
+typedef struct {
+  int64_t b, hq, hkv, sq, sk, d;
+  attn_dtype dtype;
+  attn_causal causal;
+  attn_mask_kind mask;
+  int bshd;      /* lay Q/K/V/out out as [B, S, H, D] in memory */
+  double scale;  /* 0: 1/sqrt(D) */
+  int want_lse;
+  int device;    /* ATTN_DEVICE_CPU or a CUDA ordinal */
+  uint64_t seed;
+} cli_problem;
+
+/* How to measure and what to print. */
+typedef struct {
+  int iters, warmup, profiled, threads;
+  int max_ms; /* GPU: fewer timed forwards (at least 10) past this much device time; 0 = none */
+  int json, check;
+  const char *trace_path;
+  const char *expect_text;
+} cli_measure_opts;
+
+/* Option parsing: each subcommand walks argv with cli_opt_*; an option is
+ * "--name value" or "--name=value". Returns 1 if argv[*i] matched (and
+ * advances *i past its value), 0 if not, -1 after printing a usage error. */
+int cli_opt_flag(int argc, char **argv, int *i, const char *name);
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* Parses the shared problem and measurement options; returns 1 matched, 0 not,
+ * -1 bad value (message printed). */
+int cli_parse_problem_opt(int argc, char **argv, int *i, cli_problem *p);
+int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m);
+void cli_problem_defaults(cli_problem *p);
+void cli_measure_defaults(cli_measure_opts *m);
+/* "--shape 8x16x1024x64": B x H x S x D (Sq = Sk = S, Hkv = H until --sk or
+ * --kv-heads say otherwise). */
+int cli_parse_shape(const char *text, cli_problem *p);
+void cli_problem_describe(const cli_problem *p, char *buf, size_t len);
+/* Resolves the --expect value: inline text, or @FILE read whole. NULL on error
+ * (message printed); the caller frees. */
+char *cli_expect_text(const char *value);
+
+/* Inputs for one problem, random but seeded. */
+typedef struct {
+  attn_args args;
+  void *bufs[6]; /* q, k, v, out, mask, lse */
+  /* The same problem in host memory, which the fp64 reference reads: equal
+   * to args on the CPU; with --device cuda, args holds device copies
+   * (dev_bufs) of these host buffers. */
+  attn_args host;
+  void *dev_bufs[6];
+} cli_inputs;
+
+attn_status cli_inputs_create(const cli_problem *p, cli_inputs *in);
+void cli_inputs_destroy(cli_inputs *in);
+
+/* One backend measured on one problem. Counts come from the recorded trace. */
+typedef struct {
+  attn_backend backend;
+  attn_status status;
+  int refused;                   /* the backend's why-not check said no */
+  char why[512];                 /* refusal or failure, one line */
+  prof_range_summary per_fwd;    /* range "attn_fwd" of the profiled forwards */
+  double time_us_median;         /* wall time of one forward, median */
+  double host_us_median;         /* time for attn_forward to return, median */
+  double gflops;                 /* from time_us_median */
+  double rel_err;                /* against the fp64 reference; NaN when not checked */
+  prof_trace *trace;             /* the profiled forwards; owned */
+} cli_result;
+
+/* The fp64 reference for the problem's inputs (NULL when not checking). */
+double *cli_reference(const cli_inputs *in);
+/* Warm-up, timed iterations, profiled iterations inside "attn_fwd" ranges, and
+ * the accuracy check. Fills r (r->trace owned by r). */
+void cli_measure(attn_backend b, cli_inputs *in, const double *ref,
+                 const cli_measure_opts *m, cli_result *r);
+void cli_result_free(cli_result *r);
+
+/* The range every profiled forward sits in. */
+#define CLI_RANGE "attn_fwd"
+
+/* Exit status for a library status: the user's input (2) or a failure (3). */
+int cli_status_exit(attn_status st, const char *why);
+/* Before any work: parse --expect, check that --trace can be written. */
+int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex);
+/* Writes the trace if a path was given; CLI_OK or an exit status. */
+int cli_write_trace(const char *path, const prof_trace *t);
+/* Checks expectations (NULL: none) on the CLI_RANGE range; CLI_OK or
+ * CLI_EXPECT_BROKEN. */
+int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f);
+
+/* Backends with an implementation for `device` (CPU, or any CUDA device),
+ * each once, in the table's order; returns the count. */
+int cli_backends_for(int device, attn_backend *out);
+/* compare --sweep: DESIGN.md's throughput grid (compare_sweep.c). */
+int cli_compare_sweep(const cli_problem *base, const cli_measure_opts *m);
+
+int cmd_run(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_summary(int argc, char **argv); /* trace files (issue 7): cmd_summary.c, */
+int cmd_diff(int argc, char **argv);    /* cmd_diff.c, */
+int cmd_report(int argc, char **argv);  /* cmd_report.c */
+
+#endif

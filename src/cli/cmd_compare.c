@@ -1,0 +1,131 @@
+/* attnprof compare: every backend available for the device on one problem,
+ * one table (or JSON), the fp64 reference computed once for all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_cuda.h"
+#include "cli/gpu_report.h"
+#include "cli/report.h"
+
+static const char compare_usage[] =
+    "usage: attnprof compare [problem options] [measure options] [--sweep]\n"
+    "  --sweep   the throughput grid of DESIGN.md (B*S = 16384, H*D = 2048; D/S 64/1024,\n"
+    "            64/16384, 128/4096, 128/16384, 256/4096; causal and not) on a GPU\n";
+
+static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep) {
+  for (int i = 0; i < argc; i++) {
+    int r;
+    if (cli_opt_flag(argc, argv, &i, "--sweep")) {
+      *sweep = 1;
+      continue;
+    }
+    if ((r = cli_parse_problem_opt(argc, argv, &i, p)) || (r = cli_parse_measure_opt(argc, argv, &i, m))) {
+      if (r < 0) return -1;
+      continue;
+    }
+    return cli_usage_error("compare: unknown option '%s' (see attnprof help)", argv[i]), -1;
+  }
+  return 0;
+}
+
+/* Backends that have an implementation for the problem's device, each once,
+ * in the table's order. */
+int cli_backends_for(int device, attn_backend *out) {
+  attn_backend_info info[32];
+  size_t n = attn_backend_list(info, 32);
+  int count = 0;
+  for (size_t i = 0; i < n && i < 32; i++) {
+    int on_device = device < 0 ? info[i].device_kind == ATTN_DEVICE_CPU : info[i].device_kind >= 0;
+    int seen = 0;
+    for (int j = 0; j < count; j++) seen |= out[j] == info[i].backend;
+    if (on_device && !seen) out[count++] = info[i].backend;
+  }
+  return count;
+}
+
+/* One trace holding every backend's profiled forwards, each group inside a
+ * range named after its backend. */
+static prof_trace *merge_traces(const cli_result *rs, int n) {
+  prof_trace *all = prof_trace_create();
+  for (int i = 0; all && i < n; i++) {
+    if (rs[i].status || !rs[i].trace || !prof_trace_count(rs[i].trace)) continue;
+    const prof_trace *t = rs[i].trace;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t j = 0; j < prof_trace_count(t); j++) {
+      const prof_event *e = prof_trace_at(t, j);
+      if (e->start_ns < lo) lo = e->start_ns;
+      if (e->start_ns + e->dur_ns > hi) hi = e->start_ns + e->dur_ns;
+      prof_trace_append(all, e);
+    }
+    prof_event group = prof_event_init(PROF_CAT_USER_ANNOTATION, attn_backend_name(rs[i].backend));
+    const prof_event *first = prof_trace_at(t, 0);
+    group.start_ns = lo, group.dur_ns = hi - lo, group.pid = first->pid, group.tid = first->tid;
+    prof_trace_append(all, &group);
+  }
+  return all;
+}
+
+static int report(const cli_problem *p, const cli_measure_opts *m, const cli_result *rs, int n) {
+  char dev[160];
+  cli_device_describe(p->device, dev, sizeof dev);
+  if (m->json) {
+    json_t *list = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(list, cli_result_json(&rs[i]));
+    cli_json_print(json_pack("{ss so so}", "device", dev, "shape", cli_problem_json(p),
+                             "backends", list));
+  } else {
+    char desc[256];
+    cli_problem_describe(p, desc, sizeof desc);
+    printf("attnprof compare: %s, %s; median of %d forwards after %d warm-up%s, ops from the "
+           "trace of %d profiled forwards\n",
+           dev, desc, cli_timed_iters(m, p->device), m->warmup,
+           p->device >= 0 ? " (time_us: CUDA events per forward; host_us: one call, device idle)"
+                          : "",
+           m->profiled);
+    cli_print_results(stdout, rs, n);
+    if (p->device >= 0) cli_print_top_kernels(stdout, rs, n);
+  }
+  int rc = CLI_OK;
+  if (m->trace_path) {
+    prof_trace *all = merge_traces(rs, n);
+    rc = all ? cli_write_trace(m->trace_path, all) : cli_failure("no memory for the trace");
+    prof_trace_destroy(all);
+  }
+  return rc;
+}
+
+static int compare(const cli_problem *p, const cli_measure_opts *m) {
+  cli_inputs in;
+  attn_backend list[ATTN_BACKEND_COUNT * 2];
+  cli_result rs[ATTN_BACKEND_COUNT * 2];
+  attn_status st = cli_inputs_create(p, &in);
+  if (st) return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
+  if ((st = attn_args_check(&in.args)))
+    return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
+  double *ref = m->check ? cli_reference(&in) : NULL;
+  int n = cli_backends_for(p->device, list);
+  for (int i = 0; i < n; i++) cli_measure(list[i], &in, ref, m, &rs[i]);
+  free(ref);
+  cli_inputs_destroy(&in);
+  int rc = report(p, m, rs, n);
+  for (int i = 0; i < n; i++) cli_result_free(&rs[i]);
+  return rc;
+}
+
+int cmd_compare(int argc, char **argv) {
+  cli_problem p;
+  cli_measure_opts m;
+  cli_problem_defaults(&p);
+  cli_measure_defaults(&m);
+  if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+    return fputs(compare_usage, stdout), CLI_OK;
+  int sweep = 0;
+  if (parse_compare(argc, argv, &p, &m, &sweep)) return CLI_USAGE;
+  if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");
+  cli_gpu_default_shape(argc, argv, &p);
+  if (sweep) return cli_compare_sweep(&p, &m);
+  prof_expect *ex = NULL;
+  int rc = cli_prepare_outputs(&m, &ex);
+  return rc ? rc : compare(&p, &m);
+}

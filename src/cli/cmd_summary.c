@@ -1,0 +1,109 @@
+/* attnprof summary FILE: the analyses of a live run on a trace read from disk
+ * (torch.profiler's or ours): per-range ops by kind and launch API, device and
+ * host time, the kernel table with occupancy recomputed beside the file's
+ * figure, key averages; --json in DESIGN.md's contract; --expect checks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/summary_json.h"
+#include "cli/report.h"
+#include "cli/traces.h"
+
+static const char summary_usage[] =
+    "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--expect EXPR|@FILE]\n"
+    "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
+    "  --range NAME     only this range (and the kernels inside it)\n"
+    "  --json           the machine-readable summary (DESIGN.md)\n"
+    "  --top N          rows of key averages shown (default 20)\n"
+    "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file with [range] sections;\n"
+    "                   exit status 1 when one broke\n";
+
+typedef struct {
+  const char *file, *range, *expect;
+  int json;
+  int64_t top;
+} summary_opts;
+
+static int parse_summary(int argc, char **argv, summary_opts *o) {
+  for (int i = 0; i < argc; i++) {
+    const char *v;
+    int r;
+    if (cli_opt_flag(argc, argv, &i, "--json")) {
+      o->json = 1;
+    } else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
+      if (r < 0) return CLI_USAGE;
+      o->range = v;
+    } else if ((r = cli_opt_value(argc, argv, &i, "--expect", &v))) {
+      if (r < 0) return CLI_USAGE;
+      o->expect = v;
+    } else if ((r = cli_opt_value(argc, argv, &i, "--top", &v))) {
+      if (r < 0) return CLI_USAGE;
+      char *end;
+      o->top = strtoll(v, &end, 10);
+      if (*end || o->top <= 0) return cli_usage_error("--top %s: a positive count is accepted", v);
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_usage_error("summary: unknown option '%s'\n%s", argv[i], summary_usage);
+    } else if (o->file) {
+      return cli_usage_error("summary: one FILE is accepted ('%s' and '%s' given)", o->file, argv[i]);
+    } else {
+      o->file = argv[i];
+    }
+  }
+  if (!o->file) return cli_usage_error("summary: no FILE given\n%s", summary_usage);
+  return CLI_OK;
+}
+
+static void print_devices(const prof_trace *t) {
+  for (size_t i = 0; i < prof_trace_device_count(t); i++) {
+    const prof_device *d = prof_trace_device(t, i);
+    printf("device %d: ", d->id);
+    cli_put_cell(stdout, d->name, -1);
+    printf(" (sm_%d%d, %d SMs)\n", d->compute_major, d->compute_minor, d->num_sms);
+  }
+}
+
+static void print_text(const summary_opts *o, const prof_trace *t, const cli_summary *s) {
+  printf("attnprof summary: ");
+  cli_put_cell(stdout, o->file, -1);
+  printf(" (%zu events)\n", prof_trace_count(t));
+  print_devices(t);
+  printf("\nper range (ops per call; GPU events where the range launched any):\n");
+  prof_print_range_summary(stdout, s->ranges, s->n_ranges);
+  if (s->n_kernels > 0) {
+    printf("\nkernels%s%s (occupancy: ours, estimated achieved; file: the trace's own figure):\n",
+           o->range ? " in " : "", o->range ? o->range : "");
+    cli_print_kernels(stdout, s->kernels, s->n_kernels);
+  }
+  if (!o->range && s->n_keys > 0) {
+    printf("\nkey averages:\n");
+    prof_print_key_averages(stdout, s->keys, s->n_keys, o->top);
+  }
+}
+
+int cmd_summary(int argc, char **argv) {
+  summary_opts o = {NULL, NULL, NULL, 0, 20};
+  if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+    return fputs(summary_usage, stdout), CLI_OK;
+  int rc = parse_summary(argc, argv, &o);
+  if (rc) return rc;
+  prof_expect *ex = NULL;
+  if (o.expect && (rc = cli_parse_expect(o.expect, &ex))) return rc;
+  prof_trace *t = NULL;
+  prof_read_stats stats;
+  cli_summary s;
+  if (!(rc = cli_load_trace(o.file, &t, &stats)) && !(rc = cli_summary_build(t, o.range, &s))) {
+    if (o.json) {
+      json_t *doc = cli_summary_json(o.file, &stats, t, &s);
+      if (ex) json_object_set_new(doc, "expectations", cli_expect_json(ex, t, o.range, &rc));
+      int wrc = cli_json_print(doc);
+      rc = wrc ? wrc : rc;
+    } else {
+      print_text(&o, t, &s);
+      if (ex) rc = cli_expect_print(stdout, ex, t, o.range);
+    }
+    cli_summary_free(&s);
+  }
+  prof_trace_destroy(t);
+  prof_expect_free(ex);
+  return rc;
+}

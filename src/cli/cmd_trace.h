@@ -1,0 +1,37 @@
+/* attnprof trace: the command (cmd_trace.c: options, running the program)
+ * and what happens after the program ends (trace_finish.c: the report of the
+ * injected collector, repair, export, summary). */
+#ifndef ATTNPROF_CLI_CMD_TRACE_H
+#define ATTNPROF_CLI_CMD_TRACE_H
+
+#include "cli/cli.h"
+
+/* attnprof trace [options] -- CMD ARGS... */
+int cmd_trace(int argc, char **argv);
+
+typedef struct {
+  const char *out, *range;
+  int json, all_api, stream_only;
+  char **argv; /* the program and its arguments */
+} trace_opts;
+
+typedef struct {
+  char *inject;  /* libattnprof_inject.so */
+  char *partial; /* the streamed trace, OUT.partial */
+  char *report;  /* the collector's report, OUT.report */
+} trace_paths;
+
+typedef struct {
+  int status;        /* wait status */
+  long peak_rss_kib; /* the program's peak resident memory */
+} trace_outcome;
+
+/* Finds the injection library (ATTNPROF_INJECT_LIB, else ../lib beside this
+ * executable) and names the side files. CLI_OK or CLI_USAGE after a line. */
+int trace_paths_make(const trace_opts *o, trace_paths *p);
+void trace_paths_free(trace_paths *p);
+/* Everything after the program: CLI_OK, or CLI_FAILED when no trace could be
+ * written. */
+int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome *r);
+
+#endif

@@ -1,0 +1,115 @@
+/* Random, seeded inputs for one problem: Q, K, V (optionally laid out as
+ * [B, S, H, D]), out, an optional mask broadcast over heads, and the LSE. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/backend.h"
+#include "cli/cli.h"
+#include "cli/cli_cuda.h"
+
+/* splitmix64: small, seedable, good enough for test data. */
+static uint64_t next_u64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *s) { return (double)(next_u64(s) >> 11) * 0x1.0p-53; }
+
+static attn_tensor make_tensor(const cli_problem *p, int64_t h, int64_t s, void **buf,
+                               attn_status *st) {
+  /* In double: four sizes of up to 2^24 overflow int64. */
+  double bytes = (double)p->b * (double)h * (double)s * (double)p->d * attn_dtype_size(p->dtype);
+  double avail = (double)attn_host_memory_available();
+  *buf = NULL;
+  if (*st == ATTN_STATUS_OK && avail > 0 && bytes > avail)
+    *st = attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                    "one input tensor needs %.0f bytes but %.0f are available: choose a smaller "
+                    "--shape",
+                    bytes, avail);
+  else if (*st == ATTN_STATUS_OK && !(*buf = malloc((size_t)bytes)))
+    *st = attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cannot allocate %.0f bytes for an input", bytes);
+  attn_tensor t = attn_tensor_bhsd(*buf, p->dtype, p->device, p->b, h, s, p->d);
+  if (p->bshd) {
+    t.strides[0] = s * h * p->d, t.strides[1] = p->d, t.strides[2] = h * p->d, t.strides[3] = 1;
+  }
+  return t;
+}
+
+static void fill_uniform(attn_tensor *t, uint64_t *seed) {
+  for (int64_t b = 0; b < t->shape[0]; b++)
+    for (int64_t h = 0; h < t->shape[1]; h++)
+      for (int64_t s = 0; s < t->shape[2]; s++)
+        for (int64_t d = 0; d < t->shape[3]; d++)
+          attn_tensor_set(t, b, h, s, d, 2 * uniform(seed) - 1);
+}
+
+/* [B, 1, Sq, Sk] broadcast over heads: bool with about 1 in 5 masked, or
+ * additive in [-2, 2] with about 1 in 10 at -inf. */
+static void fill_mask(attn_tensor *m, attn_mask_kind kind, uint64_t *seed) {
+  for (int64_t b = 0; b < m->shape[0]; b++)
+    for (int64_t i = 0; i < m->shape[2]; i++)
+      for (int64_t j = 0; j < m->shape[3]; j++) {
+        double u = uniform(seed);
+        double v = kind == ATTN_MASK_BOOL ? (u >= 0.2) : u < 0.1 ? -INFINITY : 4 * u - 2;
+        attn_tensor_set(m, b, 0, i, j, v);
+      }
+}
+
+static attn_status make_mask(const cli_problem *p, cli_inputs *in, uint64_t *seed) {
+  attn_dtype dt = p->mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : p->dtype;
+  double bytes = (double)p->b * (double)p->sq * (double)p->sk * attn_dtype_size(dt);
+  double avail = (double)attn_host_memory_available();
+  if (avail > 0 && bytes > avail)
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "the mask needs %.0f bytes but %.0f are available: choose a smaller --shape",
+                     bytes, avail);
+  if (!(in->bufs[4] = malloc((size_t)bytes)))
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cannot allocate %.0f bytes for the mask", bytes);
+  attn_tensor m = attn_tensor_bhsd(in->bufs[4], dt, p->device, p->b, 1, p->sq, p->sk);
+  m.shape[1] = p->hq, m.strides[1] = 0;
+  in->args.mask = m;
+  in->args.mask_kind = p->mask;
+  fill_mask(&m, p->mask, seed);
+  return ATTN_STATUS_OK;
+}
+
+attn_status cli_inputs_create(const cli_problem *p, cli_inputs *in) {
+  memset(in, 0, sizeof *in);
+  if (p->device != ATTN_DEVICE_CPU) { /* host inputs first, then device copies */
+    cli_problem host = *p;
+    host.device = ATTN_DEVICE_CPU;
+    attn_status st = cli_inputs_create(&host, in);
+    return st ? st : cli_inputs_to_device(p, in);
+  }
+  attn_status st = ATTN_STATUS_OK;
+  attn_tensor q = make_tensor(p, p->hq, p->sq, &in->bufs[0], &st);
+  attn_tensor k = make_tensor(p, p->hkv, p->sk, &in->bufs[1], &st);
+  attn_tensor v = make_tensor(p, p->hkv, p->sk, &in->bufs[2], &st);
+  attn_tensor o = make_tensor(p, p->hq, p->sq, &in->bufs[3], &st);
+  if (st) return st;
+  in->args = attn_args_make(q, k, v, o);
+  in->args.causal = p->causal;
+  in->args.scale = p->scale;
+  uint64_t seed = p->seed;
+  fill_uniform(&in->args.q, &seed);
+  fill_uniform(&in->args.k, &seed);
+  fill_uniform(&in->args.v, &seed);
+  if (p->mask != ATTN_MASK_NONE && (st = make_mask(p, in, &seed))) return st;
+  if (p->want_lse) {
+    size_t bytes = (size_t)(p->b * p->hq * p->sq) * sizeof(float);
+    if (!(in->bufs[5] = malloc(bytes)))
+      return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for lse", bytes);
+    in->args.lse = in->bufs[5];
+  }
+  in->host = in->args;
+  return ATTN_STATUS_OK;
+}
+
+void cli_inputs_destroy(cli_inputs *in) {
+  cli_inputs_free_device(in);
+  for (int i = 0; i < 6; i++) free(in->bufs[i]);
+  memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,118 @@
+/* Measuring one backend on one problem: warm-up, timed forwards (median),
+ * profiled forwards inside "attn_fwd" ranges (every count comes from that
+ * trace), and the accuracy check against the fp64 reference on a poisoned
+ * output. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/backend.h"
+#include "cli/cli.h"
+#include "cli/cli_cuda.h"
+
+double *cli_reference(const cli_inputs *in) {
+  const attn_tensor *q = &in->host.q;
+  size_t n = (size_t)(q->shape[0] * q->shape[1] * q->shape[2] * q->shape[3]);
+  double *ref = malloc(n * sizeof *ref);
+  if (ref && attn_reference_f64(&in->host, ref, NULL) != ATTN_STATUS_OK) {
+    free(ref);
+    return NULL;
+  }
+  return ref;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int fail(cli_result *r, attn_status st) {
+  r->status = st;
+  snprintf(r->why, sizeof r->why, "%s", attn_last_error());
+  return -1;
+}
+
+/* Timed forwards: wall time of each call (on the CPU the host does the work,
+ * so the call's return is the end of the forward). */
+static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m) {
+  attn_status st;
+  if (a->q.device >= 0) return cli_cuda_time_forwards(r, a, m);
+  for (int i = 0; i < m->warmup; i++)
+    if ((st = attn_forward(r->backend, a))) return fail(r, st);
+  double *t = malloc(sizeof *t * (size_t)m->iters);
+  if (!t) return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for timings"));
+  for (int i = 0; i < m->iters; i++) {
+    int64_t t0 = prof_clock_ns();
+    if ((st = attn_forward(r->backend, a))) {
+      free(t);
+      return fail(r, st);
+    }
+    t[i] = (double)(prof_clock_ns() - t0) / 1e3;
+  }
+  r->time_us_median = r->host_us_median = median(t, m->iters);
+  free(t);
+  return 0;
+}
+
+static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m) {
+  attn_status st;
+  if (!(r->trace = prof_trace_create()))
+    return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a trace"));
+  unsigned collect = PROF_COLLECT_CPU | (a->q.device >= 0 ? PROF_COLLECT_GPU : 0);
+  if ((st = prof_start(r->trace, collect))) return fail(r, st);
+  for (int i = 0; i < m->profiled && !st; i++) {
+    prof_range_push(CLI_RANGE);
+    st = attn_forward(r->backend, a);
+    prof_range_pop();
+  }
+  /* GPU work done before the collectors flush. */
+  if (!st && a->q.device >= 0) st = cli_cuda_sync(a->q.device);
+  prof_stop();
+  if (st) return fail(r, st);
+  prof_range_summary *rows = NULL;
+  int64_t n = prof_summarize_ranges(r->trace, &rows);
+  for (int64_t i = 0; i < n; i++)
+    if (!strcmp(rows[i].name, CLI_RANGE)) r->per_fwd = rows[i];
+  free(rows);
+  if (r->per_fwd.calls != m->profiled)
+    return fail(r, attn_fail(ATTN_STATUS_BACKEND_ERROR,
+                             "the trace holds %lld '%s' ranges, expected %d",
+                             (long long)r->per_fwd.calls, CLI_RANGE, m->profiled));
+  return 0;
+}
+
+/* Poison (all bits set is NaN in f32, f16 and bf16), run once, compare. */
+static int check_accuracy(cli_result *r, cli_inputs *in, const double *ref) {
+  attn_args *a = &in->args;
+  if (a->q.device >= 0) return cli_cuda_check_accuracy(r, in, ref);
+  memset(a->out.data, 0xff, (size_t)attn_tensor_span(&a->out) * attn_dtype_size(a->out.dtype));
+  attn_status st = attn_forward(r->backend, a);
+  if (st) return fail(r, st);
+  r->rel_err = attn_rel_error(&a->out, ref);
+  return 0;
+}
+
+void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_measure_opts *m,
+                 cli_result *r) {
+  memset(r, 0, sizeof *r);
+  r->backend = b;
+  r->rel_err = NAN;
+  if (m->threads) attn_set_num_threads(m->threads);
+  if ((r->status = attn_why_not(b, &in->args, r->why, sizeof r->why))) {
+    r->refused = 1;
+    return;
+  }
+  if (time_forwards(r, &in->args, m) || profile_forwards(r, &in->args, m)) return;
+  if (ref && check_accuracy(r, in, ref)) return;
+  r->gflops = attn_flops(&in->args) / (r->time_us_median * 1e3);
+}
+
+void cli_result_free(cli_result *r) {
+  prof_trace_destroy(r->trace);
+  r->trace = NULL;
+}

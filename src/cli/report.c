@@ -1,0 +1,84 @@
+/* How a measured backend is shown: a text row and the JSON object of the
+ * compare/run contract (DESIGN.md "Machine-readable output"). */
+#include <math.h>
+#include <string.h>
+
+#include "cli/gpu_report.h"
+#include "cli/report.h"
+
+json_t *cli_problem_json(const cli_problem *p) {
+  static const char *const causal[] = {"none", "top-left", "bottom-right"};
+  static const char *const mask[] = {"none", "bool", "additive"};
+  return json_pack("{sI sI sI sI sI sI ss ss ss ss sb}", "B", (json_int_t)p->b, "H",
+                   (json_int_t)p->hq, "H_kv", (json_int_t)p->hkv, "S_q", (json_int_t)p->sq,
+                   "S_k", (json_int_t)p->sk, "D", (json_int_t)p->d, "dtype",
+                   attn_dtype_name(p->dtype), "causal", causal[p->causal], "mask",
+                   mask[p->mask], "layout", p->bshd ? "bshd" : "bhsd", "lse", p->want_lse);
+}
+
+/* JSON has no NaN: an unchecked or non-finite figure is null. */
+static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+json_t *cli_result_json(const cli_result *r) {
+  const char *status = r->refused ? "refused" : r->status ? "failed" : "ok";
+  json_t *o = json_pack("{ss ss}", "name", attn_backend_name(r->backend), "status", status);
+  if (r->status) {
+    json_object_set_new(o, "why", json_string(r->why));
+    return o;
+  }
+  json_t *per = json_object();
+  json_object_set_new(per, "total", json_real(r->per_fwd.per_call_total));
+  for (int k = 0; k < PROF_KIND_COUNT; k++)
+    json_object_set_new(per, prof_kind_name((prof_kind)k), json_real(r->per_fwd.per_call_kind[k]));
+  json_object_set_new(o, "per_forward", per);
+  json_t *apis = json_object();
+  for (int i = 0; i < r->per_fwd.n_launch_apis; i++)
+    json_object_set_new(apis, r->per_fwd.launch_api[i], json_real(r->per_fwd.launch_api_per_call[i]));
+  json_object_set_new(o, "launch_api", apis);
+  if (r->per_fwd.gpu) json_object_set_new(o, "top_kernel", cli_top_kernel_json(r->trace, r->per_fwd.calls));
+  json_object_set_new(o, "device_us", json_real(r->per_fwd.device_us_per_call));
+  json_object_set_new(o, "host_us", json_real(r->host_us_median));
+  json_object_set_new(o, "time_us", json_real(r->time_us_median));
+  json_object_set_new(o, "gflops", json_real(r->gflops));
+  json_object_set_new(o, "tflops", json_real(r->gflops / 1e3));
+  json_object_set_new(o, "rel_err", real_or_null(r->rel_err));
+  return o;
+}
+
+int cli_json_print(json_t *doc) {
+  int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+  fputc('\n', stdout);
+  json_decref(doc);
+  return rc ? cli_failure("could not write JSON to standard output") : CLI_OK;
+}
+
+/* Kind columns shown: those with a nonzero count in any row. */
+static void kinds_used(const cli_result *rs, int n, int used[PROF_KIND_COUNT]) {
+  memset(used, 0, sizeof(int) * PROF_KIND_COUNT);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < PROF_KIND_COUNT; k++)
+      if (!rs[i].status && rs[i].per_fwd.per_call_kind[k] > 0) used[k] = 1;
+}
+
+void cli_print_results(FILE *f, const cli_result *rs, int n) {
+  int used[PROF_KIND_COUNT];
+  kinds_used(rs, n, used);
+  fprintf(f, "%-14s %7s", "backend", "ops/fwd");
+  for (int k = 0; k < PROF_KIND_COUNT; k++)
+    if (used[k]) fprintf(f, " %11s", prof_kind_name((prof_kind)k));
+  fprintf(f, " %12s %12s %12s %9s %9s\n", "device_us", "time_us", "host_us", "GFLOP/s",
+          "rel_err");
+  for (int i = 0; i < n; i++) {
+    const cli_result *r = &rs[i];
+    fprintf(f, "%-14s ", attn_backend_name(r->backend));
+    if (r->status) {
+      fprintf(f, "%s: %s\n", r->refused ? "refused" : "failed", r->why);
+      continue;
+    }
+    fprintf(f, "%7.4g", r->per_fwd.per_call_total);
+    for (int k = 0; k < PROF_KIND_COUNT; k++)
+      if (used[k]) fprintf(f, " %11.4g", r->per_fwd.per_call_kind[k]);
+    fprintf(f, " %12.1f %12.1f %12.1f %9.2f %9.2e\n", r->per_fwd.device_us_per_call,
+            r->time_us_median, r->host_us_median, r->gflops, r->rel_err);
+  }
+}

@@ -1,0 +1,229 @@
+/* attnprof trace, after the program has ended (see cmd_trace.h): read the
+ * injected collector's report, make the streamed trace whole, write the final
+ * trace and print what happened and the summary. Every fault is said in one
+ * line: the program never used CUDA, collection could not start (no GPU, no
+ * CUPTI, CUPTI held by another tool), records were dropped, the program
+ * died before the trace was closed. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cmd_trace.h"
+#include "cli/report.h"
+#include "cli/summary_json.h"
+#include "cli/traces.h"
+#include "prof/chrome_stream.h"
+
+typedef struct {
+  int found, closed, api_all;
+  int64_t safe_offset, events, dropped, signal, records, buffers, buffers_allocated, buffer_bytes,
+      cupti_dropped, buffers_refused, incomplete, open_ranges, peak_rss_kib, write_ms;
+  char error[704];
+} trace_report;
+
+/* ---- paths ----------------------------------------------------------------- */
+
+static char *joined(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 1;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s%s", a, b);
+  return s;
+}
+
+static char *find_inject(void) {
+  const char *env = getenv("ATTNPROF_INJECT_LIB");
+  if (env && *env) return access(env, R_OK) ? NULL : strdup(env);
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = 0;
+  static const char *const rel[] = {"/../lib/libattnprof_inject.so", "/../lib64/libattnprof_inject.so",
+                                    "/libattnprof_inject.so"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    char *p = joined(exe, rel[i]);
+    char *real = p ? realpath(p, NULL) : NULL;
+    free(p);
+    if (real) return real;
+  }
+  return NULL;
+}
+
+int trace_paths_make(const trace_opts *o, trace_paths *p) {
+  memset(p, 0, sizeof *p);
+  if (!(p->inject = find_inject()))
+    return cli_usage_error("trace: libattnprof_inject.so not found beside this attnprof (../lib) "
+                           "nor at ATTNPROF_INJECT_LIB; was attnprof built with CUPTI?");
+  p->partial = joined(o->out, ".partial");
+  p->report = joined(o->out, ".report");
+  if (!p->partial || !p->report) return trace_paths_free(p), cli_failure("no memory");
+  unlink(p->report); /* a report left by an earlier run must not be read as this one's */
+  return CLI_OK;
+}
+
+void trace_paths_free(trace_paths *p) {
+  free(p->inject);
+  free(p->partial);
+  free(p->report);
+}
+
+/* ---- the report -------------------------------------------------------------- */
+
+static void read_report(const char *path, trace_report *r) {
+  memset(r, 0, sizeof *r);
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  r->found = 1;
+  char line[700];
+  static const struct {
+    const char *key;
+    size_t off;
+  } keys[] = {
+#define K(name) {#name "=", offsetof(trace_report, name)}
+      K(safe_offset), K(events), K(dropped), K(signal), K(records), K(buffers),
+      K(buffers_allocated), K(buffer_bytes), K(cupti_dropped), K(buffers_refused),
+      K(incomplete), K(open_ranges), K(peak_rss_kib), K(write_ms),
+#undef K
+  };
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+      if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
+        *(int64_t *)((char *)r + keys[i].off) = strtoll(line + strlen(keys[i].key), NULL, 10);
+    if (!strncmp(line, "closed=", 7)) r->closed = atoi(line + 7);
+    if (!strncmp(line, "api_all=", 8)) r->api_all = atoi(line + 8);
+    if (!strncmp(line, "error=", 6)) snprintf(r->error, sizeof r->error, "%s", line + 6);
+  }
+  fclose(f);
+  unlink(path);
+}
+
+/* ---- what happened ------------------------------------------------------------- */
+
+static void say_program(const trace_opts *o, const trace_outcome *r, const trace_report *rep) {
+  FILE *f = o->json ? stderr : stdout;
+  fprintf(f, "attnprof trace: %s ", o->argv[0]);
+  if (WIFSIGNALED(r->status))
+    fprintf(f, "was killed by signal %d (%s)", WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+  else
+    fprintf(f, "exited with status %d", WEXITSTATUS(r->status));
+  /* The program's own peak (VmHWM, from exec on) when the collector said it;
+   * else the child's rusage, which also counts our fork before the exec. */
+  double kib = rep->peak_rss_kib > 0 ? (double)rep->peak_rss_kib : (double)r->peak_rss_kib;
+  fprintf(f, "; its peak memory %.1f MiB\n", kib / 1024.0);
+}
+
+static void say_faults(const trace_report *rep, const trace_paths *p) {
+  if (rep->error[0]) fprintf(stderr, "attnprof: %s\n", rep->error);
+  if (!rep->closed)
+    fprintf(stderr,
+            "attnprof: the program ended without closing its trace%s; kept the %lld events "
+            "flushed before that (records still in CUPTI's buffers are lost)\n",
+            rep->signal ? " (killed)" : " (a crash, _exit or kill)", (long long)rep->events);
+  if (rep->dropped > 0)
+    fprintf(stderr,
+            "attnprof: %lld activity records were dropped (CUPTI dropped %lld; buffer requests "
+            "refused %lld; incomplete %lld): the counts are low by up to that many. More room: "
+            "ATTNPROF_CUPTI_MAX_BUFFERS, ATTNPROF_CUPTI_BUFFER_KB\n",
+            (long long)rep->dropped, (long long)rep->cupti_dropped, (long long)rep->buffers_refused,
+            (long long)rep->incomplete);
+  if (rep->open_ranges > 0)
+    fprintf(stderr, "attnprof: %lld NVTX ranges were still open at the end (not in the trace)\n",
+            (long long)rep->open_ranges);
+  (void)p;
+}
+
+static void say_collector(const trace_opts *o, const trace_report *rep, size_t events, double final_s) {
+  FILE *f = o->json ? stderr : stdout;
+  fprintf(f, "export: streamed %lld events in %.3f s inside the program", (long long)rep->events,
+          rep->write_ms / 1e3);
+  if (rep->write_ms > 0) fprintf(f, " (%.0f events/s)", rep->events / (rep->write_ms / 1e3));
+  if (final_s > 0)
+    fprintf(f, "; read, annotated and rewritten in %.3f s (%.0f events/s)", final_s, events / final_s);
+  fputc('\n', f);
+  fprintf(f, "trace: %s (%zu events, %lld dropped); CUPTI: %lld records in %lld buffers, "
+             "at most %lld buffers of %lld KiB in memory; API calls: %s\n",
+          o->out, events, (long long)rep->dropped, (long long)rep->records, (long long)rep->buffers,
+          (long long)rep->buffers_allocated, (long long)rep->buffer_bytes / 1024,
+          rep->api_all ? "all" : "launches, copies, sets, waits");
+}
+
+/* ---- the trace ------------------------------------------------------------------ */
+
+static int write_empty(const char *out) {
+  prof_trace *t = prof_trace_create();
+  attn_status st = t ? prof_write_chrome_trace(t, out) : ATTN_STATUS_OUT_OF_MEMORY;
+  prof_trace_destroy(t);
+  return st ? cli_failure("%s", attn_last_error()) : CLI_OK;
+}
+
+static int print_summary(const trace_opts *o, const prof_trace *t, const prof_read_stats *stats) {
+  cli_summary s;
+  int rc = cli_summary_build(t, o->range, &s);
+  if (rc) return rc;
+  if (o->json) {
+    rc = cli_json_print(cli_summary_json(o->out, stats, t, &s));
+  } else {
+    printf("\nper range (GPU events per call, by NVTX range):\n");
+    prof_print_range_summary(stdout, s.ranges, s.n_ranges);
+    if (s.n_kernels > 0) {
+      printf("\nkernels (occupancy: ours, estimated achieved, then theoretical; file: the trace's "
+             "own figure):\n");
+      cli_print_kernels(stdout, s.kernels, s.n_kernels);
+    }
+  }
+  cli_summary_free(&s);
+  return rc;
+}
+
+/* The streamed file -> the final trace (with gpu_user_annotation spans) and
+ * the summary. */
+static int export_and_summarize(const trace_opts *o, const trace_paths *p, const trace_report *rep) {
+  prof_trace *t = NULL;
+  prof_read_stats stats;
+  int64_t t0 = prof_clock_ns();
+  int rc = cli_load_trace(p->partial, &t, &stats);
+  if (rc) return rc;
+  prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
+  prof_add_gpu_annotations(t);
+  if (prof_write_chrome_trace(t, o->out)) {
+    rc = cli_failure("%s (the streamed trace is kept at %s)", attn_last_error(), p->partial);
+  } else {
+    unlink(p->partial);
+    say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
+    rc = print_summary(o, t, &stats);
+  }
+  prof_trace_destroy(t);
+  return rc;
+}
+
+int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome *r) {
+  trace_report rep;
+  read_report(p->report, &rep);
+  say_program(o, r, &rep);
+  if (!rep.found) {
+    fprintf(stderr, "attnprof: the program never initialized CUDA (or the injection library "
+                    "could not load): no GPU work to trace; writing an empty trace\n");
+    return write_empty(o->out);
+  }
+  say_faults(&rep, p);
+  struct stat st;
+  if (stat(p->partial, &st)) return write_empty(o->out);
+  if (!rep.closed) {
+    int err = chrome_stream_repair(p->partial, rep.safe_offset, rep.dropped);
+    if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
+  }
+  if (o->stream_only) {
+    if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));
+    say_collector(o, &rep, (size_t)rep.events, 0);
+    return CLI_OK;
+  }
+  return export_and_summarize(o, p, &rep);
+}

@@ -1,0 +1,176 @@
+/* libattnprof_inject.so: the CUPTI collector inside an unmodified CUDA
+ * program. The CUDA driver loads it from CUDA_INJECTION64_PATH at cuInit and
+ * calls InitializeInjection; `attnprof trace` sets that variable and these:
+ *   ATTNPROF_TRACE_OUT      the streamed trace (chrome_stream.c)
+ *   ATTNPROF_TRACE_REPORT   key=value lines for attnprof trace: how far the
+ *                           trace got (safe offset), counts, faults
+ *   ATTNPROF_TRACE_ROOT_PID only this process is traced (a child that
+ *                           inherits the environment is left alone)
+ *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
+ *
+ * The trace is finished at exit (atexit, so also exit() from another thread)
+ * and, best effort, on a fatal signal; if the program dies without either,
+ * the report's safe offset lets attnprof trace cut the file back to its last
+ * whole chunk. The library links only the profiler's own sources (no
+ * attention engine, no CUDA runtime, no BLAS) so it adds nothing to the
+ * program's process but itself and libcupti. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inject.h"
+#include "inject_report.h"
+#include "prof/chrome_stream.h"
+#include "prof/collector_cupti.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static atomic_int started, finishing;
+static chrome_stream *stream;
+static prof_trace *session;
+static int fatal_signal;
+static int64_t write_ns; /* time in on_chunk: the streamed export's cost */
+
+static void say(const char *what, const char *why) {
+  fprintf(stderr, "attnprof: %s%s%s\n", what, why ? ": " : "", why ? why : "");
+}
+
+/* A chunk from the collector: written, flushed, and the report's safe offset
+ * moved past it. Runs under the collector's lock, so chunks come in order. */
+static void on_chunk(prof_trace *chunk, void *ctx) {
+  (void)ctx;
+  if (!stream) {
+    prof_trace_destroy(chunk);
+    return;
+  }
+  int64_t t0 = prof_clock_ns();
+  int err = chrome_stream_chunk(stream, chunk);
+  write_ns += prof_clock_ns() - t0;
+  inject_report_progress(chrome_stream_safe_offset(stream), chrome_stream_events(stream),
+                         chrome_stream_dropped(stream));
+  if (err) inject_report_error("writing the trace failed", strerror(err));
+}
+
+static void process_name(char *buf, size_t len) {
+  snprintf(buf, len, "process");
+  FILE *f = fopen("/proc/self/comm", "r");
+  if (f) {
+    if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = 0;
+    fclose(f);
+  }
+}
+
+/* Stops collection, writes the rest and closes the trace; once. */
+static void finish(void) {
+  if (!atomic_load(&started) || atomic_exchange(&finishing, 1)) return;
+  prof_stop(); /* flush: the last chunks reach on_chunk */
+  cupti_stats st;
+  cupti_collector_stats(&st);
+  char name[64];
+  process_name(name, sizeof name);
+  int64_t t0 = prof_clock_ns();
+  int err = chrome_stream_close(stream, 0, (int64_t)getpid(), name);
+  write_ns += prof_clock_ns() - t0;
+  stream = NULL;
+  inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
+  cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
+}
+
+static void at_exit(void) { finish(); }
+
+/* ---- fatal signals ------------------------------------------------------- */
+
+static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM};
+enum { N_FATAL = sizeof fatal / sizeof fatal[0] };
+static struct sigaction previous[N_FATAL];
+
+/* Best effort: finishing takes locks and writes files, which a signal
+ * handler should not; a watchdog alarm ends a finish that hangs, and the
+ * report's safe offset still saves what was flushed before. */
+static void on_fatal(int sig) {
+  fatal_signal = sig;
+  alarm(10);
+  finish();
+  for (int i = 0; i < N_FATAL; i++)
+    if (fatal[i] == sig) sigaction(sig, &previous[i], NULL);
+  raise(sig);
+}
+
+static void hook_signals(void) {
+  for (int i = 0; i < N_FATAL; i++) {
+    struct sigaction old;
+    if (sigaction(fatal[i], NULL, &old)) continue;
+    /* A program that handles SIGTERM itself decides how it ends. */
+    if (fatal[i] == SIGTERM && old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    previous[i] = old;
+    sigaction(fatal[i], &sa, NULL);
+  }
+}
+
+/* ---- start --------------------------------------------------------------- */
+
+static int64_t epoch_offset(void) {
+  struct timespec rt;
+  int64_t a = prof_clock_ns();
+  clock_gettime(CLOCK_REALTIME, &rt);
+  int64_t b = prof_clock_ns();
+  return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
+}
+
+static int is_root_process(void) {
+  const char *root = getenv("ATTNPROF_TRACE_ROOT_PID");
+  return !root || atoll(root) == (long long)getpid();
+}
+
+static int start(void) {
+  const char *out = getenv("ATTNPROF_TRACE_OUT");
+  if (!out || !*out) return say("ATTNPROF_TRACE_OUT is not set: nothing to trace into", NULL), -1;
+  inject_report_open(getenv("ATTNPROF_TRACE_REPORT"));
+  int64_t offset = epoch_offset(), now = prof_clock_ns() + offset;
+  char why[512];
+  stream = chrome_stream_open(out, now - now % 1000000, offset, why, sizeof why);
+  if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;
+  const char *chunk = getenv("ATTNPROF_TRACE_CHUNK");
+  cupti_collector_set_injected(1);
+  cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
+  session = prof_trace_create();
+  prof_trace_set_epoch_offset(session, offset);
+  if (!session || prof_start(session, PROF_COLLECT_GPU) || !(prof_collecting() & PROF_COLLECT_GPU)) {
+    inject_report_error("GPU collection could not start", attn_last_error());
+    say("GPU collection could not start", attn_last_error());
+    chrome_stream_close(stream, 0, (int64_t)getpid(), "process");
+    stream = NULL;
+    return -1;
+  }
+  atomic_store(&started, 1);
+  atexit(at_exit);
+  hook_signals();
+  return 0;
+}
+
+/* Starts collection once, from whichever entry comes first: NVTX's (a
+ * program may push a range before it initializes CUDA, and that range must
+ * be recorded) or the driver's. Any failure leaves the program running
+ * untraced, with the reason said. */
+void attnprof_inject_start(void) {
+  static atomic_int once;
+  if (atomic_exchange(&once, 1)) return;
+  if (!is_root_process()) return; /* a child of the traced program */
+  start();
+}
+
+/* Called by the driver inside cuInit; returning 1 tells it we loaded. */
+EXPORT int InitializeInjection(void) {
+  attnprof_inject_start();
+  return 1;
+}

@@ -1,0 +1,192 @@
+/* The fused backends (flash, efficient) on the shapes their kernels treat
+ * specially, through the GPU harness of tests/attn_gpu (poisoned output,
+ * fully-written check, fp64 reference; f32 1e-5, bf16/f16 1e-2):
+ *
+ *  - flash must take and pass every D in {64, 96, 128, 256} x bf16/f16 x
+ *    causal none / top-left / bottom-right x Sq, Sk pairs around the tiles
+ *    (1, 63, 64, 65, 127, 129, 200, 300; Sq > Sk gives fully masked rows
+ *    under bottom-right) x GQA x BHSD/BSHD, with lse;
+ *  - efficient must take and pass odd head dims (1..255, padded inside or on
+ *    the scalar path), f32, boolean and additive masks in every dtype with
+ *    size-1 and stride-0 broadcast, padded and D-strided layouts, custom and
+ *    negative scales;
+ *  - the refusals say why and name the backend that would take the inputs;
+ *  - AUTO takes flash for plain 16-bit inputs and efficient for masked ones.
+ *
+ * FUSED_TEST_QUICK=1 runs a few cases of each (for compute-sanitizer).
+ * No GPU: prints the reason and exits 77 (Skipped). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef ATTNPROF_HAVE_CUDA
+#include "attn/cuda/cuda_util.h"
+#include "attn_gpu/gpu_harness.h"
+
+static int quick;
+static int failures, passes;
+
+static double tol(attn_dtype dt) { return dt == ATTN_DTYPE_F32 ? 1e-5 : 1e-2; }
+
+/* Runs backend b on p; a refusal counts as a failure (these shapes are the
+ * backend's to take). */
+static void expect_pass(attn_backend b, const gpu_problem *p, uint64_t *rng) {
+  gpu_case c;
+  gpu_outcome o;
+  char desc[256];
+  gpu_problem_describe(p, desc, sizeof desc);
+  if (gpu_case_create(&c, p, 0, rng)) {
+    printf("FAIL setup: %s\n", desc);
+    failures++;
+    return;
+  }
+  int rc = gpu_case_run(&c, b, tol(p->dtype), 0, &o);
+  if (rc != GPU_RUN_PASSED) {
+    if (failures++ < 20)
+      printf("FAIL %s%s: %s\n     problem: %s\n", attn_backend_name(b),
+             rc == GPU_RUN_REFUSED ? " refused" : "", o.failure, desc);
+  } else {
+    passes++;
+  }
+  gpu_case_destroy(&c);
+}
+
+static void flash_sweep(uint64_t *rng) {
+  static const int64_t dims[] = {64, 96, 128, 256};
+  static const int64_t seq[][2] = {{1, 1}, {64, 64}, {63, 65}, {129, 200}, {200, 129},
+                                   {127, 300}, {300, 17}, {65, 1}};
+  static const attn_dtype dts[] = {ATTN_DTYPE_BF16, ATTN_DTYPE_F16};
+  int before = failures, n = 0;
+  for (int di = 0; di < 4; di++)
+    for (int ti = 0; ti < 2; ti++)
+      for (int c = 0; c < 3; c++)
+        for (int si = 0; si < 8; si++, n++) {
+          if (quick && n % 13) continue;
+          gpu_problem p = {.dtype = dts[ti], .d = dims[di], .causal = (attn_causal)c};
+          p.sq = seq[si][0], p.sk = seq[si][1];
+          p.b = 1 + (n % 2);
+          p.hkv = 1 + (n % 2);
+          p.hq = p.hkv * (1 + (n / 2) % 3); /* GQA groups of 1, 2, 3 */
+          p.layout = n % 3 == 1 ? GPU_LAYOUT_BSHD : GPU_LAYOUT_BHSD;
+          p.lse = n % 4 != 3;
+          p.scale = n % 5 == 4 ? 0.3 : 0; /* custom positive scale */
+          expect_pass(ATTN_BACKEND_FLASH, &p, rng);
+        }
+  printf("flash: %d shapes, %d failed\n", n, failures - before);
+}
+
+static void efficient_sweep(uint64_t *rng) {
+  static const int64_t dims[] = {1, 7, 33, 64, 72, 100, 128, 160, 255, 256};
+  static const attn_dtype dts[] = {ATTN_DTYPE_F32, ATTN_DTYPE_F16, ATTN_DTYPE_BF16};
+  static const attn_dtype mdts[] = {ATTN_DTYPE_F32, ATTN_DTYPE_F16, ATTN_DTYPE_BF16};
+  static const int64_t seqs[] = {1, 2, 31, 64, 65, 100, 129};
+  int before = failures, n = 0, cases = quick ? 12 : 180;
+  for (; n < cases; n++) {
+    gpu_problem p = {.dtype = dts[n % 3], .d = dims[(n / 3) % 10]};
+    p.causal = (attn_causal)gpu_rand_range(rng, 0, 2);
+    p.sq = seqs[gpu_rand_range(rng, 0, 6)], p.sk = seqs[gpu_rand_range(rng, 0, 6)];
+    p.b = gpu_rand_range(rng, 1, 2);
+    p.hkv = gpu_rand_range(rng, 1, 2);
+    p.hq = p.hkv * gpu_rand_range(rng, 1, 2);
+    int m = n % 4; /* none, bool, additive (dtype cycles) */
+    p.mask = m == 0 ? ATTN_MASK_NONE : m == 1 ? ATTN_MASK_BOOL : ATTN_MASK_ADDITIVE;
+    p.mask_dtype = p.mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : mdts[(n / 4) % 3];
+    p.mask_b1 = (int)gpu_rand_range(rng, 0, 1), p.mask_h1 = (int)gpu_rand_range(rng, 0, 1);
+    p.mask_zero_stride = !p.mask_b1 && !p.mask_h1 && gpu_rand_range(rng, 0, 1);
+    p.layout = (int)gpu_rand_range(rng, 0, GPU_LAYOUT_COUNT - 1);
+    p.pad = (int)gpu_rand_range(rng, 1, 9);
+    p.lse = (int)gpu_rand_range(rng, 0, 1);
+    /* scores of order 1; one in 6 with a negative scale (efficient takes any) */
+    int64_t r = gpu_rand_range(rng, 0, 5);
+    p.scale = r < 3 ? 0 : (r == 5 ? -1.0 : 1.0) * 0.7 / (double)(p.d < 16 ? 4 : 8);
+    expect_pass(ATTN_BACKEND_EFFICIENT, &p, rng);
+  }
+  printf("efficient: %d shapes, %d failed\n", n, failures - before);
+}
+
+/* A refusal whose reason contains `word`. */
+static void expect_refusal(attn_backend b, const gpu_problem *p, const char *word,
+                           uint64_t *rng) {
+  gpu_case c;
+  char why[512] = "";
+  if (gpu_case_create(&c, p, 0, rng)) {
+    failures++;
+    return;
+  }
+  attn_status st = attn_why_not(b, &c.dev, why, sizeof why);
+  if (st == ATTN_STATUS_OK || !strstr(why, word)) {
+    printf("FAIL %s should refuse with a reason naming '%s'; got status %s: '%s'\n",
+           attn_backend_name(b), word, attn_status_string(st), why);
+    failures++;
+  } else {
+    printf("refused as expected: %s\n", why);
+    passes++;
+  }
+  gpu_case_destroy(&c);
+}
+
+static void refusals(uint64_t *rng) {
+  gpu_problem base = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 64, .sk = 64,
+                      .d = 64};
+  gpu_problem p = base;
+  p.dtype = ATTN_DTYPE_F32; /* the table's dtype check answers */
+  expect_refusal(ATTN_BACKEND_FLASH, &p, "dtype f32", rng);
+  p = base, p.d = 80;
+  expect_refusal(ATTN_BACKEND_FLASH, &p, "head dims 64, 96, 128, 256", rng);
+  p = base, p.mask = ATTN_MASK_BOOL, p.mask_dtype = ATTN_DTYPE_BOOL;
+  expect_refusal(ATTN_BACKEND_FLASH, &p, "mask", rng);
+  p = base, p.layout = GPU_LAYOUT_D_STRIDED;
+  expect_refusal(ATTN_BACKEND_FLASH, &p, "stride", rng);
+  p = base, p.scale = -0.1;
+  expect_refusal(ATTN_BACKEND_FLASH, &p, "positive scale", rng);
+}
+
+static void expect_auto(const gpu_problem *p, attn_backend want, uint64_t *rng) {
+  gpu_case c;
+  attn_backend got = ATTN_BACKEND_AUTO;
+  char log[2048] = "";
+  if (gpu_case_create(&c, p, 0, rng)) {
+    failures++;
+    return;
+  }
+  attn_status st = attn_select(&c.dev, &got, log, sizeof log);
+  if (st || got != want) {
+    printf("FAIL AUTO picked %s (status %s), wanted %s; its log:\n%s", attn_backend_name(got),
+           attn_status_string(st), attn_backend_name(want), log);
+    failures++;
+  } else {
+    passes++;
+  }
+  gpu_case_destroy(&c);
+}
+
+int main(void) {
+  char why[256];
+  if (attn_cuda_probe(why, sizeof why)) {
+    printf("SKIP: %s\n", why);
+    return 77;
+  }
+  const char *q = getenv("FUSED_TEST_QUICK");
+  quick = q && *q && strcmp(q, "0") != 0;
+  printf("device: %s%s\n", attn_cuda_device_name(0), quick ? " (quick)" : "");
+  uint64_t rng = 5150;
+  flash_sweep(&rng);
+  efficient_sweep(&rng);
+  refusals(&rng);
+  gpu_problem plain = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 128,
+                       .sk = 128, .d = 128, .causal = ATTN_CAUSAL_TOP_LEFT};
+  expect_auto(&plain, ATTN_BACKEND_FLASH, &rng);
+  plain.mask = ATTN_MASK_ADDITIVE, plain.mask_dtype = ATTN_DTYPE_BF16;
+  expect_auto(&plain, ATTN_BACKEND_EFFICIENT, &rng);
+  printf("%d passed, %d failed: %s\n", passes, failures, failures ? "FAILED" : "all passed");
+  return failures ? 1 : 0;
+}
+
+#else
+
+int main(void) {
+  printf("SKIP: this build has no CUDA backends (CMake found no CUDA toolkit)\n");
+  return 77;
+}
+
+#endif

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""The attnprof command end to end on the CPU.
+
+Every count compared here is read from the trace file attnprof wrote (parsed
+with Python's json), not taken from attnprof's own tables alone: the test
+recounts the cpu_op events inside each attn_fwd range itself.
+
+usage: test_cli.py PATH_TO_ATTNPROF
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ATTNPROF = None
+SMALL = ["--shape", "1x2x67x24", "--iters", "3", "--warmup", "1"]
+
+
+def run(*args, check_rc=None):
+    p = subprocess.run([ATTNPROF, *args], capture_output=True, text=True, timeout=300)
+    if check_rc is not None and p.returncode != check_rc:
+        raise AssertionError(
+            f"attnprof {' '.join(args)}: exit {p.returncode}, wanted {check_rc}\n"
+            f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def ns(us):
+    """Trace times are microseconds with exact nanoseconds: compare as integers."""
+    return int(round(float(us) * 1000))
+
+
+def ops_per_range(trace, group=None):
+    """cpu_op events per attn_fwd range, counted from the trace by time on the
+    same thread; with group, only inside the user_annotation named group."""
+    ev = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    ranges = [e for e in ev if e["cat"] == "user_annotation" and e["name"] == "attn_fwd"]
+    if group is not None:
+        g = [e for e in ev if e["cat"] == "user_annotation" and e["name"] == group]
+        assert len(g) == 1, f"{len(g)} group ranges named {group}"
+        g0, g1 = ns(g[0]["ts"]), ns(g[0]["ts"]) + ns(g[0]["dur"])
+        ranges = [r for r in ranges if g0 <= ns(r["ts"]) and ns(r["ts"]) + ns(r["dur"]) <= g1]
+    ops = [e for e in ev if e["cat"] == "cpu_op"]
+    out = []
+    for r in ranges:
+        r0, r1 = ns(r["ts"]), ns(r["ts"]) + ns(r["dur"])
+        inside = [o for o in ops if o["tid"] == r["tid"] and r0 <= ns(o["ts"])
+                  and ns(o["ts"]) + ns(o["dur"]) <= r1]
+        kinds = {}
+        for o in inside:
+            k = o["args"]["op kind"]
+            kinds[k] = kinds.get(k, 0) + 1
+        out.append((len(inside), kinds))
+    return out
+
+
+class Version(unittest.TestCase):
+    def test_lists_backends_and_collectors(self):
+        out = run("--version", check_rc=0).stdout
+        for name in ("naive", "naive_inplace", "math", "flash", "collectors:", "cpu"):
+            self.assertIn(name, out)
+
+
+class Compare(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.trace_path = os.path.join(cls.tmp.name, "compare.json")
+        p = run("compare", *SMALL, "--causal", "--json", "--trace", cls.trace_path, check_rc=0)
+        cls.doc = json.loads(p.stdout)
+        with open(cls.trace_path) as f:
+            cls.trace = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def backend(self, name):
+        for b in self.doc["backends"]:
+            if b["name"] == name:
+                return b
+        self.fail(f"{name} missing from compare --json: {[b['name'] for b in self.doc['backends']]}")
+
+    def test_contract_keys(self):
+        self.assertEqual(self.doc["device"], "cpu")
+        self.assertEqual(self.doc["shape"]["S_q"], 67)
+        for name in ("naive", "naive_inplace", "math", "flash"):
+            b = self.backend(name)
+            self.assertEqual(b["status"], "ok", b)
+            for key in ("per_forward", "device_us", "host_us", "tflops", "rel_err"):
+                self.assertIn(key, b)
+            for kind in ("total", "gemm", "elementwise", "copy", "softmax"):
+                self.assertIn(kind, b["per_forward"])
+            self.assertLessEqual(b["rel_err"], 1e-2, f"{name} bf16 error")
+            self.assertGreater(b["device_us"], 0)
+
+    def test_naive_has_one_more_op_and_it_is_the_copy(self):
+        naive, inplace = self.backend("naive")["per_forward"], self.backend("naive_inplace")["per_forward"]
+        self.assertEqual(naive["total"], inplace["total"] + 1, (naive, inplace))
+        self.assertEqual(naive["copy"], 1)
+        self.assertEqual(inplace["copy"], 0)
+        for kind, n in naive.items():
+            if kind not in ("total", "copy"):
+                self.assertEqual(n, inplace[kind], kind)
+
+    def test_counts_agree_with_the_trace_file(self):
+        for name in ("naive", "naive_inplace", "math", "flash"):
+            per_range = ops_per_range(self.trace, group=name)
+            self.assertEqual(len(per_range), 3, f"{name}: profiled forwards in the trace")
+            want = self.backend(name)["per_forward"]
+            for total, kinds in per_range:
+                self.assertEqual(total, want["total"], name)
+                for kind, n in kinds.items():
+                    self.assertEqual(n, want[kind], f"{name} {kind}")
+        naive = ops_per_range(self.trace, group="naive")[0]
+        inplace = ops_per_range(self.trace, group="naive_inplace")[0]
+        self.assertEqual(naive[0], 6)
+        self.assertEqual(inplace[0], 5)
+
+    def test_trace_schema(self):
+        self.assertEqual(self.trace.get("schemaVersion"), 1)
+        self.assertIn("baseTimeNanoseconds", self.trace)
+        cats = {e.get("cat") for e in self.trace["traceEvents"]}
+        self.assertIn("cpu_op", cats)
+        self.assertIn("user_annotation", cats)
+        for e in self.trace["traceEvents"]:
+            if e.get("cat") == "cpu_op":
+                for arg in ("External id", "op kind"):
+                    self.assertIn(arg, e["args"], e)
+        meta = [e for e in self.trace["traceEvents"] if e.get("ph") == "M"]
+        self.assertTrue(any(m["name"] == "process_name" for m in meta))
+        self.assertTrue(any(m["name"] == "thread_name" for m in meta))
+
+    def test_text_table(self):
+        out = run("compare", *SMALL, check_rc=0).stdout
+        for name in ("naive", "naive_inplace", "math", "flash", "ops/fwd", "rel_err"):
+            self.assertIn(name, out)
+
+
+class RunAndExpect(unittest.TestCase):
+    def test_expectations_hold(self):
+        p = run("run", "--backend", "naive_inplace", *SMALL, "--causal",
+                "--expect", "ops==5, copies==0", check_rc=0)
+        self.assertIn("held", p.stdout)
+        self.assertNotIn("BROKEN", p.stdout)
+
+    def test_expectations_break(self):
+        p = run("run", "--backend", "naive", *SMALL, "--causal",
+                "--expect", "ops==5,copies==0", check_rc=1)
+        self.assertIn("BROKEN", p.stdout)
+        self.assertIn("6", p.stdout)
+
+    def test_expect_from_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".expect", delete=False) as f:
+            f.write("# flash on the CPU: one fused op\nops == 1\nfused == 1\n")
+        try:
+            run("run", "--backend", "flash", *SMALL, "--expect", "@" + f.name, check_rc=0)
+        finally:
+            os.unlink(f.name)
+
+    def test_auto_explains(self):
+        p = run("run", *SMALL, check_rc=0)
+        self.assertIn("auto:", p.stdout)
+        self.assertIn("taken", p.stdout)
+
+    def test_run_json(self):
+        doc = json.loads(run("run", "--backend", "math", *SMALL, "--json", check_rc=0).stdout)
+        self.assertEqual(doc["backend"]["name"], "math")
+        self.assertGreater(doc["backend"]["per_forward"]["total"], 5)
+
+    def test_bshd_layout_and_gqa(self):
+        doc = json.loads(run("run", "--backend", "flash", "--shape", "2x4x33x16", "--kv-heads", "2",
+                             "--sk", "47", "--layout", "bshd", "--causal=bottom-right",
+                             "--mask", "additive", "--json", "--iters", "2", check_rc=0).stdout)
+        self.assertLessEqual(doc["backend"]["rel_err"], 1e-2)
+
+
+class BadInput(unittest.TestCase):
+    def bad(self, *args, contains=None):
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "t.json")
+            p = run(*args, "--trace", trace) if args[0] in ("run", "compare") else run(*args)
+            self.assertEqual(p.returncode, 2, f"{args}: exit {p.returncode}\n{p.stderr}")
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, f"{args}: stderr not one line: {p.stderr!r}")
+            self.assertTrue(lines[0].startswith("attnprof: error: "), lines[0])
+            if contains:
+                self.assertIn(contains, lines[0])
+            self.assertEqual(os.listdir(d), [], f"{args}: left files behind")
+
+    def test_malformed_shape(self):
+        for s in ("8x16x1024", "8x16x1024x64x2", "axbxcxd", "8x16x1024x", "1x1x1x0",
+                  "-1x1x1x1", "1x1x1x99999999999", "8 x16x1024x64"):
+            self.bad("run", "--shape", s, contains="--shape")
+
+    def test_unknown_backend_and_dtype(self):
+        self.bad("run", "--backend", "fast", contains="accepted are")
+        self.bad("run", "--dtype", "f64", contains="accepted are")
+
+    def test_bad_expect(self):
+        self.bad("run", "--expect", "ops=>5")
+        self.bad("run", "--expect", "wibble==3")
+        self.bad("run", "--expect", "@/nonexistent/expectations")
+
+    def test_unwritable_trace(self):
+        p = run("run", *SMALL, "--trace", "/nonexistent-dir/t.json")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists("/nonexistent-dir"))
+
+    def test_scores_too_big(self):
+        # 64 heads x 65536^2 fp32 scores (1.1 TB): naive refuses before allocating, naming the bytes.
+        self.bad("run", "--backend", "naive", "--shape", "1x64x65536x8", "--no-check",
+                 contains="bytes")
+
+    def test_gqa_mismatch_and_options(self):
+        self.bad("run", "--shape", "1x8x64x64", "--kv-heads", "3", contains="heads")
+        self.bad("run", "--frobnicate")
+        self.bad("run", "--iters", "0")
+        self.bad("run", "--causal=sideways")
+        self.bad("nonsense")
+
+    def test_flash_head_dim_limit(self):
+        self.bad("run", "--backend", "flash", "--shape", "1x1x8x300", contains="300")
+
+
+if __name__ == "__main__":
+    ATTNPROF = sys.argv.pop(1)
+    unittest.main(verbosity=2)
