@@ -87,6 +87,15 @@ static void bench_shape(const shape *sh, attn_dtype dt, int reps, const attn_bac
   free(q), free(k), free(v), free(o);
 }
 
+/* The machine's load average: timings on a busy machine say little. */
+static void print_load(const char *when) {
+  char line[128] = "?";
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f && fgets(line, sizeof line, f)) line[strcspn(line, "\n")] = '\0';
+  if (f) fclose(f);
+  printf("load average %s: %s\n", when, line);
+}
+
 int main(int argc, char **argv) {
   int reps = 5, threads = 0;
   attn_dtype dt = ATTN_DTYPE_F32;
@@ -105,10 +114,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < n && i < MAX_BACKENDS; i++)
     if (all[i].device_kind == ATTN_DEVICE_CPU) cpu[n_cpu++] = all[i];
   static const shape shapes[] = {{1, 8, 512, 64}, {1, 8, 2048, 64}, {1, 4, 4096, 128}};
+  print_load("before");
   printf("median of %d forwards after 1 warm-up; GFLOP/s = attn_flops / time\n\n", reps);
   printf("| backend        | B x H x S x D   | dtype | causal | ms/forward | GFLOP/s |\n");
   printf("|---|---|---|---|---|---|\n");
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     bench_shape(&shapes[s], dt, reps, cpu, n_cpu);
+  print_load("after");
   return 0;
 }

@@ -62,17 +62,20 @@ static const char *const kernels[] = {
      "false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int, bool const*, int, bool)"),
     "nvjet_sm90_tst_64x512_64x2_1x2_h_bz_coopB_NNT"};
 
-static void event(gen *g, const char *cat, const char *name, int pid, int tid, double ts, double dur,
-                  const char *args) {
-  put(g, "%s\n  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-         "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      %s\n    }\n  }",
+static void event(gen *g, const char *cat, const char *name, int pid, int tid, double ts,
+                  double dur, const char *args) {
+  put(g,
+      "%s\n  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+      "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      %s\n    }\n  }",
       g->first ? "" : ",", cat, name, pid, tid, ts, dur, args);
   g->first = 0;
 }
 
 static void flow(gen *g, const char *ph, long long id, int pid, int tid, double ts) {
-  put(g, ",\n  {\n    \"ph\": \"%s\", \"id\": %lld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f,\n"
-         "    \"cat\": \"ac2g\", \"name\": \"ac2g\"%s\n  }", ph, id, pid, tid, ts, ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+  put(g,
+      ",\n  {\n    \"ph\": \"%s\", \"id\": %lld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f,\n"
+      "    \"cat\": \"ac2g\", \"name\": \"ac2g\"%s\n  }",
+      ph, id, pid, tid, ts, ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
 }
 
 /* One profiled step: a range, an attn_fwd with CPU ops, launches and GPU work. */
@@ -81,33 +84,54 @@ static void step(gen *g, long long k, long long *ext, long long *corr) {
   char args[1024], name[64];
   snprintf(name, sizeof name, "ProfilerStep#%lld", k);
   ++*ext;
-  snprintf(args, sizeof args, "\"External id\": %lld,\"Record function id\": 0, \"Ev Idx\": %lld", *ext, *ext);
+  snprintf(args, sizeof args, "\"External id\": %lld,\"Record function id\": 0, \"Ev Idx\": %lld",
+           *ext, *ext);
   event(g, "user_annotation", name, 496, 496, t0, 1000.0, args);
   event(g, "user_annotation", "attn_fwd", 496, 496, t0 + 10, 900.0, args);
   for (int i = 0; i < 20; i++) {
     ++*ext;
-    snprintf(args, sizeof args, "\"External id\": %lld,\"Record function id\": 0, \"Ev Idx\": %lld, "
-             "\"Input Dims\": [[8, 16, 1024, 64], [8, 16, 64, 1024]], \"Input type\": [\"c10::BFloat16\", "
-             "\"c10::BFloat16\"], \"Input Strides\": [[1048576, 65536, 64, 1], [1048576, 65536, 1, 64]], "
-             "\"Concrete Inputs\": [\"\", \"\"]", *ext, *ext);
-    event(g, "cpu_op", i % 3 ? "aten::matmul" : "aten::as_strided", 496, 496, t0 + 20 + i * 40, 30.0, args);
+    snprintf(args, sizeof args,
+             "\"External id\": %lld,\"Record function id\": 0, \"Ev Idx\": %lld, "
+             "\"Input Dims\": [[8, 16, 1024, 64], [8, 16, 64, 1024]], \"Input type\": "
+             "[\"c10::BFloat16\", "
+             "\"c10::BFloat16\"], \"Input Strides\": [[1048576, 65536, 64, 1], [1048576, 65536, 1, "
+             "64]], "
+             "\"Concrete Inputs\": [\"\", \"\"]",
+             *ext, *ext);
+    event(g, "cpu_op", i % 3 ? "aten::matmul" : "aten::as_strided", 496, 496, t0 + 20 + i * 40,
+          30.0, args);
   }
   for (int i = 0; i < 7; i++) {
     long long c = ++*corr;
     double lt = t0 + 30 + i * 110, gt = t0 + 200 + i * 130;
-    const char *api = i == 5 ? "cudaMemcpyAsync" : i == 6 ? "cudaMemsetAsync" : i % 4 == 0 ? "cuLaunchKernelEx" : "cudaLaunchKernel";
-    snprintf(args, sizeof args, "\"External id\": %lld, \"cbid\": 211, \"correlation\": %lld", *ext, c);
+    const char *api = i == 5       ? "cudaMemcpyAsync"
+                      : i == 6     ? "cudaMemsetAsync"
+                      : i % 4 == 0 ? "cuLaunchKernelEx"
+                                   : "cudaLaunchKernel";
+    snprintf(args, sizeof args, "\"External id\": %lld, \"cbid\": 211, \"correlation\": %lld", *ext,
+             c);
     event(g, i % 4 == 0 && i < 5 ? "cuda_driver" : "cuda_runtime", api, 496, 496, lt, 8.5, args);
     if (i < 5)
-      snprintf(args, sizeof args, "\"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, "
+      snprintf(args, sizeof args,
+               "\"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, "
                "\"correlation\": %lld, \"registers per thread\": 168, \"shared memory\": 213188, "
-               "\"blocks per SM\": 1.0, \"warps per SM\": 12.0, \"grid\": [2, 66, 1], \"block\": [384, 1, 1], "
-               "\"est. achieved occupancy %%\": 0", c);
+               "\"blocks per SM\": 1.0, \"warps per SM\": 12.0, \"grid\": [2, 66, 1], \"block\": "
+               "[384, 1, 1], "
+               "\"est. achieved occupancy %%\": 0",
+               c);
     else
-      snprintf(args, sizeof args, "\"External id\": %lld, \"device\": 0, \"context\": 1, \"stream\": 7, "
-               "\"correlation\": %lld, \"bytes\": 268435456, \"memory bandwidth (GB/s)\": 2116.73", *ext, c);
-    event(g, i < 5 ? "kernel" : i == 5 ? "gpu_memcpy" : "gpu_memset",
-          i < 5 ? kernels[i] : i == 5 ? "Memcpy DtoD (Device -> Device)" : "Memset (Device)", 0, 7, gt, 120.25, args);
+      snprintf(args, sizeof args,
+               "\"External id\": %lld, \"device\": 0, \"context\": 1, \"stream\": 7, "
+               "\"correlation\": %lld, \"bytes\": 268435456, \"memory bandwidth (GB/s)\": 2116.73",
+               *ext, c);
+    event(g,
+          i < 5    ? "kernel"
+          : i == 5 ? "gpu_memcpy"
+                   : "gpu_memset",
+          i < 5    ? kernels[i]
+          : i == 5 ? "Memcpy DtoD (Device -> Device)"
+                   : "Memset (Device)",
+          0, 7, gt, 120.25, args);
     flow(g, "s", c, 496, 496, lt);
     flow(g, "f", c, 0, 7, gt);
   }
@@ -115,11 +139,15 @@ static void step(gen *g, long long k, long long *ext, long long *corr) {
 
 static int generate(const char *path, double mb) {
   size_t n = strlen(path);
-  gen g = {gzopen(path, n > 3 && !strcmp(path + n - 3, ".gz") ? "wb6" : "wbT"), 0, 1}; /* T: plain, no gzip wrapper */
+  gen g = {gzopen(path, n > 3 && !strcmp(path + n - 3, ".gz") ? "wb6" : "wbT"), 0,
+           1}; /* T: plain, no gzip wrapper */
   if (!g.gz) return fprintf(stderr, "cannot create %s\n", path), 1;
-  put(&g, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": \"NVIDIA H200\", "
-          "\"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132, \"sharedMemPerBlockOptin\": 232448}\n  ],\n"
-          "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": 1790857026000000000,\n  \"traceEvents\": [");
+  put(&g, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": "
+          "\"NVIDIA H200\", "
+          "\"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132, \"sharedMemPerBlockOptin\": "
+          "232448}\n  ],\n"
+          "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": 1790857026000000000,\n  "
+          "\"traceEvents\": [");
   long long ext = 0, corr = 0, steps = 0, raw = 0;
   while ((double)g.bytes < mb * 1e6) step(&g, ++steps, &ext, &corr);
   raw = g.bytes;
@@ -141,10 +169,11 @@ static int load(const char *path) {
   int64_t n = prof_summarize_ranges(t, &rows);
   double t2 = now_s();
   const prof_range_summary *f = prof_range_summary_find(rows, n, "attn_fwd");
-  printf("reader: %lld events in %.2f s (%.0f events/s); peak RSS %.0f MB after reading, %.0f MB after the "
+  printf("reader: %lld events in %.2f s (%.0f events/s); peak RSS %.0f MB after reading, %.0f MB "
+         "after the "
          "summary (%.2f s); attn_fwd: %lld calls, %.0f GPU events per call\n",
-         (long long)st.events, t1 - t0, (double)st.events / (t1 - t0), rss_read, peak_rss_mb(), t2 - t1,
-         f ? (long long)f->calls : 0LL, f ? f->per_call_total : 0.0);
+         (long long)st.events, t1 - t0, (double)st.events / (t1 - t0), rss_read, peak_rss_mb(),
+         t2 - t1, f ? (long long)f->calls : 0LL, f ? f->per_call_total : 0.0);
   free(rows);
   prof_trace_destroy(t);
   return 0;

@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
       }
       char label[32];
       if (v->version > 0)
-        snprintf(label, sizeof label, "flash v1.%d", v->version);
+        snprintf(label, sizeof label, "flash #%d", v->version);
       else
         snprintf(label, sizeof label, "%s", v->name);
       if (attn_cuda_fill_bytes(0, dout, 0xff, (size_t)ELEMS * 2)) return 1;

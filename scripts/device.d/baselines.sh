@@ -31,9 +31,9 @@ if [[ $steps == *compare* ]]; then
   [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
 fi
 if [[ $steps == *host* ]]; then
-  echo "== bench_host_overhead (CUDA graphs on: the default)"
-  timeout 60 $bin/bench_host_overhead | tee "$out/host_overhead.txt"
-  echo "== bench_host_overhead, ATTNPROF_CUDA_GRAPHS=0 (every op launched eagerly)"
+  echo "== bench_host_overhead, ATTNPROF_CUDA_GRAPHS=1 (graph replay, opt-in)"
+  ATTNPROF_CUDA_GRAPHS=1 timeout 60 $bin/bench_host_overhead | tee "$out/host_overhead.txt"
+  echo "== bench_host_overhead, ATTNPROF_CUDA_GRAPHS=0 (every op launched eagerly: the default)"
   ATTNPROF_CUDA_GRAPHS=0 timeout 60 $bin/bench_host_overhead | tee -a "$out/host_overhead.txt"
 fi
 if [[ $steps == *torch* ]]; then

@@ -59,7 +59,9 @@ attn_status attn_select(const attn_args *a, attn_backend *picked, char *log, siz
   size_t used = 0;
   int found = 0;
   if (log && log_len) log[0] = '\0';
-  for (size_t i = 0; i < sizeof auto_order / sizeof auto_order[0]; i++) {
+  /* Without a log, stop at the first taker: a why-not check can be costly
+   * (cuDNN builds a plan), and only an explanation needs the rest. */
+  for (size_t i = 0; i < sizeof auto_order / sizeof auto_order[0] && !(found && !log); i++) {
     char why[512] = "";
     attn_status s = backend_why_not(auto_order[i], a, why, sizeof why);
     const char *verdict = s ? "refused" : found ? "would also run" : "taken";

@@ -85,6 +85,7 @@ typedef struct {
   double gflops;                 /* from time_us_median */
   double rel_err;                /* against the fp64 reference; NaN when not checked */
   prof_trace *trace;             /* the profiled forwards; owned */
+  int device;                    /* the problem's: ATTN_DEVICE_CPU or a CUDA ordinal */
 } cli_result;
 
 /* The fp64 reference for the problem's inputs (NULL when not checking). */

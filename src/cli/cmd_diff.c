@@ -25,7 +25,8 @@ typedef struct {
 static int number_opt(const char *name, const char *v, double *out) {
   char *end;
   double x = strtod(v, &end);
-  if (*end || !isfinite(x) || x < 0) return cli_usage_error("%s %s: a number >= 0 is accepted", name, v);
+  if (*end || !isfinite(x) || x < 0)
+    return cli_usage_error("%s %s: a number >= 0 is accepted", name, v);
   *out = x;
   return CLI_OK;
 }
@@ -35,8 +36,10 @@ static int parse_diff(int argc, char **argv, diff_opts *o) {
   for (int i = 0; i < argc; i++) {
     const char *v;
     int r;
-    if (cli_opt_flag(argc, argv, &i, "--json")) o->json = 1;
-    else if (cli_opt_flag(argc, argv, &i, "--all")) o->all = 1;
+    if (cli_opt_flag(argc, argv, &i, "--json"))
+      o->json = 1;
+    else if (cli_opt_flag(argc, argv, &i, "--all"))
+      o->all = 1;
     else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
@@ -72,7 +75,9 @@ static void print_item(const prof_diff_item *it) {
 }
 
 /* What a side's counts are: GPU events, CPU ops, or no such range there. */
-static const char *counted(int64_t calls, int gpu) { return !calls ? "absent" : gpu ? "GPU events" : "CPU ops"; }
+static const char *counted(int64_t calls, int gpu) {
+  return !calls ? "absent" : gpu ? "GPU events" : "CPU ops";
+}
 
 static void print_range(const diff_opts *o, const prof_diff_range *r) {
   size_t same = 0;
@@ -81,20 +86,24 @@ static void print_range(const diff_opts *o, const prof_diff_range *r) {
   printf(" (calls %lld -> %lld; %s -> %s)\n", (long long)r->calls_a, (long long)r->calls_b,
          counted(r->calls_a, r->gpu_a), counted(r->calls_b, r->gpu_b));
   for (size_t i = 0; i < r->n_items; i++) {
-    if (r->items[i].status == PROF_DIFF_SAME && !o->all) same++;
-    else print_item(&r->items[i]);
+    if (r->items[i].status == PROF_DIFF_SAME && !o->all)
+      same++;
+    else
+      print_item(&r->items[i]);
   }
   if (same) printf("  (%zu unchanged; --all lists them)\n", same);
 }
 
 static json_t *range_json(const prof_diff_range *r) {
-  json_t *appeared = json_array(), *vanished = json_array(), *changed = json_array(), *all = json_array();
+  json_t *appeared = json_array(), *vanished = json_array(), *changed = json_array(),
+         *all = json_array();
   size_t same = 0;
   for (size_t i = 0; i < r->n_items; i++) {
     const prof_diff_item *it = &r->items[i];
-    json_t *full = json_pack("{ss so sf sf sf sf}", "status", status_word(it->status), "name",
-                             cli_json_text(it->name), "count_a", it->count_a, "count_b", it->count_b,
-                             "device_us_a", it->device_us_a, "device_us_b", it->device_us_b);
+    json_t *full =
+        json_pack("{ss so sf sf sf sf}", "status", status_word(it->status), "name",
+                  cli_json_text(it->name), "count_a", it->count_a, "count_b", it->count_b,
+                  "device_us_a", it->device_us_a, "device_us_b", it->device_us_b);
     json_object_set_new(full, "name_a", cli_json_text(it->name_a));
     json_object_set_new(full, "name_b", cli_json_text(it->name_b));
     if (it->status == PROF_DIFF_APPEARED) json_array_append_new(appeared, cli_json_text(it->name));
@@ -123,8 +132,10 @@ static int show(const diff_opts *o, const prof_diff *d) {
     const prof_diff_range *r = &d->ranges[i];
     if (o->range && strcmp(r->name, o->range)) continue;
     shown++;
-    if (o->json) json_array_append_new(ranges, range_json(r));
-    else print_range(o, r);
+    if (o->json)
+      json_array_append_new(ranges, range_json(r));
+    else
+      print_range(o, r);
   }
   if (o->range && !shown) {
     json_decref(ranges);

@@ -67,6 +67,11 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   cli_put_cell(stdout, o->file, -1);
   printf(" (%zu events)\n", prof_trace_count(t));
   print_devices(t);
+  int gpu = 0;
+  for (int64_t i = 0; i < s->n_ranges; i++) gpu |= s->ranges[i].gpu;
+  if (!gpu && s->n_ranges)
+    printf("(no GPU events in the ranges: they count their CPU ops)\n");
+  if (!s->n_ranges) printf("(no ranges in the trace: only the kernel table and key averages)\n");
   printf("\nper range (ops per call; GPU events where the range launched any):\n");
   prof_print_range_summary(stdout, s->ranges, s->n_ranges);
   if (s->n_kernels > 0) {

@@ -1,6 +1,7 @@
 /* The top kernel of each backend on a GPU (see gpu_report.h). Every figure
  * comes from the trace: the kernel records' durations and footprints, and
  * the device limits the GPU collector stored with them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/gpu_report.h"
@@ -71,6 +72,26 @@ json_t *cli_top_kernel_json(const prof_trace *t, int64_t forwards) {
   return o;
 }
 
+/* "cudaLaunchKernel 4, cudaMemcpyAsync 1" per forward, from the trace. */
+static void launch_apis(const prof_range_summary *s, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < s->n_launch_apis && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s %.4g", i ? ", " : "", s->launch_api[i],
+                             s->launch_api_per_call[i]);
+  if (!s->n_launch_apis) snprintf(buf, len, "(none in the trace)");
+}
+
+static void print_launch_apis(FILE *f, const cli_result *rs, int n) {
+  fprintf(f, "\nlaunch APIs per forward (from the trace):\n");
+  for (int i = 0; i < n; i++) {
+    char apis[512];
+    if (rs[i].status) continue;
+    launch_apis(&rs[i].per_fwd, apis, sizeof apis);
+    fprintf(f, "%-14s %s\n", attn_backend_name(rs[i].backend), apis);
+  }
+}
+
 void cli_print_top_kernels(FILE *f, const cli_result *rs, int n) {
   fprintf(f, "\ntop kernel per backend (most device time per forward; footprint and occupancy "
              "from the trace):\n%-14s %-44s %8s %5s %7s %14s %10s\n",
@@ -93,4 +114,5 @@ void cli_print_top_kernels(FILE *f, const cli_result *rs, int n) {
             k.name, k.device_us, k.fp.registers_per_thread,
             k.fp.static_shared_memory + k.fp.dynamic_shared_memory, occ, lim);
   }
+  print_launch_apis(f, rs, n);
 }

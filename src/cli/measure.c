@@ -101,6 +101,7 @@ void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_me
                  cli_result *r) {
   memset(r, 0, sizeof *r);
   r->backend = b;
+  r->device = in->args.q.device;
   r->rel_err = NAN;
   if (m->threads) attn_set_num_threads(m->threads);
   if ((r->status = attn_why_not(b, &in->args, r->why, sizeof r->why))) {

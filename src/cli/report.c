@@ -35,7 +35,10 @@ json_t *cli_result_json(const cli_result *r) {
   for (int i = 0; i < r->per_fwd.n_launch_apis; i++)
     json_object_set_new(apis, r->per_fwd.launch_api[i], json_real(r->per_fwd.launch_api_per_call[i]));
   json_object_set_new(o, "launch_api", apis);
-  if (r->per_fwd.gpu) json_object_set_new(o, "top_kernel", cli_top_kernel_json(r->trace, r->per_fwd.calls));
+  if (r->device >= 0) { /* GPU: CUDA-event time beside the trace's sum, the top kernel */
+    json_object_set_new(o, "device_us_events", json_real(r->time_us_median));
+    json_object_set_new(o, "top_kernel", cli_top_kernel_json(r->trace, r->per_fwd.calls));
+  }
   json_object_set_new(o, "device_us", json_real(r->per_fwd.device_us_per_call));
   json_object_set_new(o, "host_us", json_real(r->host_us_median));
   json_object_set_new(o, "time_us", json_real(r->time_us_median));

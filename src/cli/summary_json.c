@@ -71,19 +71,20 @@ json_t *cli_range_json(const prof_range_summary *r) {
 json_t *cli_kernel_json(const prof_kernel_summary *k) {
   const prof_footprint *fp = &k->fp;
   char limits[64];
-  json_t *o = json_pack("{so sI sf sf so so so sI sI sI sI}", "name", cli_json_text(k->name), "calls",
-                        (json_int_t)k->calls, "device_us_avg", k->device_us_avg, "device_us_total",
-                        k->device_us_total, "grid", cli_json_dim3(fp->grid), "block",
-                        cli_json_dim3(fp->block), "cluster", cli_json_dim3(fp->cluster),
-                        "registers_per_thread", (json_int_t)fp->registers_per_thread,
-                        "shared_memory",
-                        (json_int_t)fp->static_shared_memory + fp->dynamic_shared_memory,
-                        "static_shared_memory", (json_int_t)fp->static_shared_memory,
-                        "dynamic_shared_memory", (json_int_t)fp->dynamic_shared_memory);
+  json_t *o =
+      json_pack("{so sI sf sf so so so sI sI sI sI}", "name", cli_json_text(k->name), "calls",
+                (json_int_t)k->calls, "device_us_avg", k->device_us_avg, "device_us_total",
+                k->device_us_total, "grid", cli_json_dim3(fp->grid), "block",
+                cli_json_dim3(fp->block), "cluster", cli_json_dim3(fp->cluster),
+                "registers_per_thread", (json_int_t)fp->registers_per_thread, "shared_memory",
+                (json_int_t)fp->static_shared_memory + fp->dynamic_shared_memory,
+                "static_shared_memory", (json_int_t)fp->static_shared_memory,
+                "dynamic_shared_memory", (json_int_t)fp->dynamic_shared_memory);
   json_object_set_new(o, "occupancy_pct", cli_json_known(k->occupancy_pct));
   json_object_set_new(o, "occupancy_theoretical_pct", cli_json_known(k->occupancy_theoretical_pct));
-  json_object_set_new(o, "occupancy_limiting",
-                      json_string(prof_occupancy_limit_names(k->occupancy_limiting, limits, sizeof limits)));
+  json_object_set_new(
+      o, "occupancy_limiting",
+      json_string(prof_occupancy_limit_names(k->occupancy_limiting, limits, sizeof limits)));
   json_object_set_new(o, "occupancy_pct_in_file", cli_json_known(fp->occupancy_pct_in_file));
   json_object_set_new(o, "launch_api", cli_json_text(k->launch_api));
   json_object_set_new(o, "device", json_integer(k->device));
@@ -93,17 +94,17 @@ json_t *cli_kernel_json(const prof_kernel_summary *k) {
 static json_t *key_json(const prof_key_average *r) {
   return json_pack("{so ss sI sf sf sf}", "name", cli_json_text(r->name), "cat",
                    prof_cat_name(r->cat), "calls", (json_int_t)r->calls, "host_us_total",
-                   r->host_us_total, "host_us_self_total", r->host_us_self_total,
-                   "device_us_total", r->device_us_total);
+                   r->host_us_total, "host_us_self_total", r->host_us_self_total, "device_us_total",
+                   r->device_us_total);
 }
 
 static json_t *devices_json(const prof_trace *t) {
   json_t *a = json_array();
   for (size_t i = 0; i < prof_trace_device_count(t); i++) {
     const prof_device *d = prof_trace_device(t, i);
-    json_array_append_new(a, json_pack("{si so si si si}", "id", d->id, "name", cli_json_text(d->name),
-                                       "compute_major", d->compute_major, "compute_minor",
-                                       d->compute_minor, "num_sms", d->num_sms));
+    json_array_append_new(a, json_pack("{si so si si si}", "id", d->id, "name",
+                                       cli_json_text(d->name), "compute_major", d->compute_major,
+                                       "compute_minor", d->compute_minor, "num_sms", d->num_sms));
   }
   return a;
 }
@@ -111,8 +112,10 @@ static json_t *devices_json(const prof_trace *t) {
 json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const prof_trace *t,
                          const cli_summary *s) {
   json_t *ranges = json_array(), *kernels = json_array(), *keys = json_array();
-  for (int64_t i = 0; i < s->n_ranges; i++) json_array_append_new(ranges, cli_range_json(&s->ranges[i]));
-  for (int64_t i = 0; i < s->n_kernels; i++) json_array_append_new(kernels, cli_kernel_json(&s->kernels[i]));
+  for (int64_t i = 0; i < s->n_ranges; i++)
+    json_array_append_new(ranges, cli_range_json(&s->ranges[i]));
+  for (int64_t i = 0; i < s->n_kernels; i++)
+    json_array_append_new(kernels, cli_kernel_json(&s->kernels[i]));
   for (int64_t i = 0; i < s->n_keys; i++) json_array_append_new(keys, key_json(&s->keys[i]));
   return json_pack("{so so so so so so}", "file", cli_json_text(file), "read",
                    cli_read_stats_json(stats), "devices", devices_json(t), "ranges", ranges,
@@ -122,8 +125,10 @@ json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const p
 /* ---- kernel table -------------------------------------------------------- */
 
 static void put_pct(FILE *f, double v) {
-  if (v < 0) fprintf(f, " %7s", "-");
-  else fprintf(f, " %6.1f%%", v);
+  if (v < 0)
+    fprintf(f, " %7s", "-");
+  else
+    fprintf(f, " %6.1f%%", v);
 }
 
 void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n) {
@@ -184,8 +189,9 @@ json_t *cli_expect_json(const prof_expect *ex, const prof_trace *t, const char *
   int broken = r ? prof_expect_evaluate(ex, t, cli_expect_range(t, range), r) : -1;
   json_t *a = json_array();
   for (size_t i = 0; broken >= 0 && i < n; i++)
-    json_array_append_new(a, json_pack("{so so sb}", "expectation", cli_json_text(r[i].text),
-                                       "observed", cli_json_text(r[i].observed), "held", r[i].held));
+    json_array_append_new(a,
+                          json_pack("{so so sb}", "expectation", cli_json_text(r[i].text),
+                                    "observed", cli_json_text(r[i].observed), "held", r[i].held));
   free(r);
   *rc = broken < 0 ? cli_usage_error("--expect: %s", attn_last_error())
         : broken   ? CLI_EXPECT_BROKEN

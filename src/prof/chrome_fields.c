@@ -105,6 +105,8 @@ static int keep_complete(rd_model *m) {
   prof_event e = prof_event_init(cat, r->name.s ? r->name.s : "");
   e.start_ns = r->ts_ns;
   e.dur_ns = r->has & RD_HAS_DUR ? r->dur_ns : 0;
+  if (e.dur_ns > RD_DUR_TOTAL_LIMIT_NS - m->dur_total_ns) st->bad_values++, e.dur_ns = 0;
+  m->dur_total_ns += e.dur_ns;
   e.pid = r->pid;
   e.tid = r->tid;
   e.correlation = r->correlation;

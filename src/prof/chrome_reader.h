@@ -21,6 +21,10 @@
  * analysis (2^60 ns is 36 years). */
 #define RD_TIME_LIMIT_NS ((int64_t)1 << 60)
 #define RD_BASE_LIMIT_NS ((int64_t)1 << 61)
+/* And the durations of all kept events together stay below this, so any sum
+ * of durations an analysis forms (device time of a range, self time, ...)
+ * fits an int64 too; a duration past it is counted as a bad value. */
+#define RD_DUR_TOTAL_LIMIT_NS ((int64_t)1 << 62)
 
 /* A string field, kept up to a bound (PROF_READ_NAME_MAX); longer text is cut. */
 typedef struct {
@@ -86,7 +90,7 @@ typedef struct {
   prof_read_stats *stats;
   rd_event ev;
   rd_device dev;
-  int64_t base_ns, last_ts_ns;
+  int64_t base_ns, last_ts_ns, dur_total_ns;
   int has_base, has_last_ts;
   rd_proc procs[RD_MAX_PROCS];
   int n_procs;

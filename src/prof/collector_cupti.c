@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attn/backend.h"
 #include "prof/cupti_buffers.h"
@@ -53,6 +54,14 @@ void cupti_collector_stats(cupti_stats *out) {
 
 /* The clock CUPTI stamps every record with: the CPU collector's. */
 static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)prof_clock_ns(); }
+
+static int64_t realtime_minus_monotonic(void) {
+  struct timespec rt;
+  int64_t a = prof_clock_ns();
+  clock_gettime(CLOCK_REALTIME, &rt);
+  int64_t b = prof_clock_ns();
+  return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
+}
 
 /* Reads every device's limits (idempotent; cheap after the first time). */
 static void read_devices(void) {
@@ -136,23 +145,27 @@ static int starts_with_any(const char *name, const char *const *list, size_t n, 
   return 0;
 }
 
-/* Turns the API records on or off, by kind (all) or by callback id. */
+/* Turns the API records on or off: the two kinds, then a filter by callback
+ * id. Enabling single callback ids without their kind gave no records when
+ * CUDA was initialized before the session (in-process, seen on the H200), so
+ * the kinds are always on and the ids we do not want are switched off, as
+ * Kineto does. Default: only launch, copy, set and sync calls (what GPU
+ * activity is attributed through); ATTNPROF_CUPTI_API=all: every call but the
+ * chatty four. */
 static void set_api(uint8_t on) {
   static const CUpti_CallbackDomain doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
   static const uint32_t sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
-  if (api_all) {
-    (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
-    (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
-  }
+  (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
+  (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (!on) return;
   for (int d = 0; d < 2; d++) {
     for (uint32_t cbid = 1; cbid < sizes[d]; cbid++) {
       const char *name = cupti_cbid_name(doms[d], cbid);
-      int pick = api_all ? starts_with_any(name, chatty, 4, 1)
+      int keep = api_all ? !starts_with_any(name, chatty, 4, 1)
                          : starts_with_any(name, launch_prefixes, 16, 0);
-      if (!pick) continue;
-      uint8_t v = api_all ? (uint8_t)!on : on; /* all: the chatty ones go off */
-      if (d == 0) F->ActivityEnableRuntimeApi(cbid, v);
-      else F->ActivityEnableDriverApi(cbid, v);
+      if (keep) continue;
+      if (d == 0) F->ActivityEnableRuntimeApi(cbid, 0);
+      else F->ActivityEnableDriverApi(cbid, 0);
     }
   }
 }
@@ -190,7 +203,11 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
   /* Before any kind is enabled: system thread ids (gettid, as the CPU
    * collector's) and our clock for every timestamp. */
   F->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-  F->ActivityRegisterTimestampCallback(clock_ns);
+  /* Refused (CUPTI not ready, or older than 12.x): CUPTI then stamps
+   * CLOCK_REALTIME, and the converter moves those times onto ours. */
+  cupti_buffers_set_clock_offset(F->ActivityRegisterTimestampCallback(clock_ns) == CUPTI_SUCCESS
+                                     ? 0
+                                     : realtime_minus_monotonic());
   CUptiResult r = F->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
   if (r == CUPTI_SUCCESS && cupti_buffers_set_target(t)) r = CUPTI_ERROR_OUT_OF_MEMORY;
   if (r == CUPTI_SUCCESS && !injected) read_devices();

@@ -8,9 +8,11 @@
  * memory chunk by chunk, so a program of any length is traced in bounded
  * memory.
  *
- * Locking: pool_mu guards the free list; conv_mu everything else (the
- * converter, the target, the stats). CUPTI calls the completion callback from
- * its own thread and from whichever thread flushes. */
+ * Locking: pool_mu guards the free list and its counts; conv_mu everything
+ * else (the converter, the target, the stats). CUPTI asks for buffers on the
+ * program's launching thread, so that path takes pool_mu only: a launch
+ * never waits behind a chunk being written. CUPTI calls the completion callback
+ * from its own thread and from whichever thread flushes. */
 #include "prof/cupti_buffers.h"
 
 #include <pthread.h>
@@ -28,6 +30,7 @@ typedef struct free_buf {
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static free_buf *pool_free;
 static size_t buf_bytes = 2u << 20, max_buffers = 32, n_allocated;
+static int64_t n_refused;
 
 static pthread_mutex_t conv_mu = PTHREAD_MUTEX_INITIALIZER;
 static const cupti_fns *fns;
@@ -65,6 +68,12 @@ void cupti_buffers_configure(const cupti_fns *f) {
   pthread_mutex_unlock(&conv_mu);
 }
 
+void cupti_buffers_set_clock_offset(int64_t offset) {
+  pthread_mutex_lock(&conv_mu);
+  if (conv) cupti_conv_set_clock_offset(conv, offset);
+  pthread_mutex_unlock(&conv_mu);
+}
+
 /* ---- names ---------------------------------------------------------------- */
 
 const char *cupti_cbid_name(CUpti_CallbackDomain domain, uint32_t cbid) {
@@ -94,14 +103,11 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max
   } else if (n_allocated < max_buffers && (b = aligned_alloc(8, buf_bytes))) {
     n_allocated++;
   }
-  size_t bytes = buf_bytes, allocated = n_allocated;
+  size_t bytes = buf_bytes;
+  if (!b) n_refused++;
   pthread_mutex_unlock(&pool_mu);
   *buffer = b;
   *size = b ? bytes : 0;
-  pthread_mutex_lock(&conv_mu);
-  st.buffers_allocated = (int64_t)allocated;
-  if (!b) st.buffers_refused++;
-  pthread_mutex_unlock(&conv_mu);
 }
 
 static void pool_give(uint8_t *b) {
@@ -181,6 +187,10 @@ void cupti_buffers_stats(cupti_stats *out) {
   *out = st;
   out->open_ranges = conv ? (int64_t)cupti_conv_open_ranges(conv) : 0;
   pthread_mutex_unlock(&conv_mu);
+  pthread_mutex_lock(&pool_mu);
+  out->buffers_allocated = (int64_t)n_allocated;
+  out->buffers_refused = n_refused;
+  pthread_mutex_unlock(&pool_mu);
 }
 
 /* ---- completion ----------------------------------------------------------------- */

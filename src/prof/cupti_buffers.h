@@ -11,6 +11,8 @@
 /* Reads ATTNPROF_CUPTI_BUFFER_KB and ATTNPROF_CUPTI_MAX_BUFFERS (the pool's
  * bound) and remembers the CUPTI table; call before registering callbacks. */
 void cupti_buffers_configure(const cupti_fns *f);
+/* Record times minus offset (see cupti_conv_set_clock_offset). */
+void cupti_buffers_set_clock_offset(int64_t offset);
 void CUPTIAPI cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
 void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                      size_t valid);

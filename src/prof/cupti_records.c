@@ -29,6 +29,7 @@ struct cupti_conv {
   uint32_t ctx_id[MAX_CONTEXTS], ctx_dev[MAX_CONTEXTS];
   int n_ctx;
   char name_buf[128];
+  int64_t clock_offset; /* subtracted from every time: 0 when CUPTI uses our clock */
   char *held_name; /* the name of the range last closed, freed at the next call */
 };
 
@@ -234,7 +235,9 @@ static int marker(cupti_conv *cv, const CUpti_ActivityMarker2 *m, prof_event *e)
   return 0; /* instant marks and sync markers: not ranges */
 }
 
-int cupti_conv_record(cupti_conv *cv, const CUpti_Activity *rec, prof_event *out) {
+void cupti_conv_set_clock_offset(cupti_conv *cv, int64_t offset) { cv->clock_offset = offset; }
+
+static int convert(cupti_conv *cv, const CUpti_Activity *rec, prof_event *out) {
   switch (rec->kind) {
   case CUPTI_ACTIVITY_KIND_KERNEL:
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -250,4 +253,10 @@ int cupti_conv_record(cupti_conv *cv, const CUpti_Activity *rec, prof_event *out
   case CUPTI_ACTIVITY_KIND_MARKER: return marker(cv, (const CUpti_ActivityMarker2 *)rec, out);
   default: return 0;
   }
+}
+
+int cupti_conv_record(cupti_conv *cv, const CUpti_Activity *rec, prof_event *out) {
+  int r = convert(cv, rec, out);
+  if (r > 0) out->start_ns -= cv->clock_offset;
+  return r;
 }

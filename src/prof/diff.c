@@ -58,15 +58,19 @@ static int add_item(match_ctx *c, const diff_op *a, const diff_op *b, int64_t ca
   it->name_a = a ? a->name : NULL;
   it->name_b = b ? b->name : NULL;
   it->name = key ? key : a ? a->name : b->name;
-  if (a) it->count_a = a->count / (double)calls_a, it->device_us_a = (double)a->dev_ns / 1e3 / (double)calls_a;
-  if (b) it->count_b = b->count / (double)calls_b, it->device_us_b = (double)b->dev_ns / 1e3 / (double)calls_b;
+  if (a)
+    it->count_a = a->count / (double)calls_a,
+    it->device_us_a = (double)a->dev_ns / 1e3 / (double)calls_a;
+  if (b)
+    it->count_b = b->count / (double)calls_b,
+    it->device_us_b = (double)b->dev_ns / 1e3 / (double)calls_b;
   double dt = fabs(it->device_us_b - it->device_us_a), big = fmax(it->device_us_a, it->device_us_b);
   int moved = dt > c->opts->time_min_us && dt > c->opts->time_pct / 100.0 * big;
   /* Matched under another name (its template arguments changed) is a change too. */
-  it->status = !a ? PROF_DIFF_APPEARED
-               : !b ? PROF_DIFF_VANISHED
+  it->status = !a                                                            ? PROF_DIFF_APPEARED
+               : !b                                                          ? PROF_DIFF_VANISHED
                : (it->count_a != it->count_b || moved || a->name != b->name) ? PROF_DIFF_CHANGED
-                                                                              : PROF_DIFF_SAME;
+                                                                             : PROF_DIFF_SAME;
   return 0;
 }
 
@@ -104,13 +108,16 @@ static int pair_round(match_ctx *c, cand *a, size_t na, int64_t ca, cand *b, siz
   enum { NONE = -1 };
   prof_map groups;
   prof_map_init(&groups);
-  int64_t *next = malloc((nb ? nb : 1) * sizeof *next), *head = malloc((nb ? nb : 1) * sizeof *head);
+  int64_t *next = malloc((nb ? nb : 1) * sizeof *next),
+          *head = malloc((nb ? nb : 1) * sizeof *head);
   int64_t n_groups = 0, rc = next && head ? 0 : -1;
   for (size_t j = nb; !rc && j-- > 0;) { /* backwards: each list ends up costliest first */
     if (b[j].taken) continue;
     int64_t g = prof_map_put(&groups, prof_map_ptr(key_of(&b[j], round)), 0, n_groups);
-    if (g < 0) rc = -1;
-    else if (g == n_groups) head[n_groups++] = NONE;
+    if (g < 0)
+      rc = -1;
+    else if (g == n_groups)
+      head[n_groups++] = NONE;
     if (!rc) next[j] = head[g], head[g] = (int64_t)j;
   }
   for (size_t i = 0; !rc && i < na; i++) {
@@ -120,7 +127,8 @@ static int pair_round(match_ctx *c, cand *a, size_t na, int64_t ca, cand *b, siz
     cand *m = &b[head[g]];
     head[g] = next[head[g]];
     a[i].taken = m->taken = 1;
-    rc = add_item(c, a[i].op, m->op, ca, cb, round && a[i].op->name != m->op->name ? a[i].norm : NULL);
+    rc = add_item(c, a[i].op, m->op, ca, cb,
+                  round && a[i].op->name != m->op->name ? a[i].norm : NULL);
   }
   prof_map_free(&groups);
   free(next);
@@ -142,8 +150,10 @@ static int match_ops(match_ctx *c, cand *a, size_t na, int64_t ca, cand *b, size
 
 static int cmp_item(const void *pa, const void *pb) {
   const prof_diff_item *a = pa, *b = pb;
-  static const int rank[] = {[PROF_DIFF_VANISHED] = 0, [PROF_DIFF_APPEARED] = 1,
-                             [PROF_DIFF_CHANGED] = 2, [PROF_DIFF_SAME] = 3};
+  static const int rank[] = {[PROF_DIFF_VANISHED] = 0,
+                             [PROF_DIFF_APPEARED] = 1,
+                             [PROF_DIFF_CHANGED] = 2,
+                             [PROF_DIFF_SAME] = 3};
   if (rank[a->status] != rank[b->status]) return rank[a->status] - rank[b->status];
   double da = fabs(a->device_us_b - a->device_us_a), db = fabs(b->device_us_b - b->device_us_a);
   if (da != db) return da > db ? -1 : 1;

@@ -72,7 +72,9 @@ static void one_chart(html_out *o, const chart *c, const report_trace *tr, size_
     label(o, &tr[i], y);
     if (c->metric[0] == 'o') ops_bar(o, tr[i].focus, scale, y);
     else segment(o, "bar", LABEL_W, v * scale, y, c->title, v, c->unit);
-    html_fmt(o, "<text x=\"%.2f\" y=\"%d\">%.4g %s</text>\n", LABEL_W + v * scale + 4, y + 15, v, c->unit);
+    /* 4 significant digits, but whole numbers from 1000 up (no 9.19e+04) */
+    html_fmt(o, "<text x=\"%.2f\" y=\"%d\">%.*f %s</text>\n", LABEL_W + v * scale + 4, y + 15,
+             v >= 1000 || v == (long long)v ? 0 : v >= 100 ? 1 : v >= 10 ? 2 : 3, v, c->unit);
   }
   html_raw(o, "</svg>\n");
 }

@@ -26,24 +26,30 @@ static const char css[] =
     "h1{font-size:22px}h2{font-size:18px;margin-top:36px;border-bottom:1px solid #ccc}"
     "h3{font-size:15px;margin-bottom:4px}"
     "table{border-collapse:collapse;margin:6px 0 12px}"
-    "th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;font-variant-numeric:tabular-nums}"
+    "th,td{border:1px solid #ddd;padding:2px "
+    "6px;text-align:right;font-variant-numeric:tabular-nums}"
     "th{background:#f3f3f3}th:first-child{text-align:left}"
-    "td.n{text-align:left;max-width:640px;overflow-wrap:anywhere}td.api{text-align:left;white-space:nowrap}"
+    "td.n{text-align:left;max-width:640px;overflow-wrap:anywhere}td.api{text-align:left;white-"
+    "space:nowrap}"
     "svg{display:block;margin:6px 0 12px}svg text{font:11px system-ui,sans-serif}"
     ".lane{fill:#fafafa;stroke:#eee}.axis{stroke:#999}"
     ".c-user_annotation{fill:#9b7fd1}.c-cpu_op{fill:#5b8fd6}.c-cuda_runtime{fill:#e39a3b}"
     ".c-cuda_driver{fill:#b5763a}.c-kernel{fill:#3aa55d}.c-gpu_memcpy{fill:#d9534f}"
-    ".c-gpu_memset{fill:#e6c229}.c-gpu_user_annotation{fill:#c7b8e8}.c-other,.c-cuda_sync{fill:#999}"
+    ".c-gpu_memset{fill:#e6c229}.c-gpu_user_annotation{fill:#c7b8e8}.c-other,.c-cuda_sync{fill:#"
+    "999}"
     ".outside{opacity:.35}.bar{fill:#5b8fd6}.k-kernel{fill:#3aa55d}.k-memcpy{fill:#d9534f}"
     ".k-memset{fill:#e6c229}.k-cpu{fill:#5b8fd6}"
-    ".note{color:#666;font-size:12px}.legend span{display:inline-block;padding:0 8px;margin-right:4px;"
+    ".note{color:#666;font-size:12px}.legend span{display:inline-block;padding:0 "
+    "8px;margin-right:4px;"
     "color:#fff}.legend .k-kernel{background:#3aa55d}.legend .k-memcpy{background:#d9534f}"
     ".legend .k-memset{background:#e6c229;color:#222}.legend .k-cpu{background:#5b8fd6}";
 
 /* A number cell: prec digits after the point, or prec < 0: 3 significant. */
 static void td_num(html_out *o, int prec, double v) {
-  if (prec < 0) html_fmt(o, "<td>%.3g</td>", v);
-  else html_fmt(o, "<td>%.*f</td>", prec, v);
+  if (prec < 0)
+    html_fmt(o, "<td>%.3g</td>", v);
+  else
+    html_fmt(o, "<td>%.*f</td>", prec, v);
 }
 
 static void td_name(html_out *o, const char *s) {
@@ -55,8 +61,10 @@ static void td_name(html_out *o, const char *s) {
 }
 
 static void td_pct(html_out *o, double v) {
-  if (v < 0) html_raw(o, "<td>-</td>");
-  else html_fmt(o, "<td>%.1f%%</td>", v);
+  if (v < 0)
+    html_raw(o, "<td>-</td>");
+  else
+    html_fmt(o, "<td>%.1f%%</td>", v);
 }
 
 static void ranges_table(html_out *o, const report_trace *tr) {
@@ -83,8 +91,10 @@ static void ranges_table(html_out *o, const report_trace *tr) {
   }
   html_raw(o, "</table>\n");
   if (tr->n_ranges > RANGE_ROWS)
-    html_fmt(o, "<p class=\"note\">%lld more ranges not shown (attnprof summary lists them all)</p>\n",
-             (long long)(tr->n_ranges - RANGE_ROWS - (tr->focus && tr->focus - tr->ranges >= RANGE_ROWS)));
+    html_fmt(o,
+             "<p class=\"note\">%lld more ranges not shown (attnprof summary lists them all)</p>\n",
+             (long long)(tr->n_ranges - RANGE_ROWS -
+                         (tr->focus && tr->focus - tr->ranges >= RANGE_ROWS)));
 }
 
 static void kernels_table(html_out *o, const report_trace *tr) {
@@ -99,10 +109,10 @@ static void kernels_table(html_out *o, const report_trace *tr) {
     td_name(o, k->name);
     td_num(o, 0, (double)k->calls);
     td_num(o, 1, k->device_us_avg);
-    html_fmt(o, "<td>%d&times;%d&times;%d</td><td>%d&times;%d&times;%d</td><td>%d</td><td>%lld</td>",
-             fp->grid[0], fp->grid[1], fp->grid[2], fp->block[0], fp->block[1], fp->block[2],
-             fp->registers_per_thread,
-             (long long)fp->static_shared_memory + fp->dynamic_shared_memory);
+    html_fmt(
+        o, "<td>%d&times;%d&times;%d</td><td>%d&times;%d&times;%d</td><td>%d</td><td>%lld</td>",
+        fp->grid[0], fp->grid[1], fp->grid[2], fp->block[0], fp->block[1], fp->block[2],
+        fp->registers_per_thread, (long long)fp->static_shared_memory + fp->dynamic_shared_memory);
     td_pct(o, k->occupancy_pct);
     td_pct(o, k->occupancy_theoretical_pct);
     td_pct(o, fp->occupancy_pct_in_file);
@@ -116,9 +126,11 @@ static void kernels_table(html_out *o, const report_trace *tr) {
 
 static void keys_table(html_out *o, const report_trace *tr) {
   int64_t n = tr->n_keys < KEY_ROWS ? tr->n_keys : KEY_ROWS;
-  html_fmt(o, "<h3>Key averages (top %lld of %lld)</h3><table class=\"keys\"><tr><th>name</th>"
-              "<th>cat</th><th>calls</th><th>host total us</th><th>self us</th><th>device total us"
-              "</th></tr>\n", (long long)n, (long long)tr->n_keys);
+  html_fmt(o,
+           "<h3>Key averages (top %lld of %lld)</h3><table class=\"keys\"><tr><th>name</th>"
+           "<th>cat</th><th>calls</th><th>host total us</th><th>self us</th><th>device total us"
+           "</th></tr>\n",
+           (long long)n, (long long)tr->n_keys);
   for (int64_t i = 0; i < n; i++) {
     const prof_key_average *r = &tr->keys[i];
     html_raw(o, "<tr>");
@@ -208,7 +220,8 @@ static void page(html_out *o, const report_trace *tr, size_t n) {
     html_text(o, tr[i].label, 0);
     html_raw(o, "</a>");
   }
-  html_raw(o, ". Times are per call of the range shown; hover a bar or an event for its name.</p>\n");
+  html_raw(o,
+           ". Times are per call of the range shown; hover a bar or an event for its name.</p>\n");
   report_charts(o, tr, n);
   for (size_t i = 0; i < n; i++) trace_section(o, &tr[i], i);
   data_block(o, tr, n);
@@ -218,7 +231,8 @@ static void page(html_out *o, const report_trace *tr, size_t n) {
 /* ---- the analyses behind it ---------------------------------------------- */
 
 static const prof_range_summary *focus_of(const report_trace *tr, const char *range) {
-  const prof_range_summary *r = range ? prof_range_summary_find(tr->ranges, tr->n_ranges, range) : NULL;
+  const prof_range_summary *r =
+      range ? prof_range_summary_find(tr->ranges, tr->n_ranges, range) : NULL;
   if (!r) r = prof_range_summary_find(tr->ranges, tr->n_ranges, "attn_fwd");
   return r ? r : tr->n_ranges ? &tr->ranges[0] : NULL;
 }
@@ -229,7 +243,8 @@ static int prepare(report_trace *tr, const prof_report_input *in, const char *ra
   tr->t = in->t;
   if ((tr->n_ranges = prof_summarize_ranges(in->t, &tr->ranges)) < 0) return -1;
   tr->focus = focus_of(tr, range);
-  if ((tr->n_kernels = prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels)) < 0)
+  if ((tr->n_kernels =
+           prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels)) < 0)
     return -1;
   return (tr->n_keys = prof_key_averages(in->t, &tr->keys)) < 0 ? -1 : 0;
 }
@@ -251,9 +266,10 @@ attn_status prof_write_html_report_file(FILE *f, const prof_report_input *in, si
     page(o, tr, n);
     if (!o->err && fflush(f)) o->err = errno ? errno : EIO;
   }
-  attn_status st = rc ? attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for the report")
-                   : o->err ? attn_fail(ATTN_STATUS_IO_ERROR, "cannot write the report: %s", strerror(o->err))
-                            : ATTN_STATUS_OK;
+  attn_status st =
+      rc       ? attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for the report")
+      : o->err ? attn_fail(ATTN_STATUS_IO_ERROR, "cannot write the report: %s", strerror(o->err))
+               : ATTN_STATUS_OK;
   for (size_t i = 0; tr && i < n; i++) release(&tr[i]);
   free(tr);
   free(o);
@@ -268,7 +284,8 @@ attn_status prof_write_html_report(const char *path, const prof_report_input *in
   FILE *f = fopen(tmp, "w");
   if (!f) return attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot create: %s", tmp, strerror(errno));
   attn_status st = prof_write_html_report_file(f, in, n, range);
-  if (fclose(f) && !st) st = attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot write: %s", tmp, strerror(errno));
+  if (fclose(f) && !st)
+    st = attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot write: %s", tmp, strerror(errno));
   if (!st && rename(tmp, path))
     st = attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
   if (st) remove(tmp);

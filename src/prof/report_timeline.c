@@ -10,7 +10,15 @@
 #include "prof/nest.h"
 #include "prof/report.h"
 
-enum { LEFT = 190, WIDTH = 1000, ROW = 18, AXIS = 26, MAX_DEPTH = 12, MAX_LANES = 48, MAX_DRAWN = 3000 };
+enum {
+  LEFT = 190,
+  WIDTH = 1000,
+  ROW = 18,
+  AXIS = 26,
+  MAX_DEPTH = 12,
+  MAX_LANES = 48,
+  MAX_DRAWN = 3000
+};
 
 typedef struct {
   int64_t a, b; /* pid and tid, or device and stream */
@@ -29,7 +37,8 @@ typedef struct {
 } tl_ctx;
 
 static int is_gpu_row(prof_cat c) {
-  return prof_cat_is_gpu_activity(c) || c == PROF_CAT_GPU_USER_ANNOTATION || c == PROF_CAT_CUDA_SYNC;
+  return prof_cat_is_gpu_activity(c) || c == PROF_CAT_GPU_USER_ANNOTATION ||
+         c == PROF_CAT_CUDA_SYNC;
 }
 
 static int in_call(const tl_ctx *c, size_t i) {
@@ -54,7 +63,8 @@ static void window(tl_ctx *c) {
   int first = 1;
   for (size_t i = 0; i < c->nest.n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
-    int take = c->call < 0 || (size_t)c->call == i || (prof_cat_is_gpu_activity(e->cat) && in_call(c, i));
+    int take =
+        c->call < 0 || (size_t)c->call == i || (prof_cat_is_gpu_activity(e->cat) && in_call(c, i));
     if (!take) continue;
     if (first || e->start_ns < c->w0) c->w0 = e->start_ns;
     if (first || e->start_ns + e->dur_ns > c->w1) c->w1 = e->start_ns + e->dur_ns;
@@ -120,12 +130,14 @@ static void event(tl_ctx *c, size_t i, const prof_event *e, const lane *l) {
   double x = x_of(c, e->start_ns), w = x_of(c, e->start_ns + e->dur_ns) - x;
   int y = l->y + row_of(c, i, e) * ROW;
   int outside = c->call >= 0 && prof_cat_is_gpu_activity(e->cat) && !in_call(c, i);
-  html_fmt(o, "<g class=\"ev c-%s%s\"><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\"><title>",
+  html_fmt(o,
+           "<g class=\"ev c-%s%s\"><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\"><title>",
            prof_cat_name(e->cat), outside ? " outside" : "", x, y + 1, w < 0.5 ? 0.5 : w, ROW - 2);
   html_text(o, e->name, 400);
   html_fmt(o, " (%s, %.3f us)</title></rect>", prof_cat_name(e->cat), (double)e->dur_ns / 1e3);
   if (w > 40) {
-    html_fmt(o, "<text x=\"%.2f\" y=\"%d\" fill=\"#fff\" pointer-events=\"none\">", x + 2, y + ROW - 5);
+    html_fmt(o, "<text x=\"%.2f\" y=\"%d\" fill=\"#fff\" pointer-events=\"none\">", x + 2,
+             y + ROW - 5);
     html_text(o, e->name, (size_t)(w / 6.5));
     html_raw(o, "</text>");
   }
@@ -145,27 +157,35 @@ static void lanes_and_axis(tl_ctx *c, int height) {
   double span_us = (double)(c->w1 - c->w0) / 1e3, step = nice_step(span_us);
   for (double t = 0; t <= span_us * 1.0001; t += step) {
     double x = LEFT + t / span_us * WIDTH;
-    html_fmt(o, "<line class=\"axis\" x1=\"%.2f\" x2=\"%.2f\" y1=\"18\" y2=\"%d\" stroke-dasharray=\"2,4\"/>"
-                "<text x=\"%.2f\" y=\"12\">%g us</text>\n", x, x, height, x + 2, t);
+    html_fmt(o,
+             "<line class=\"axis\" x1=\"%.2f\" x2=\"%.2f\" y1=\"18\" y2=\"%d\" "
+             "stroke-dasharray=\"2,4\"/>"
+             "<text x=\"%.2f\" y=\"12\">%g us</text>\n",
+             x, x, height, x + 2, t);
   }
   for (int i = 0; i < c->n_lanes; i++) {
     const lane *l = &c->lanes[i];
-    html_fmt(o, "<rect class=\"lane\" x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
-                "<text x=\"4\" y=\"%d\">%s %lld %s %lld</text>\n", l->y, LEFT + WIDTH, l->rows * ROW,
-             l->y + 13, l->gpu ? "GPU" : "CPU pid", (long long)l->a, l->gpu ? "stream" : "tid", (long long)l->b);
+    html_fmt(o,
+             "<rect class=\"lane\" x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
+             "<text x=\"4\" y=\"%d\">%s %lld %s %lld</text>\n",
+             l->y, LEFT + WIDTH, l->rows * ROW, l->y + 13, l->gpu ? "GPU" : "CPU pid",
+             (long long)l->a, l->gpu ? "stream" : "tid", (long long)l->b);
   }
 }
 
 static void draw(tl_ctx *c, size_t idx) {
-  int height = c->n_lanes ? c->lanes[c->n_lanes - 1].y + c->lanes[c->n_lanes - 1].rows * ROW + 4 : AXIS + 10;
-  html_fmt(c->o, "<svg class=\"timeline\" data-trace=\"%zu\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+  int height =
+      c->n_lanes ? c->lanes[c->n_lanes - 1].y + c->lanes[c->n_lanes - 1].rows * ROW + 4 : AXIS + 10;
+  html_fmt(c->o,
+           "<svg class=\"timeline\" data-trace=\"%zu\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d "
+           "%d\">\n",
            idx, LEFT + WIDTH + 10, height, LEFT + WIDTH + 10, height);
   lanes_and_axis(c, height);
   for (size_t i = 0; i < c->nest.n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
-    lane *l = visible(c, e) ? lane_of(c, e) : NULL;
-    if (!l) continue;
-    if (c->drawn == MAX_DRAWN) {
+    if (!visible(c, e)) continue;
+    lane *l = lane_of(c, e);
+    if (!l || c->drawn == MAX_DRAWN) { /* past MAX_LANES lanes or MAX_DRAWN events */
       c->skipped++;
       continue;
     }
@@ -190,11 +210,14 @@ void report_timeline(html_out *o, const report_trace *tr, size_t idx) {
     window(c);
     layout(c);
     html_raw(o, "<h3>Timeline: ");
-    if (c->call >= 0) html_raw(o, "the first call of "), html_text(o, tr->focus->name, 80);
-    else html_raw(o, "the whole trace");
+    if (c->call >= 0)
+      html_raw(o, "the first call of "), html_text(o, tr->focus->name, 80);
+    else
+      html_raw(o, "the whole trace");
     html_fmt(o, " (%.1f us)</h3>\n", (double)(c->w1 - c->w0) / 1e3);
     draw(c, idx);
-    if (c->skipped) html_fmt(o, "<p class=\"note\">%zu more events in this window not drawn</p>\n", c->skipped);
+    if (c->skipped)
+      html_fmt(o, "<p class=\"note\">%zu more events in this window not drawn</p>\n", c->skipped);
   }
   free(c->depth);
   prof_nest_free(&c->nest);

@@ -6,6 +6,7 @@
  *    causal none / top-left / bottom-right x Sq, Sk pairs around the tiles
  *    (1, 63, 64, 65, 127, 129, 200, 300; Sq > Sk gives fully masked rows
  *    under bottom-right) x GQA x BHSD/BSHD, with lse;
+ *  - efficient's scalar kernel, forced on 16-bit inputs, agrees too;
  *  - efficient must take and pass odd head dims (1..255, padded inside or on
  *    the scalar path), f32, boolean and additive masks in every dtype with
  *    size-1 and stride-0 broadcast, padded and D-strided layouts, custom and
@@ -20,7 +21,10 @@
 #include <string.h>
 
 #ifdef ATTNPROF_HAVE_CUDA
+#include <math.h>
+
 #include "attn/cuda/cuda_util.h"
+#include "attn/cuda/fused_params.h"
 #include "attn_gpu/gpu_harness.h"
 
 static int quick;
@@ -104,6 +108,67 @@ static void efficient_sweep(uint64_t *rng) {
   printf("efficient: %d shapes, %d failed\n", n, failures - before);
 }
 
+/* efficient's mask tile in shared memory (16-bit Q/K/V, mask rows of 16-byte
+ * multiples): every mask dtype, key counts that end a tile exactly, mid-chunk
+ * (Sk = 200: a bool row ends 8 bytes into a chunk) and mid-tile, 64- and
+ * 32-key tiles (D 64 and 256), rows past Sq, bottom-right causal on top. */
+static void efficient_mask_tiles(uint64_t *rng) {
+  static const attn_dtype mdts[] = {ATTN_DTYPE_BOOL, ATTN_DTYPE_F32, ATTN_DTYPE_F16,
+                                    ATTN_DTYPE_BF16};
+  static const int64_t sks[] = {64, 136, 200}, sqs[] = {1, 77}, dims[] = {64, 256};
+  int before = failures, n = 0;
+  for (int mi = 0; mi < 4; mi++)
+    for (int ki = 0; ki < 3; ki++)
+      for (int qi = 0; qi < 2; qi++)
+        for (int di = 0; di < 2; di++, n++) {
+          if (quick && n % 7) continue;
+          gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .b = 2, .hq = 2,
+                           .hkv = 1, .sq = sqs[qi], .sk = sks[ki], .d = dims[di]};
+          p.mask = mdts[mi] == ATTN_DTYPE_BOOL ? ATTN_MASK_BOOL : ATTN_MASK_ADDITIVE;
+          p.mask_dtype = mdts[mi];
+          p.mask_b1 = n % 3 == 0, p.mask_h1 = n % 3 == 1;
+          p.causal = n % 4 == 3 ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+          p.layout = n % 5 == 2 ? GPU_LAYOUT_BSHD : GPU_LAYOUT_BHSD;
+          p.lse = 1;
+          expect_pass(ATTN_BACKEND_EFFICIENT, &p, rng);
+        }
+  printf("efficient, mask tiles: %d shapes, %d failed\n", n, failures - before);
+}
+
+/* The scalar kernel on 16-bit inputs the tensor-core kernel would take
+ * (forced through attn_efficient_cuda_run_scalar), against the reference. */
+static void efficient_scalar_forced(uint64_t *rng) {
+  int before = failures, n = 0;
+  for (; n < (quick ? 2 : 8); n++) {
+    gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .b = 1, .hq = 2,
+                     .hkv = 1, .sq = 70, .sk = 131, .d = n % 4 < 2 ? 64 : 128, .lse = 1};
+    p.causal = (attn_causal)(n % 3);
+    p.mask = n % 4 == 3 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
+    p.mask_dtype = ATTN_DTYPE_BF16;
+    gpu_case c;
+    char desc[256];
+    gpu_problem_describe(&p, desc, sizeof desc);
+    if (gpu_case_create(&c, &p, 0, rng)) {
+      failures++;
+      continue;
+    }
+    attn_status st = attn_efficient_cuda_run_scalar(&c.dev);
+    double err = INFINITY;
+    if (!st && !attn_cuda_synchronize(0) &&
+        !attn_cuda_to_host(0, c.hbuf[3], c.dbuf[3], c.bytes[3]))
+      err = attn_rel_error(&c.host.out, c.ref_out);
+    if (st || !(err <= 1e-2)) {
+      printf("FAIL efficient (scalar kernel forced): %s, rel err %.3e\n     problem: %s\n",
+             st ? attn_last_error() : "ran", err, desc);
+      failures++;
+    } else {
+      passes++;
+    }
+    gpu_case_destroy(&c);
+  }
+  printf("efficient, scalar kernel forced: %d shapes, %d failed\n", n, failures - before);
+}
+
 /* A refusal whose reason contains `word`. */
 static void expect_refusal(attn_backend b, const gpu_problem *p, const char *word,
                            uint64_t *rng) {
@@ -172,6 +237,8 @@ int main(void) {
   uint64_t rng = 5150;
   flash_sweep(&rng);
   efficient_sweep(&rng);
+  efficient_mask_tiles(&rng);
+  efficient_scalar_forced(&rng);
   refusals(&rng);
   gpu_problem plain = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 128,
                        .sk = 128, .d = 128, .causal = ATTN_CAUSAL_TOP_LEFT};

@@ -1,6 +1,6 @@
 /* The fuzzing harness (fuzz_harness.h): read, then run what a user's command
  * would run on the result (summary, kernel table with occupancy, key
- * averages, diff against itself, the HTML report), so a hostile trace that
+ * averages, expectations, diff against itself, the HTML report), so a hostile trace that
  * the reader accepts cannot crash an analysis either. */
 #include "fuzz/fuzz_harness.h"
 
@@ -9,11 +9,22 @@
 
 #include "attnprof/prof.h"
 
+/* The expectation metrics, kernel ones included, on the first range. */
+static void expect(const prof_trace *t, const prof_range_summary *ranges, int64_t n) {
+  static const char text[] = "kernels >= 0, device_us < 1e9, occupancy(top) <= 100%\n"
+                             "launch(top) == cudaLaunchKernel\n[]\nmemcpy == 0";
+  prof_expect *e = prof_expect_parse(text);
+  prof_expect_result r[8];
+  if (e && n > 0 && prof_expect_count(e) <= 8) prof_expect_evaluate(e, t, ranges[0].name, r);
+  prof_expect_free(e);
+}
+
 static void analyse(const prof_trace *t) {
   prof_range_summary *ranges = NULL;
   prof_kernel_summary *kernels = NULL;
   prof_key_average *keys = NULL;
-  prof_summarize_ranges(t, &ranges);
+  int64_t n = prof_summarize_ranges(t, &ranges);
+  expect(t, ranges, n);
   prof_summarize_kernels(t, NULL, &kernels);
   prof_key_averages(t, &keys);
   free(ranges);

@@ -52,6 +52,12 @@ static void kernel_record(void **state) {
   assert_int_equal(e.fp.shared_memory_executed, 233472);
   assert_int_equal(e.fp.shared_memory_limit_optin, 1);
   assert_int_equal(e.fp.max_active_clusters, 66);
+  /* Times stamped on CLOCK_REALTIME are moved onto ours; durations stay. */
+  cupti_conv_set_clock_offset(cv, 400);
+  assert_int_equal(cupti_conv_record(cv, (const CUpti_Activity *)&k, &e), 1);
+  assert_int_equal(e.start_ns, 600);
+  assert_int_equal(e.dur_ns, 750);
+  cupti_conv_set_clock_offset(cv, 0);
   /* A later sync on context 3 lands on device 1's lanes, beside stream 7. */
   CUpti_ActivitySynchronization2 s;
   memset(&s, 0, sizeof s);

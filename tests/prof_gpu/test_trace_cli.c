@@ -2,8 +2,9 @@
  * outside, as a user runs it, for each way a program can end: normally,
  * killed by SIGSEGV, exit() from a second thread, never using CUDA. The
  * trace file must be whole JSON holding the planted work (3 calls of the
- * NVTX range planted_fwd, 4 kernels + 2 memcpy + 1 memset each), and the
- * summary (--json) must count it per range. Exits 77 without a GPU. */
+ * NVTX range planted_fwd, 4 kernels + 2 memcpy + 1 memset each), and its
+ * summary (attnprof summary --json) must count it per range. Exits 77 without
+ * a GPU. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -22,19 +23,27 @@
     }                                                                               \
   } while (0)
 
-/* Runs attnprof trace --json --out out -- planted_prog mode, stdout to
- * summary; returns the wait status. */
-static int run_trace(const char *mode, const char *out, const char *summary) {
+/* Runs attnprof with args, its stdout into stdout_path (NULL: ours); returns
+ * the wait status. */
+static int run_cli(char *const args[], const char *stdout_path) {
   pid_t pid = fork();
   if (pid == 0) {
-    int fd = open(summary, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    execl(ATTNPROF_CLI, ATTNPROF_CLI, "trace", "--json", "--out", out, "--", PLANTED_PROG, mode,
-          (char *)NULL);
+    if (stdout_path) dup2(open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
+    execv(ATTNPROF_CLI, args);
     _exit(127);
   }
   int status = 0;
   waitpid(pid, &status, 0);
+  return status;
+}
+
+/* attnprof trace --out out -- planted_prog mode. The program's own output
+ * shares stdout, so the JSON summary is asked of `attnprof summary` after. */
+static int run_trace(const char *mode, const char *out, const char *summary) {
+  char *trace[] = {ATTNPROF_CLI, "trace", "--out", (char *)out, "--", PLANTED_PROG, (char *)mode, NULL};
+  int status = run_cli(trace, NULL);
+  char *sum[] = {ATTNPROF_CLI, "summary", (char *)out, "--range", "planted_fwd", "--json", NULL};
+  run_cli(sum, summary);
   return status;
 }
 

@@ -175,6 +175,30 @@ static void enormous_strings_are_cut(void **state) {
   free(name);
 }
 
+/* Durations near the limit: the sum of all of them still fits an int64, so
+ * no analysis that adds them up can overflow (a hostile file's trick). */
+static void durations_cannot_overflow_a_sum(void **state) {
+  char doc[2048] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"r\","
+                   " \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1100000000000000}";
+  for (int i = 0; i < 5; i++)
+    strcat(doc, ", {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1,"
+                " \"ts\": 0, \"dur\": 1100000000000000}");
+  strcat(doc, "]}");
+  prof_read_stats st;
+  prof_trace *t = read_text(doc, &st);
+  int64_t total = 0;
+  for (size_t i = 0; i < prof_trace_count(t); i++) {
+    assert_true(prof_trace_at(t, i)->dur_ns <= INT64_MAX - total);
+    total += prof_trace_at(t, i)->dur_ns;
+  }
+  assert_i64(st.events, 6);
+  assert_i64(st.bad_values, 2); /* 4 x 1.1e18 ns fit under 2^62, the 5th and 6th not */
+  prof_range_summary *rows;
+  assert_i64(prof_summarize_ranges(t, &rows), 1);
+  free(rows);
+  prof_trace_destroy(t);
+}
+
 /* ---- bad input ----------------------------------------------------------- */
 
 typedef struct {
@@ -290,6 +314,7 @@ int main(void) {
       cmocka_unit_test(kineto_fields_are_mapped),
       cmocka_unit_test(string_ids_odd_values_and_order),
       cmocka_unit_test(enormous_strings_are_cut),
+      cmocka_unit_test(durations_cannot_overflow_a_sum),
       cmocka_unit_test(bad_input_is_refused_with_a_reason),
       cmocka_unit_test(deep_nesting_is_skipped),
       cmocka_unit_test(gzip_reads_like_plain),

@@ -189,6 +189,31 @@ class Expect(unittest.TestCase):
                              f"memcpy == {m + 1}", rc=1).stdout)
         self.assertEqual(doc["expectations"][0]["held"], False)
 
+    def test_file_with_range_sections(self):
+        want, _ = per_call(fixture("trace_naive.json"))
+        nvjet = next(n for n in want["names"] if n.startswith("nvjet"))
+        with tempfile.NamedTemporaryFile("w", suffix=".expect", delete=False) as f:
+            f.write(f"# naive, per forward\n[attn_fwd]\nkernels == {int(want['kernel'])}\n"
+                    f"memset <= 1\nlaunch(nvjet) == cuLaunchKernelEx\noccupancy(nvjet) < 20%\n"
+                    f"[ProfilerStep#3]\ncalls == 1\n")
+        try:
+            p = run("summary", fixture("trace_naive.json"), "--expect", "@" + f.name, rc=0)
+            self.assertIn("held   [attn_fwd] launch(nvjet) == cuLaunchKernelEx (observed cuLaunchKernelEx)",
+                          p.stdout)
+            self.assertIn("[ProfilerStep#3] calls == 1", p.stdout)
+            self.assertTrue(nvjet)
+            p = run("summary", fixture("trace_flash.json"), "--expect", "@" + f.name, rc=1)
+            self.assertIn("BROKEN [attn_fwd] kernels", p.stdout)
+        finally:
+            os.unlink(f.name)
+
+    def test_run_shares_the_language(self):
+        p = run("run", "--backend", "naive_inplace", "--shape", "1x2x64x32", "--iters", "2", "--warmup", "0",
+                "--expect", "[attn_fwd]\nops == 5\ncopies == 0", rc=0)
+        self.assertIn("held   [attn_fwd] copies == 0", p.stdout)
+        run("run", "--backend", "naive", "--shape", "1x2x64x32", "--iters", "2", "--warmup", "0",
+            "--expect", "[attn_fwd]\ncopies == 0", rc=1)
+
     def test_bad_expectation_is_usage(self):
         self.assertIn("metric", run("summary", fixture("trace_naive.json"), "--expect", "bogus == 1",
                                     rc=2).stderr)
@@ -205,6 +230,29 @@ class Report(unittest.TestCase):
             self.assertEqual(html.count('<section class="trace"'), len(FILES))
             self.assertNotIn("http://", html.replace("http://www.w3.org", ""))  # nothing loaded
             self.assertNotIn("https://", html)
+
+
+class HostileNames(unittest.TestCase):
+    """The page's bytes, without a browser (test_report_chromium.py checks the DOM)."""
+
+    def test_escaped_in_text_and_in_the_data_block(self):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import test_report_chromium as chromium_test  # its hostile trace, one definition
+        with tempfile.TemporaryDirectory() as d:
+            bad, out = os.path.join(d, "hostile.json"), os.path.join(d, "r.html")
+            chromium_test.hostile_trace(bad)
+            run("report", "--html", out, bad, rc=0)
+            with open(out, encoding="utf-8") as f:
+                page = f.read()
+            self.assertEqual(page.count("<script"), 1)  # ours, the data block
+            self.assertEqual(page.count("</script>"), 1)
+            for raw in ("<img", "<svg onload", "<b>", "<!--"):
+                self.assertNotIn(raw, page)
+            block = page.split('id="attnprof-data">', 1)[1].split("</script>", 1)[0]
+            for raw in ("<", ">", "&", "\u2028", "\u2029"):  # harmless in text, not in a script
+                self.assertNotIn(raw, block)
+            names = [r["name"] for r in json.loads(block)["traces"][0]["ranges"]]
+            self.assertEqual(sorted(names), sorted(chromium_test.HOSTILE))
 
 
 def main():

@@ -118,8 +118,8 @@ class Dom(html.parser.HTMLParser):
 
 
 def chromium(exe, work, *args):
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           f"--user-data-dir={os.path.join(work, 'profile')}", *args]
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+           "--hide-scrollbars", f"--user-data-dir={os.path.join(work, 'profile')}", *args]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode:
         raise AssertionError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-2000:]}")

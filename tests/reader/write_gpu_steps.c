@@ -14,8 +14,11 @@ static void launch(prof_trace *t, prof_cat api_cat, const char *api, prof_cat ca
   int64_t i = synth_gpu(t, cat, name, 0, 7, gpu_at, dur, corr);
   prof_event *e = (prof_event *)prof_trace_at(t, (size_t)i);
   if (cat == PROF_CAT_KERNEL) {
-    e->fp = (prof_footprint){.grid = {2, 66, 1}, .block = {384, 1, 1}, .registers_per_thread = 168,
-                             .dynamic_shared_memory = 213188, .occupancy_pct_in_file = -1};
+    e->fp = (prof_footprint){.grid = {2, 66, 1},
+                             .block = {384, 1, 1},
+                             .registers_per_thread = 168,
+                             .dynamic_shared_memory = 213188,
+                             .occupancy_pct_in_file = -1};
   } else {
     e->bytes = 1 << 20;
   }
@@ -27,11 +30,16 @@ static void step(prof_trace *t, int k, int64_t t0, int64_t *corr) {
   synth_range(t, name, 11, t0, 900000);
   synth_range(t, "attn_fwd", 11, t0 + 1000, 800000);
   int64_t g = t0 + 100000;
-  launch(t, PROF_CAT_CUDA_DRIVER, "cuLaunchKernelEx", PROF_CAT_KERNEL, "nvjet_sm90_tst_64x512", t0 + 2000, g, 83517 + k, ++*corr);
-  launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", PROF_CAT_KERNEL, "void gemm<float, 128>(float*)", t0 + 9000, g + 90000, 120250, ++*corr);
-  launch(t, PROF_CAT_CUDA_RUNTIME, "cudaMemcpyAsync", PROF_CAT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)", t0 + 15000, g + 220000, 126816, ++*corr);
-  launch(t, PROF_CAT_CUDA_RUNTIME, "cudaMemsetAsync", PROF_CAT_GPU_MEMSET, "Memset (Device)", t0 + 21000, g + 350000, 1500, ++*corr);
-  launch(t, PROF_CAT_CUDA_DRIVER, "cuLaunchKernelEx", PROF_CAT_KERNEL, "nvjet_sm90_tst_64x512", t0 + 26000, g + 360000, 84002, ++*corr);
+  launch(t, PROF_CAT_CUDA_DRIVER, "cuLaunchKernelEx", PROF_CAT_KERNEL, "nvjet_sm90_tst_64x512",
+         t0 + 2000, g, 83517 + k, ++*corr);
+  launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", PROF_CAT_KERNEL,
+         "void gemm<float, 128>(float*)", t0 + 9000, g + 90000, 120250, ++*corr);
+  launch(t, PROF_CAT_CUDA_RUNTIME, "cudaMemcpyAsync", PROF_CAT_GPU_MEMCPY,
+         "Memcpy DtoD (Device -> Device)", t0 + 15000, g + 220000, 126816, ++*corr);
+  launch(t, PROF_CAT_CUDA_RUNTIME, "cudaMemsetAsync", PROF_CAT_GPU_MEMSET, "Memset (Device)",
+         t0 + 21000, g + 350000, 1500, ++*corr);
+  launch(t, PROF_CAT_CUDA_DRIVER, "cuLaunchKernelEx", PROF_CAT_KERNEL, "nvjet_sm90_tst_64x512",
+         t0 + 26000, g + 360000, 84002, ++*corr);
 }
 
 int main(int argc, char **argv) {

@@ -64,17 +64,22 @@ typedef struct {
   int mr, nr, fma;
 } fl_isa;
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FL_HAVE_X86_CLONES 1
+#endif
+
 /* C[MR x NR] = (acc ? C : 0) + A[MR x k] B[k x NR]; A(r, p) = a[r*ars + p*acs].
  * "omp simd" on the NR loop makes gcc vectorize it before it unrolls it;
  * otherwise it vectorizes the k loop with shuffles, 20x slower. The flat
- * accumulator array becomes registers once MR and NR are constants. */
-FL_INLINE void fl_micro(int64_t k, const float *a, int64_t ars, int64_t acs, const float *b,
-                        int64_t ldb, float *c, int64_t ldc, int acc, const fl_isa isa) {
+ * accumulator array becomes registers once MR and NR are constants. gcc in
+ * ISO C mode does not contract a*b + c (-ffp-contract=off): the FMA clones
+ * call fmaf, which becomes the instruction there. */
+FL_INLINE void fl_micro_body(int64_t k, const float *a, int64_t ars, int64_t acs,
+                             const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+                             const fl_isa isa) {
   const int mr = isa.mr, nr = isa.nr;
   float t[FL_MR_MAX * FL_NR_MAX];
-  for (int r = 0; r < mr; r++)
-#pragma omp simd
-    for (int n = 0; n < nr; n++) t[r * nr + n] = acc ? c[r * ldc + n] : 0.0f;
+  for (int n = 0; n < mr * nr; n++) t[n] = 0.0f;
   for (int64_t p = 0; p < k; p++) {
     const float *bp = b + p * ldb;
     for (int r = 0; r < mr; r++) {
@@ -86,7 +91,35 @@ FL_INLINE void fl_micro(int64_t k, const float *a, int64_t ars, int64_t acs, con
   }
   for (int r = 0; r < mr; r++)
 #pragma omp simd
-    for (int n = 0; n < nr; n++) c[r * ldc + n] = t[r * nr + n];
+    for (int n = 0; n < nr; n++) c[r * ldc + n] = (acc ? c[r * ldc + n] : 0.0f) + t[r * nr + n];
+}
+
+/* One out-of-line microkernel per clone: inlined into the whole kernel,
+ * clang 14 kept the AVX-512 accumulators on the stack (10x slower); as its
+ * own function every compiler keeps them in registers. */
+#define FL_MICRO_ARGS                                                                    \
+  int64_t k, const float *a, int64_t ars, int64_t acs, const float *b, int64_t ldb, \
+      float *c, int64_t ldc, int acc
+static __attribute__((noinline)) void fl_micro_portable(FL_MICRO_ARGS) {
+  fl_micro_body(k, a, ars, acs, b, ldb, c, ldc, acc, (fl_isa){4, 8, 0});
+}
+#ifdef FL_HAVE_X86_CLONES
+__attribute__((noinline, target("avx2,fma"))) static void fl_micro_avx2(FL_MICRO_ARGS) {
+  fl_micro_body(k, a, ars, acs, b, ldb, c, ldc, acc, (fl_isa){4, 16, 1});
+}
+__attribute__((noinline, target("avx512f"))) static void fl_micro_avx512(FL_MICRO_ARGS) {
+  fl_micro_body(k, a, ars, acs, b, ldb, c, ldc, acc, (fl_isa){8, 32, 1});
+}
+#endif
+
+FL_INLINE void fl_micro(int64_t k, const float *a, int64_t ars, int64_t acs, const float *b,
+                        int64_t ldb, float *c, int64_t ldc, int acc, const fl_isa isa) {
+#ifdef FL_HAVE_X86_CLONES
+  if (isa.nr == 32) fl_micro_avx512(k, a, ars, acs, b, ldb, c, ldc, acc);
+  else if (isa.nr == 16) fl_micro_avx2(k, a, ars, acs, b, ldb, c, ldc, acc);
+  else
+#endif
+    fl_micro_portable(k, a, ars, acs, b, ldb, c, ldc, acc);
 }
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -244,8 +277,7 @@ static void fl_item_portable(const fl_problem *p, fl_work *w, int64_t item) {
   fl_item(p, w, item, (fl_isa){4, 8, 0});
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FL_HAVE_X86_CLONES 1
+#ifdef FL_HAVE_X86_CLONES
 __attribute__((target("avx2,fma"))) static void fl_item_avx2(const fl_problem *p, fl_work *w,
                                                              int64_t item) {
   fl_item(p, w, item, (fl_isa){4, 16, 1});

@@ -11,7 +11,9 @@
 //    zero-padded to 64/96/128/256 inside (the scale uses the true D);
 //  - f32 inputs and every other 16-bit layout: efficient_simt_kernel
 //    (efficient_simt_kernel.cuh), fp32 FMA on CUDA cores.
-// Measured speed against PyTorch's efficient backend: bench/NOTES.md.
+// Measured speed against PyTorch's efficient backend: bench/NOTES.md (v1:
+// 1.52-1.84x without a mask; 0.53-0.93x with an additive mask, which
+// version 2's mask tile in shared memory addresses, not yet measured).
 #include <stdio.h>
 
 #include "attn/cuda/cuda_common.h"

@@ -3,7 +3,7 @@
 // the tensor-core kernel cannot copy 16 bytes at a time (head dim not a
 // multiple of 8, unaligned pointers or strides, any d stride).
 //
-// Tile: 32 query rows x 32 keys, 128 threads. Thread t owns query row t / 4
+// Tile: 32 query rows x 32 keys (16 at D > 128), 128 threads. Thread t owns query row t / 4
 // of the tile; the 4 lanes of a quad split that row's 32 scores (keys
 // t % 4 + 4 j) and its output columns (d = t % 4 + 4 i), so the row's
 // softmax statistics reduce with two quad shuffles. Q, K, V tiles are
@@ -12,7 +12,8 @@
 // [32 x 33] between the two products. O lives in registers (kDmax / 4 per
 // thread). Online softmax in the exp2 domain as in flash_fwd_kernel.cuh,
 // with exp2f (not the approximate MUFU form) for fp32 accuracy.
-// Speed: a fallback; see bench/NOTES.md for the measured rate.
+// Speed: a fallback for correctness, not timed yet (bench/NOTES.md); run 1
+// checked it on the H200 (f32 within 1e-5 of the fp64 reference).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_EFFICIENT_SIMT_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_EFFICIENT_SIMT_KERNEL_CUH
 
@@ -23,13 +24,19 @@
 #include "attn/cuda/fused_mma.cuh"
 
 #define SIMT_BM 32
-#define SIMT_BN 32
 #define SIMT_THREADS 128
 
+// Keys per tile: 32, or 16 at kDmax 256 so that the tiles fit the 99 KB a
+// block may take on sm_86/sm_89 (32 keys would need 100.4 KB there).
 template <int kDmax>
-constexpr int simt_smem_bytes(void) {
-  return (int)sizeof(float) *
-         (SIMT_BM * (kDmax + 1) + SIMT_BN * (kDmax + 1) + SIMT_BN * kDmax + SIMT_BM * (SIMT_BN + 1));
+__host__ __device__ constexpr int simt_bn(void) {
+  return kDmax >= 256 ? 16 : 32;
+}
+
+template <int kDmax>
+__host__ __device__ constexpr int simt_smem_bytes(void) {
+  return (int)sizeof(float) * (SIMT_BM * (kDmax + 1) + simt_bn<kDmax>() * (kDmax + 1) +
+                               simt_bn<kDmax>() * kDmax + SIMT_BM * (simt_bn<kDmax>() + 1));
 }
 
 // Additive bias (or keep flag for a boolean mask) of element (row, col).
@@ -44,6 +51,7 @@ FUSED_DEV float simt_mask_at(const attn_fused_params &p, const char *mbase, int 
 template <typename T, int kDmax>
 __global__ void __launch_bounds__(SIMT_THREADS)
     efficient_simt_kernel(const attn_fused_params p) {
+  constexpr int SIMT_BN = simt_bn<kDmax>();
   constexpr int kLD = kDmax + 1, kPD = SIMT_BN + 1, kOD = kDmax / 4;
   extern __shared__ float simt_smem[];
   float *sQ = simt_smem, *sK = sQ + SIMT_BM * kLD, *sV = sK + SIMT_BN * kLD;

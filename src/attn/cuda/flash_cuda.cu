@@ -3,7 +3,8 @@
 // bottom-right (tiles past the diagonal skipped) or none, Sq != Sk, GQA, any
 // S, lse. The kernel and its tile shapes: flash_fwd_kernel.cuh; instances:
 // instances/fused_fwd_*.cu (scripts/gen_flash_instances.py); measured speed
-// against PyTorch's FA2: bench/NOTES.md.
+// against PyTorch's FA2: bench/NOTES.md (v1: 0.89-1.10x FA2 on the sweep
+// grid, 1.10x at the blog shape; D128 is the shortfall).
 //
 // One selector (flash_pick) answers both "is it supported?" and "which
 // kernel runs": attn_forward calls the why-not check, which calls it.
@@ -73,7 +74,7 @@ fused_fn attn_flash_exp_pick(const attn_args *a, int version);
 #endif
 
 extern "C" const char *attn_flash_cuda_version_name(int version) {
-  if (version == 0) return "v2: flash_cfg (the backend's tiles)";
+  if (version == 0) return "flash_cfg: the backend's tiles (v1, or v2 with ATTNPROF_FUSED_V2)";
 #ifdef ATTNPROF_FUSED_EXPERIMENTS
   return attn_flash_exp_name(version);
 #else

@@ -14,10 +14,12 @@
 // four lanes of one quad and never cross warps (no shared-memory exchange).
 //
 // Per key tile (single buffers for K and V, as FA2):
-//   wait K[n] + barrier | issue V[n] | S = Q K^T (ldmatrix Q and K)
+//   wait K[n] + barrier | issue V[n] (+ mask tile) | S = Q K^T (ldmatrix Q, K)
 //   wait V[n] + barrier | issue K[n-1] | mask, online softmax in registers
 //   O = O * alpha + P V (P never leaves registers: two m16n8 fp32 C tiles
 //   rounded to 16 bits are one m16k16 A fragment; V through ldmatrix.trans)
+// What each warp does: all of the above for its own kWarpM query rows; the
+// copies are shared (every thread issues its part of each tile's cp.async).
 // Shared memory: Q [kBM x kD], K and V [kBN x kD], 16-bit, XOR-swizzled
 // (fused_swz): no bank conflicts on cp.async writes or ldmatrix reads. At
 // the end each warp stages its O rows in its own part of the Q tile and
@@ -31,7 +33,12 @@
 // keeps m = -inf and l = 0: out 0, lse -inf (never -inf - -inf = NaN).
 // efficient: s_j <- s_j c + bias_j log2 e (or -inf) first, then c = 1.
 //
-// Tile sizes per head dim: flash_cfg below; measured speeds in bench/NOTES.md.
+// Tile sizes per head dim: flash_cfg below. Measured on the H200 (v1, bf16,
+// sweep grid of DESIGN.md, bench/NOTES.md run 1): flash 236-340 TFLOP/s,
+// 0.89-1.10x PyTorch's FA2 (D128 below, D64/D256 above); the blog shape
+// 8x16x1024x64 causal 87.6 us (FA2 96.2 us); efficient 158-289 TFLOP/s,
+// 1.52-1.84x PyTorch's efficient, but 47-121 TFLOP/s with an additive mask
+// (0.53-0.93x). Version 2 (FUSED_STATS_SMEM, mask tile) is not yet measured.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FLASH_FWD_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FLASH_FWD_KERNEL_CUH
 
@@ -45,18 +52,23 @@
 // warp, kMinB CTAs per SM for __launch_bounds__ (255 / 170 registers for 2 / 3
 // CTAs of 128 threads), kFlags (FUSED_STATS_SMEM). Registers per thread are
 // dominated by O (kWarpM * kD / 32 fp32) and S (kWarpM * kBN / 32 fp32); every
-// shape below compiles with zero spills (ptxas -v, sm_80 and sm_90). Speeds of
-// these and of the versions tried before: bench/NOTES.md.
+// shape below compiles with zero spills (ptxas -v, sm_80 and sm_90). Measured
+// speeds: bench/NOTES.md.
+//
+// Version 1 (the default; run on the H200, correct and sanitizer-clean):
 //  D64:  128x64, 4 warps x 32 rows: O 64 + S 64 regs, smem 32 KB. Two m atoms
 //        per warp: each K/V fragment read from shared memory feeds 2 mma.
-//  D96:  128x64, 4 warps x 32 rows, row statistics in shared memory.
-//  D128: 128x64, 4 warps x 32 rows (FA2's tile), row statistics in shared
-//        memory: in registers ptxas spills 60-84 B; 64x64 with 16 rows per
-//        warp (no spills either way) ran 8-17% slower (bench/NOTES.md, v1).
-//  D256: 64x64, 4 warps x 16 rows, 2 CTAs/SM (251 regs, 96 KB smem); 32 rows
-//        per warp would need 256 registers for O alone.
-// efficient adds the mask handling (about 60 more registers): 16 rows per
-// warp everywhere, and 32 keys per step at D256.
+//        1.01-1.10x PyTorch's FA2.
+//  D96:  64x64, 4 warps x 16 rows, 3 CTAs/SM (v1 spilled at 32 rows/warp).
+//  D128: 64x64, 4 warps x 16 rows, 3 CTAs/SM (167 regs, 48 KB): 0.89-0.99x
+//        FA2; FA2's 128x64 tile was 4-13% faster than FA2 even with spills.
+//  D256: 64x64, 4 warps x 16 rows, 2 CTAs/SM (251 regs, 96 KB): 1.04-1.08x.
+// Version 2 (-DATTNPROF_FUSED_V2=ON; built spill-free, NOT yet run on a GPU):
+//  D96, D128: 128x64, 4 warps x 32 rows (FA2's tile), the row statistics in
+//        shared memory, which is what makes it spill-free at D128.
+//  efficient: the mask tile copied into shared memory (fused_params_fill).
+// efficient (both versions) adds the mask handling (about 40-60 more
+// registers): 16 rows per warp, and 32 keys per step at D256.
 template <int kD, bool kMask>
 struct flash_cfg;
 #define FUSED_CFG(D, MASK, BM, BN, WM, MINB, FLAGS)                                   \
@@ -65,8 +77,13 @@ struct flash_cfg;
     static constexpr int kBM = BM, kBN = BN, kWarpM = WM, kMinB = MINB, kFlags = FLAGS; \
   }
 FUSED_CFG(64, false, 128, 64, 32, 2, 0);
+#ifdef ATTNPROF_FUSED_V2
 FUSED_CFG(96, false, 128, 64, 32, 2, 2 /* FUSED_STATS_SMEM */);
 FUSED_CFG(128, false, 128, 64, 32, 2, 2 /* FUSED_STATS_SMEM */);
+#else
+FUSED_CFG(96, false, 64, 64, 16, 3, 0);
+FUSED_CFG(128, false, 64, 64, 16, 3, 0);
+#endif
 FUSED_CFG(256, false, 64, 64, 16, 2, 0);
 FUSED_CFG(64, true, 64, 64, 16, 2, 0);
 FUSED_CFG(96, true, 64, 64, 16, 2, 0);
@@ -153,7 +170,11 @@ struct fused_smem {
   static constexpr int kTiles = (kBM + 2 * kBN) * kD * 2;
   static constexpr int kStats = (kFlags & FUSED_STATS_SMEM) ? kThreads * kMA * 4 * 4 : 0;
   static constexpr int kMaskPitch = kBN * 4 + 16;
+#ifdef ATTNPROF_FUSED_V2
   static constexpr int kMask = (kFlags & FUSED_MASK) ? kBM * kMaskPitch : 0;
+#else
+  static constexpr int kMask = 0; // v1 reads the mask from global memory only
+#endif
   static constexpr int kBytes = 128 + kTiles + kStats + kMask;
 };
 
@@ -325,7 +346,7 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
     esize_log2 = p.mask_kind == ATTN_FUSED_MASK_BOOL ? 0 : p.mask_dtype == ATTN_DTYPE_F32 ? 2 : 1;
     mask_bh = (const char *)p.mask + ((b * p.m_sb + h * p.m_sh) << esize_log2);
   }
-  const bool mask_tile = kMask && p.mask && p.mask_vec;
+  const bool mask_tile = kMask && SM::kMask > 0 && p.mask && p.mask_vec; // v2 only
 
   for (; nb >= 0; --nb) {
     fused_cp_async_wait<0>();

@@ -25,12 +25,14 @@ extern "C" void attn_fused_params_fill(const attn_args *a, attn_fused_params *p)
     p->m_sb = m->shape[0] == 1 ? 0 : m->strides[0];
     p->m_sh = m->shape[1] == 1 ? 0 : m->strides[1];
     p->m_sq = m->strides[2], p->m_sk = m->strides[3];
-    // The efficient kernel copies mask rows in 16-byte chunks when the key
-    // stride is 1 and every row start is 16-byte aligned.
+#ifdef ATTNPROF_FUSED_V2
+    // Version 2: the efficient kernel copies mask rows in 16-byte chunks when
+    // the key stride is 1 and every row start is 16-byte aligned.
     const int64_t es = attn_fused_mask_esize(p);
     p->mask_vec = (p->m_sk == 1 || p->sk == 1) && ((uintptr_t)m->data & 15) == 0 &&
                   (p->sq == 1 || (p->m_sq * es) % 16 == 0) && (p->m_sb * es) % 16 == 0 &&
                   (p->m_sh * es) % 16 == 0;
+#endif
   }
   p->causal = a->causal != ATTN_CAUSAL_NONE;
   p->causal_off = a->causal == ATTN_CAUSAL_BOTTOM_RIGHT ? p->sk - p->sq : 0;

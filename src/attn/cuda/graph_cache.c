@@ -34,7 +34,7 @@ static int graphs_enabled(void) {
   static int enabled = -1;
   if (enabled < 0) {
     const char *v = getenv("ATTNPROF_CUDA_GRAPHS");
-    enabled = !(v && v[0] == '0');
+    enabled = v && v[0] == '1';
   }
   return enabled;
 }
@@ -82,8 +82,12 @@ static attn_status capture(attn_cuda_ctx *c, const attn_args *a, attn_cuda_ops_f
   *exec = NULL;
   if (!g->capture) ATTN_CUDA_TRY(cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking));
   attn_status st = blas_on(c, g->capture);
-  if (st) return st;
-  ATTN_CUDA_TRY(cudaStreamBeginCapture(g->capture, cudaStreamCaptureModeThreadLocal));
+  cudaError_t begin = st ? cudaSuccess : cudaStreamBeginCapture(g->capture,
+                                                                cudaStreamCaptureModeThreadLocal);
+  if (st || begin != cudaSuccess) { /* cuBLAS must not stay on the capture stream */
+    blas_on(c, c->stream);
+    return st ? st : attn_cuda_fail(begin, "cudaStreamBeginCapture");
+  }
   st = ops(a, c, g->capture, state);
   cudaError_t end = cudaStreamEndCapture(g->capture, &graph);
   attn_status back = blas_on(c, c->stream);
@@ -93,8 +97,13 @@ static attn_status capture(attn_cuda_ctx *c, const attn_args *a, attn_cuda_ops_f
     st = attn_cuda_fail(end, "cudaGraphInstantiate");
   }
   if (graph) cudaGraphDestroy(graph);
-  if (st) cudaGetLastError();
-  return st ? st : back;
+  if (!st) st = back;
+  if (st) {
+    if (*exec) cudaGraphExecDestroy(*exec);
+    *exec = NULL;
+    cudaGetLastError();
+  }
+  return st;
 }
 
 static graph_slot *find(struct attn_cuda_graphs *g, const graph_key *k) {

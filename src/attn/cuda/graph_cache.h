@@ -1,14 +1,16 @@
-/* The forwards of the cuBLAS-driven backends replayed as CUDA graphs: a
- * forward called again with exactly the arguments of the call before it
- * (every pointer, shape, stride, flag; the stream aside) is captured once
- * into a graph and from then on launched with one cudaGraphLaunch. That is
- * what brings a forward of 5 to 7 GPU ops under 20 us of host time; the GPU
- * runs the same kernels, the memcpy and the GEMMs as the eager path, and the
- * trace shows them launched through cudaGraphLaunch. A call whose arguments
- * differ from the last one runs eagerly (one launch per op), so a loop over
- * ever-new buffers never pays a capture per call. ATTNPROF_CUDA_GRAPHS=0 in
- * the environment turns graphs off; a stream that is itself being captured
- * always gets the eager ops (they join the caller's graph). */
+/* The forwards of the cuBLAS-driven backends replayed as CUDA graphs, an
+ * opt-in (ATTNPROF_CUDA_GRAPHS=1): a forward called again with exactly the
+ * arguments of the call before it (every pointer, shape, stride, flag; the
+ * stream aside) is captured once into a graph and from then on launched with
+ * one cudaGraphLaunch. That brings a forward of 5 to 7 GPU ops from 35-80 us
+ * of host time to about 6 (H200). It is off by default because it changes
+ * what the profiler shows: every op is launched through cudaGraphLaunch, and
+ * the driver may run the captured device-to-device memcpy as a copy kernel
+ * (seen on the H200: `run --backend naive` then counted 6 kernels and no
+ * memcpy), which hides the very copy naive exists to show. A call whose
+ * arguments differ from the last one runs eagerly, so a loop over ever-new
+ * buffers never pays a capture per call; a stream that is itself being
+ * captured always gets the eager ops (they join the caller's graph). */
 #ifndef ATTNPROF_SRC_ATTN_CUDA_GRAPH_CACHE_H
 #define ATTNPROF_SRC_ATTN_CUDA_GRAPH_CACHE_H
 

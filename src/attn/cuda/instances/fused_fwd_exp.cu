@@ -6,11 +6,12 @@
 #ifdef ATTNPROF_FUSED_EXPERIMENTS
 const char *attn_flash_exp_name(int version) {
   switch (version) {
-  case 1: return "v1.1: D64 128x128, 4 warps x 32 rows, stats in smem (FA2's D64 tile)";
-  case 2: return "v1.2: D64 64x64, 4 warps x 16 rows, 3 CTAs/SM";
-  case 3: return "v1.3: D128 64x64, 4 warps x 16 rows, 3 CTAs/SM (v1's D128)";
-  case 4: return "v1.4: D128 128x32, 4 warps x 32 rows";
-  case 5: return "v1.5: D256 64x64, 4 warps x 16 rows, stats in smem";
+  case 1: return "#1: D64 128x128, 4 warps x 32 rows, stats in smem (FA2's D64 tile; 28 B spills)";
+  case 2: return "#2: D64 64x64, 4 warps x 16 rows, 3 CTAs/SM";
+  case 3: return "#3: D128 64x64, 4 warps x 16 rows, 3 CTAs/SM (v1's D128)";
+  case 4: return "#4: D128 128x32, 4 warps x 32 rows";
+  case 5: return "#5: D128 128x64, 4 warps x 32 rows, stats in smem (v2's D128)";
+  case 6: return "#6: D256 64x64, 4 warps x 16 rows, stats in smem";
   default: return NULL;
   }
 }
@@ -22,7 +23,8 @@ fused_fn attn_flash_exp_pick(const attn_args *a, int version) {
   if (version == 2 && d == 64 && bf) return fused_launch<__nv_bfloat16, 64, 64, 64, 16, 3, 0>;
   if (version == 3 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 64, 64, 16, 3, 0>;
   if (version == 4 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 128, 32, 32, 2, 0>;
-  if (version == 5 && d == 256 && bf) return fused_launch<__nv_bfloat16, 256, 64, 64, 16, 2, 2>;
+  if (version == 5 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 128, 64, 32, 2, 2>;
+  if (version == 6 && d == 256 && bf) return fused_launch<__nv_bfloat16, 256, 64, 64, 16, 2, 2>;
   return NULL;
 }
 #endif
