@@ -11,6 +11,8 @@
  *   queued 20 calls back to back, the device busy with earlier ones: wall
  *          time / 20, median of N/20 batches (what a serving loop sees).
  *   device CUDA events around one call, median of 50 (for scale).
+ *   check  attn_why_not alone (argument and why-not checks, no launch):
+ *          median of N; what attn_forward spends before its first launch.
  * Inputs are random bf16 in [-1, 1) (never zeros). */
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +89,16 @@ static int queued_calls(attn_backend b, const attn_args *a, double *us, int *bat
   return attn_cuda_synchronize(0) ? -1 : 0;
 }
 
+static double check_us(attn_backend b, const attn_args *a, double *us) {
+  char why[512];
+  for (int i = 0; i < calls_; i++) {
+    double t0 = now_us();
+    if (attn_why_not(b, a, why, sizeof why)) return -1;
+    us[i] = now_us() - t0;
+  }
+  return pct(us, calls_, 0.5);
+}
+
 static int device_us(attn_backend b, const attn_args *a, double *us) {
   attn_cuda_timer *t;
   if (attn_cuda_timer_create(0, 100, &t)) return -1;
@@ -115,9 +127,11 @@ static int bench_backend(const attn_backend_info *info, const attn_args *a, doub
   double queued = pct(us, nb, 0.5);
   if (device_us(info->backend, a, us)) goto failed;
   double dev = pct(us, 50, 0.5);
+  double check = check_us(info->backend, a, us);
   int miss = idle_med > TARGET_US;
-  printf("%-14s %-20s idle median %7.2f us  p90 %7.2f us  queued %7.2f us  device %9.1f us  %s\n",
-         info->name, info->impl, idle_med, idle_p90, queued, dev,
+  printf("%-14s %-20s idle median %7.2f us  p90 %7.2f us  queued %7.2f us  device %9.1f us  "
+         "check %5.2f us  %s\n",
+         info->name, info->impl, idle_med, idle_p90, queued, dev, check,
          miss ? "ABOVE the 20 us target" : "within 20 us");
   return miss;
 failed:
