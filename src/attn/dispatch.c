@@ -6,10 +6,14 @@
 
 #include "attn/backend.h"
 
-/* AUTO's preference: fused first, then the careful reference. naive and
- * naive_inplace are teaching baselines, never picked automatically. */
-static const attn_backend auto_order[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_EFFICIENT,
-                                          ATTN_BACKEND_CUDNN, ATTN_BACKEND_MATH};
+/* AUTO's preference, fastest first as measured on the H200 (2026-11-29,
+ * README): cudnn 1.4-2.2x flash's throughput over DESIGN.md's grid, flash
+ * 1.2-1.4x efficient; then the careful reference. A backend that refuses
+ * passes to the next (cuDNN when it has no engine or no library, flash for
+ * masks or fp32). naive and naive_inplace are teaching baselines, never
+ * picked automatically. */
+static const attn_backend auto_order[] = {ATTN_BACKEND_CUDNN, ATTN_BACKEND_FLASH,
+                                          ATTN_BACKEND_EFFICIENT, ATTN_BACKEND_MATH};
 
 static int device_matches(const attn_backend_impl *impl, int device) {
   return device < 0 ? impl->device_kind == ATTN_DEVICE_CPU : impl->device_kind >= 0;

@@ -1,9 +1,9 @@
 /* The backend table. Adding a backend: write its file (one attn_backend_impl)
- * and add one line here. Order within a device is the order AUTO tries. */
+ * and add one line here. AUTO's preference among backends is dispatch.c's
+ * auto_order; this table says which implementations exist. */
 #include "attn/backend.h"
 
-/* CUDA implementations, one line each (AUTO's order among them is set by
- * dispatch.c; here only which exist). */
+/* CUDA implementations, one line each. */
 #ifdef ATTNPROF_HAVE_CUDA
 #ifdef ATTNPROF_HAVE_CUDNN /* headers found at build time; the library is dlopened */
 #define ATTN_BACKEND_IMPL_CUDNN(X) X(attn_backend_cudnn_cuda)

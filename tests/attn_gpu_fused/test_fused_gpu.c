@@ -225,6 +225,17 @@ static void expect_auto(const gpu_problem *p, attn_backend want, uint64_t *rng) 
   gpu_case_destroy(&c);
 }
 
+/* Whether the cudnn backend takes p (compiled in, library loaded, an engine). */
+static int cudnn_takes(const gpu_problem *p, uint64_t *rng) {
+  gpu_case c;
+  char why[512];
+  if (gpu_case_create(&c, p, 0, rng)) return 0;
+  int ok = attn_why_not(ATTN_BACKEND_CUDNN, &c.dev, why, sizeof why) == ATTN_STATUS_OK;
+  printf("cudnn for AUTO's case: %s\n", ok ? "takes it" : why);
+  gpu_case_destroy(&c);
+  return ok;
+}
+
 int main(void) {
   char why[256];
   if (attn_cuda_probe(why, sizeof why)) {
@@ -242,7 +253,9 @@ int main(void) {
   refusals(&rng);
   gpu_problem plain = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 128,
                        .sk = 128, .d = 128, .causal = ATTN_CAUSAL_TOP_LEFT};
-  expect_auto(&plain, ATTN_BACKEND_FLASH, &rng);
+  /* AUTO prefers cudnn, then flash (dispatch.c): flash wherever cuDNN is
+   * absent or refuses; a mask leaves only efficient of the fused ones. */
+  expect_auto(&plain, cudnn_takes(&plain, &rng) ? ATTN_BACKEND_CUDNN : ATTN_BACKEND_FLASH, &rng);
   plain.mask = ATTN_MASK_ADDITIVE, plain.mask_dtype = ATTN_DTYPE_BF16;
   expect_auto(&plain, ATTN_BACKEND_EFFICIENT, &rng);
   printf("%d passed, %d failed: %s\n", passes, failures, failures ? "FAILED" : "all passed");

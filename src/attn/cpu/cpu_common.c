@@ -4,10 +4,12 @@
  * that refuses an S x S buffer before anything is allocated. */
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
+#include "attnprof/prof.h"
 
 void attn_cpu_load_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t n,
                        float *dst) {
@@ -172,6 +174,28 @@ attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const cha
            (long long)attn_heads_q(a), (long long)attn_seq_q(a), (long long)attn_seq_k(a),
            bytes, bytes / 1073741824.0, avail, avail / 1073741824.0);
   return ATTN_STATUS_OUT_OF_MEMORY;
+}
+
+static float softmax_row(float *x, int64_t n, int nan_safe) {
+  float m = attn_cpu_row_max(x, n, nan_safe);
+  if (nan_safe && m == -INFINITY) {
+    for (int64_t j = 0; j < n; j++) x[j] = 0.0f;
+    return -INFINITY;
+  }
+  for (int64_t j = 0; j < n; j++) x[j] = attn_cpu_exp2((x[j] - m) * (float)ATTN_CPU_LOG2E);
+  float sum = attn_cpu_row_sum(x, n), inv = 1.0f / sum;
+  for (int64_t j = 0; j < n; j++) x[j] *= inv;
+  return m + logf(sum);
+}
+
+void attn_cpu_softmax_op(float *scores, int64_t rows, int64_t n, float *lse, int nan_safe) {
+  prof_op_scope op = prof_op_begin("softmax", PROF_KIND_SOFTMAX);
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < rows; row++) {
+    float l = softmax_row(scores + row * n, n, nan_safe);
+    if (lse) lse[row] = l;
+  }
+  prof_op_end(&op, rows * n * 8, 4.0 * (double)(rows * n));
 }
 
 float *attn_cpu_alloc_f32(size_t n, const char *what) {

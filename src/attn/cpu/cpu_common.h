@@ -147,6 +147,14 @@ size_t attn_cpu_score_elems(const attn_args *a);
  * the bytes needed and available, when n_buffers score buffers do not fit. */
 attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const char *impl,
                                     char *why, size_t len);
+/* The softmax op of naive and math: `rows` rows of n scores in place (OpenMP
+ * over rows), each row's lse into lse (NULL: none), recorded as one SOFTMAX
+ * op. nan_safe (math): a row whose max is -inf (fully masked) gives zeros and
+ * lse -inf, and a NaN score wins the max. Plain (naive, as PyTorch's
+ * composition): the max skips NaN, but a NaN score or a fully masked row
+ * still makes the row NaN through exp and the sum. */
+void attn_cpu_softmax_op(float *scores, int64_t rows, int64_t n, float *lse, int nan_safe);
+
 /* malloc of n fp32 values; NULL with an OUT_OF_MEMORY message naming `what`. */
 float *attn_cpu_alloc_f32(size_t n, const char *what);
 

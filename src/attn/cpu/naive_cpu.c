@@ -108,26 +108,9 @@ static void op_fill(const naive_run *r) {
   prof_op_end(&op, r->n * 8, a->mask_kind == ATTN_MASK_ADDITIVE ? (double)r->n : 0);
 }
 
-/* Plain softmax of one row in place; the max skips NaN but a NaN score
- * still makes its row NaN through exp and the sum. */
-static float softmax_row(float *x, int64_t n) {
-  float m = attn_cpu_row_max(x, n, 0);
-  for (int64_t j = 0; j < n; j++) x[j] = attn_cpu_exp2((x[j] - m) * (float)ATTN_CPU_LOG2E);
-  float sum = attn_cpu_row_sum(x, n), inv = 1.0f / sum;
-  for (int64_t j = 0; j < n; j++) x[j] *= inv;
-  return m + logf(sum);
-}
-
 static void op_softmax(const naive_run *r) {
-  const attn_args *a = r->a;
-  prof_op_scope op = prof_op_begin("softmax", PROF_KIND_SOFTMAX);
-  int64_t sk = attn_seq_k(a), rows = r->n / sk;
-#pragma omp parallel for schedule(static)
-  for (int64_t row = 0; row < rows; row++) {
-    float lse = softmax_row(r->filled + row * sk, sk);
-    if (a->lse) a->lse[row] = lse;
-  }
-  prof_op_end(&op, r->n * 8, 4.0 * (double)r->n);
+  int64_t sk = attn_seq_k(r->a);
+  attn_cpu_softmax_op(r->filled, r->n / sk, sk, r->a->lse, 0);
 }
 
 static attn_status op_gemm_pv(const naive_run *r) {
