@@ -38,7 +38,9 @@
 // 0.89-1.10x PyTorch's FA2 (D128 below, D64/D256 above); the blog shape
 // 8x16x1024x64 causal 87.6 us (FA2 96.2 us); efficient 158-289 TFLOP/s,
 // 1.52-1.84x PyTorch's efficient, but 47-121 TFLOP/s with an additive mask
-// (0.53-0.93x). Version 2 (FUSED_STATS_SMEM, mask tile) is not yet measured.
+// (0.53-0.93x). Version 2, the default (same grid, one run on the H200,
+// 2026-11-29): flash 1.02-1.10x FA2 on every cell; efficient 1.60-1.80x; with
+// an additive mask 1.82-2.08x after v2.1's full-tile bias add (bench/NOTES.md).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FLASH_FWD_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FLASH_FWD_KERNEL_CUH
 
@@ -55,7 +57,8 @@
 // shape below compiles with zero spills (ptxas -v, sm_80 and sm_90). Measured
 // speeds: bench/NOTES.md.
 //
-// Version 1 (the default; run on the H200, correct and sanitizer-clean):
+// Version 1 (-DATTNPROF_FUSED_V2=OFF; run on the H200, correct and
+// sanitizer-clean):
 //  D64:  128x64, 4 warps x 32 rows: O 64 + S 64 regs, smem 32 KB. Two m atoms
 //        per warp: each K/V fragment read from shared memory feeds 2 mma.
 //        1.01-1.10x PyTorch's FA2.
@@ -63,7 +66,8 @@
 //  D128: 64x64, 4 warps x 16 rows, 3 CTAs/SM (167 regs, 48 KB): 0.89-0.99x
 //        FA2; FA2's 128x64 tile was 4-13% faster than FA2 even with spills.
 //  D256: 64x64, 4 warps x 16 rows, 2 CTAs/SM (251 regs, 96 KB): 1.04-1.08x.
-// Version 2 (-DATTNPROF_FUSED_V2=ON; built spill-free, NOT yet run on a GPU):
+// Version 2 (the default; spill-free, run on the H200: harness, memcheck and
+// racecheck clean, 1.02-1.10x FA2):
 //  D96, D128: 128x64, 4 warps x 32 rows (FA2's tile), the row statistics in
 //        shared memory, which is what makes it spill-free at D128.
 //  efficient: the mask tile copied into shared memory (fused_params_fill).
@@ -233,16 +237,75 @@ FUSED_DEV void fused_bias_tile(float (&s)[kMA][kNT][4], const attn_fused_params 
     }
 }
 
+// efficient, additive mask tile in shared memory, a tile with no hidden key
+// (v2.1, bench/NOTES.md): s <- s c + log2(e) bias without per-score checks.
+// A lane's two columns 2t4, 2t4+1 are adjacent: one ld.shared of 2 elements
+// per score pair, all issued before any is used (the old per-score path read
+// them one at a time through generic loads behind branches). lane_addr: the
+// shared address of (row g, column 2t4) of this warp's first row; rows past
+// Sq were zero-filled by the copy (and are never written out).
+template <typename MT, int kMA, int kNT, int kPitch>
+FUSED_DEV void fused_bias_add_full(float (&s)[kMA][kNT][4], float c, uint32_t lane_addr) {
+  constexpr bool k32 = sizeof(MT) == 4;
+  uint32_t w[kMA][2][kNT][k32 ? 2 : 1];
+#pragma unroll
+  for (int mi = 0; mi < kMA; ++mi)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        const uint32_t a = lane_addr + (uint32_t)((mi * 16 + 8 * hh) * kPitch + j * 8 * (int)sizeof(MT));
+        if constexpr (k32)
+          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                       : "=r"(w[mi][hh][j][0]), "=r"(w[mi][hh][j][1])
+                       : "r"(a));
+        else
+          asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w[mi][hh][j][0]) : "r"(a));
+      }
+#pragma unroll
+  for (int mi = 0; mi < kMA; ++mi)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        float b0, b1;
+        if constexpr (k32) {
+          b0 = __uint_as_float(w[mi][hh][j][0]), b1 = __uint_as_float(w[mi][hh][j][1]);
+        } else if constexpr (__is_same(MT, __nv_bfloat16)) {
+          b0 = __uint_as_float(w[mi][hh][j][0] << 16);
+          b1 = __uint_as_float(w[mi][hh][j][0] & 0xffff0000u);
+        } else {
+          __half2 h2;
+          memcpy(&h2, &w[mi][hh][j][0], 4);
+          const float2 f2 = __half22float2(h2);
+          b0 = f2.x, b1 = f2.y;
+        }
+        s[mi][j][2 * hh] = fmaf(b0, FUSED_LOG2E, s[mi][j][2 * hh] * c);
+        s[mi][j][2 * hh + 1] = fmaf(b1, FUSED_LOG2E, s[mi][j][2 * hh + 1] * c);
+      }
+}
+
 // efficient: the bias step for the mask's kind, storage type and path.
-template <int kMA, int kNT>
+// full: no key of this tile is hidden for any of its rows (uniform per tile).
+template <int kMA, int kNT, int kPitch>
 FUSED_DEV void fused_bias(float (&s)[kMA][kNT][4], const attn_fused_params &p,
                           const char *mtile, int64_t mpitch, const char *mglobal, int row0,
-                          int n0, int g, int t4) {
+                          int n0, int g, int t4, bool full) {
   if (!p.mask) {
     fused_bias_tile<unsigned char, true, true, kMA, kNT>(s, p, nullptr, 0, row0, n0, g, t4);
     return;
   }
   const bool sm = mtile != nullptr;
+  if (sm && full && p.mask_kind == ATTN_FUSED_MASK_ADD) {
+    const uint32_t la = fused_smem_addr(mtile) + (uint32_t)(g * kPitch);
+    if (p.mask_dtype == ATTN_DTYPE_F32)
+      fused_bias_add_full<float, kMA, kNT, kPitch>(s, p.scale_log2, la + 8 * t4);
+    else if (p.mask_dtype == ATTN_DTYPE_BF16)
+      fused_bias_add_full<__nv_bfloat16, kMA, kNT, kPitch>(s, p.scale_log2, la + 4 * t4);
+    else
+      fused_bias_add_full<__half, kMA, kNT, kPitch>(s, p.scale_log2, la + 4 * t4);
+    return;
+  }
   const char *m = sm ? mtile : mglobal;
   const int64_t pitch = sm ? mpitch : p.m_sq * (int64_t)attn_fused_mask_esize(&p);
 #define FUSED_BIAS(MT, BOOL)                                                              \
@@ -394,12 +457,14 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
     }
 
     if constexpr (kMask) {
-      fused_bias<kMA, kNT>(s, p, mask_tile ? sMask + warp * kWarpM * SM::kMaskPitch : nullptr,
-                           SM::kMaskPitch,
-                           mask_bh ? mask_bh + (((int64_t)row0 * p.m_sq + (int64_t)n0 * p.m_sk)
-                                                << esize_log2)
-                                   : nullptr,
-                           row0, n0, g, t4);
+      // No key hidden in this tile for any row of the CTA: inside Sk and, under
+      // a causal rule, wholly left of the diagonal of the CTA's first row.
+      const bool full = n0 + kBN <= p.sk && !(p.causal && n0 + kBN - 1 > m0 + p.causal_off);
+      fused_bias<kMA, kNT, SM::kMaskPitch>(
+          s, p, mask_tile ? sMask + warp * kWarpM * SM::kMaskPitch : nullptr, SM::kMaskPitch,
+          mask_bh ? mask_bh + (((int64_t)row0 * p.m_sq + (int64_t)n0 * p.m_sk) << esize_log2)
+                  : nullptr,
+          row0, n0, g, t4, full);
     } else if (n0 + kBN > p.sk || (p.causal && n0 + kBN - 1 > m0 + p.causal_off)) {
       // Tail or diagonal tile: hide keys past Sk and past each row's limit.
 #pragma unroll
