@@ -27,6 +27,10 @@ EXPERIMENTS = [
     (4, "D128 128x32, 4 warps x 32 rows", 128, 128, 32, 32, 2, 0),
     (5, "D128 128x64, 4 warps x 32 rows, stats in smem (v2's D128)", 128, 128, 64, 32, 2, 2),
     (6, "D256 64x64, 4 warps x 16 rows, stats in smem", 256, 64, 64, 16, 2, 2),
+    # D128 parity candidates (bench/NOTES.md "D128 at parity"); flag 4 = FUSED_DBUF.
+    (7, "D128 128x64, 4 warps x 32 rows, stats in smem, double-buffered K/V, 1 barrier/tile", 128, 128, 64, 32, 2, 6),
+    (8, "D128 256x64, 8 warps x 32 rows, stats in smem, 1 CTA/SM", 128, 256, 64, 32, 1, 2),
+    (9, "D128 256x64, 8 warps x 32 rows, stats in smem, double-buffered K/V, 1 CTA/SM", 128, 256, 64, 32, 1, 6),
 ]
 
 

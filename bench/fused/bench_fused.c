@@ -15,10 +15,11 @@
  * read once, O written once; the mask once when used) over the measured copy
  * bandwidth (4.3 TB/s); the larger is the floor.
  *
- *   bench_fused [--reps N] [--versions] [--quick] [--no-mask]
+ *   bench_fused [--reps N] [--versions] [--quick] [--no-mask] [--d D] [--flash-only]
  *
  * --versions also times the kept flash versions (a library built with
- * -DATTNPROF_FUSED_EXPERIMENTS=ON; see bench/NOTES.md); --quick: S <= 4096. */
+ * -DATTNPROF_FUSED_EXPERIMENTS=ON; see bench/NOTES.md); --quick: S <= 4096;
+ * --d D: only the cells of head dim D; --flash-only: no efficient rows. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -143,14 +144,17 @@ static int alloc_fill(uint16_t **h, void **dptr, int64_t n, double lo, double hi
 }
 
 int main(int argc, char **argv) {
-  int reps = 20, versions = 0, quick = 0, masks = 1;
+  int reps = 20, versions = 0, quick = 0, masks = 1, only_d = 0, flash_only = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--versions")) versions = 1;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--no-mask")) masks = 0;
+    else if (!strcmp(argv[i], "--d") && i + 1 < argc) only_d = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--flash-only")) flash_only = 1, masks = 0;
     else {
-      fprintf(stderr, "usage: bench_fused [--reps N] [--versions] [--quick] [--no-mask]\n");
+      fprintf(stderr, "usage: bench_fused [--reps N] [--versions] [--quick] [--no-mask] [--d D] "
+                      "[--flash-only]\n");
       return 2;
     }
   }
@@ -180,7 +184,7 @@ int main(int argc, char **argv) {
   vars[nv++] = (variant){"flash", 0};
   for (int v = 1; versions && v < 16 && attn_flash_cuda_version_name(v); v++)
     vars[nv++] = (variant){attn_flash_cuda_version_name(v), v};
-  vars[nv++] = (variant){"efficient", -1};
+  if (!flash_only) vars[nv++] = (variant){"efficient", -1};
   if (masks) vars[nv++] = (variant){"efficient+mask", -2};
 
   printf("device: %s; bf16, BHSD, median of %d calls; floor = max(FLOPs / %.0f TFLOP/s, "
@@ -194,6 +198,7 @@ int main(int argc, char **argv) {
   for (size_t ci = 0; ci < sizeof grid / sizeof grid[0]; ci++) {
     const cell *c = &grid[ci];
     if (quick && c->s > 4096) continue;
+    if (only_d && c->d != only_d) continue;
     attn_tensor q = attn_tensor_bhsd(dq, ATTN_DTYPE_BF16, 0, c->b, c->h, c->s, c->d);
     attn_tensor k = attn_tensor_bhsd(dk, ATTN_DTYPE_BF16, 0, c->b, c->h, c->s, c->d);
     attn_tensor vv = attn_tensor_bhsd(dv, ATTN_DTYPE_BF16, 0, c->b, c->h, c->s, c->d);

@@ -16,6 +16,13 @@ attnprof is called through a minimal ctypes mirror of attn_args
 context, so the events bracket our kernels as they bracket torch's.
 
   python3 bench/fused/fused_vs_torch.py --lib build/lib/libattnprof.so
+
+--versions 7,8 also times the kept flash versions (attn_flash_cuda_run_version,
+a library built with -DATTNPROF_FUSED_EXPERIMENTS=ON) beside version 0 and
+torch's FA2, after checking each against torch on the cell and on odd shapes
+(tails, causal diagonal); --d 128 keeps the cells of one head dim; --rounds N
+times torch and every version N times in turn (the medians' median is
+printed), which keeps clock drift from favouring whichever runs first.
 """
 import argparse
 import ctypes as C
@@ -67,26 +74,66 @@ def main():
     ap.add_argument("--quick", action="store_true", help="S <= 4096 only")
     ap.add_argument("--mask-only", action="store_true",
                     help="only the masked cells (S <= 4096, non-causal): efficient and efficient+mask")
+    ap.add_argument("--versions", default="", help="comma list of kept flash versions")
+    ap.add_argument("--d", type=int, default=0, help="only the cells of this head dim")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--flash-only", action="store_true")
     opt = ap.parse_args()
     lib = C.CDLL(opt.lib)
+    vers = [int(x) for x in opt.versions.split(",") if x]
+    lib.attn_flash_cuda_run_version.argtypes = [C.POINTER(Args), C.c_int]
+    lib.attn_flash_cuda_run_version.restype = C.c_int
+    lib.attn_flash_cuda_version_name.restype = C.c_char_p
     lib.attn_forward.argtypes = [C.c_int, C.POINTER(Args)]
     lib.attn_forward.restype = C.c_int
     lib.attn_last_error.restype = C.c_char_p
 
-    def ours(backend, q, k, v, o, causal, mask=None):
+    def ours(backend, q, k, v, o, causal, mask=None, version=None):
         a = Args(tensor(q), tensor(k), tensor(v), tensor(o),
                  CAUSAL_TOP_LEFT if causal else CAUSAL_NONE, 0.0, MASK_NONE, Tensor(), None, None)
         if mask is not None:
             a.mask_kind, a.mask = MASK_ADDITIVE, tensor(mask)
 
         def call():
-            rc = lib.attn_forward(backend, C.byref(a))
+            if version is not None:
+                rc = lib.attn_flash_cuda_run_version(C.byref(a), version)
+            else:
+                rc = lib.attn_forward(backend, C.byref(a))
             if rc:
                 raise RuntimeError(lib.attn_last_error().decode())
         return call
 
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 BHSD; "
           f"median of {opt.reps} calls; TFLOP/s = 4 B H S^2 D (/2 causal) / time")
+    for ver in vers:
+        print(f"  flash #{ver}: {lib.attn_flash_cuda_version_name(ver).decode()}")
+    torch.manual_seed(0)
+    # odd shapes first (tails, causal diagonal, Sq != Sk): every version against torch
+    for ver in [0] + vers:
+        worst_odd, fails = 0.0, []
+        for b, h, sq, sk, d, causal in ((1, 4, 1000, 1000, 128, False), (1, 4, 1000, 1000, 128, True),
+                                        (2, 3, 77, 77, 128, True), (1, 2, 4129, 4129, 128, True),
+                                        (1, 2, 200, 333, 128, False), (2, 2, 130, 130, 128, False),
+                                        (1, 2, 513, 513, 64, True)):
+            if opt.d and d != opt.d:
+                continue
+            q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16)
+            k, v = (torch.randn(b, h, sk, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+            o = torch.full_like(q, float("nan"))
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal).float()
+            try:
+                ours(BACKEND_FLASH, q, k, v, o, causal, None, ver if ver else None)()
+                torch.cuda.synchronize()
+                err = ((o.float() - ref).norm() / ref.norm()).item()
+            except RuntimeError as e:
+                err = float("inf")
+                print(f"  flash #{ver} {b}x{h}x{sq}x{sk}x{d}: {e}")
+            worst_odd = max(worst_odd, err) if err == err else float("inf")
+            if not err <= 1e-2:
+                fails.append(f"{b}x{h}x{sq}x{sk}x{d} causal={causal} rel_err {err:.3e}")
+        print(f"odd shapes flash #{ver}: {'PASS' if not fails else 'FAIL'} worst rel_err {worst_odd:.2e}"
+              + "".join("\n  " + f for f in fails))
     cells = [(8, 16, 1024, 64, True)]
     for d, s in ((64, 1024), (64, 16384), (128, 4096), (128, 16384), (256, 4096)):
         for causal in (False, True):
@@ -98,6 +145,8 @@ def main():
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
         if (opt.quick or opt.mask_only) and s > 4096:
+            continue
+        if opt.d and d != opt.d:
             continue
         if opt.mask_only and causal:
             continue
@@ -111,26 +160,43 @@ def main():
             pairs.append(("efficient+mask", SDPBackend.EFFICIENT_ATTENTION, BACKEND_EFFICIENT, mask))
         if opt.mask_only:
             pairs = pairs[1:]
+        if opt.flash_only:
+            pairs = pairs[:1]
         for name, tb, ob, m in pairs:
             with sdpa_kernel(tb):
                 tfn = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
                 ref = tfn()
-                ofn = ours(ob, q, k, v, o, causal, m)
-                ofn()
-                torch.cuda.synchronize()
-                err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
-                label = f"{b}x{h}x{s}x{d}"
-                if not err <= 1e-2:
-                    print(f"{label:<18}{'yes' if causal else 'no':<7}{name:<16} FAIL rel_err {err:.3e}")
-                    worst[name] = 0.0
-                    continue
-                tt = median_us(tfn, opt.reps)
-                ot = median_us(ofn, opt.reps)
-            ratio = tt / ot
-            worst[name] = min(worst.get(name, 9e9), ratio)
-            print(f"{label:<18}{'yes' if causal else 'no':<7}{name:<16}{tt:9.1f}{ot:9.1f}"
-                  f"{flops / tt * 1e-6:9.1f}{flops / ot * 1e-6:9.1f}{ratio:7.2f}{err:10.2e}",
-                  flush=True)
+                runs = [(name, None)] + ([(f"flash #{x}", x) for x in vers] if name == "flash" else [])
+                fns = []
+                for rname, ver in runs:
+                    ofn = ours(ob, q, k, v, o, causal, m, ver)
+                    o.fill_(float("nan"))
+                    try:
+                        ofn()
+                        torch.cuda.synchronize()
+                        err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+                    except RuntimeError as e:
+                        print(f"{rname}: {e}")
+                        continue
+                    label = f"{b}x{h}x{s}x{d}"
+                    if not err <= 1e-2:
+                        print(f"{label:<18}{'yes' if causal else 'no':<7}{rname:<16} FAIL rel_err {err:.3e}")
+                        worst[rname] = 0.0
+                        continue
+                    fns.append((rname, ofn, err))
+                tts, ots = [], {r: [] for r, _, _ in fns}
+                for _ in range(max(1, opt.rounds)):
+                    tts.append(median_us(tfn, opt.reps))
+                    for rname, ofn, _ in fns:
+                        ots[rname].append(median_us(ofn, opt.reps))
+                tt = statistics.median(tts)
+            for rname, _, err in fns:
+                ot = statistics.median(ots[rname])
+                ratio = tt / ot
+                worst[rname] = min(worst.get(rname, 9e9), ratio)
+                print(f"{label:<18}{'yes' if causal else 'no':<7}{rname:<16}{tt:9.1f}{ot:9.1f}"
+                      f"{flops / tt * 1e-6:9.1f}{flops / ot * 1e-6:9.1f}{ratio:7.2f}{err:10.2e}",
+                      flush=True)
         del q, k, v, o, mask
     print("lowest ratio (ours / torch, >= 1.00 is the target): " +
           ", ".join(f"{k} {v:.2f}" for k, v in worst.items()))

@@ -158,10 +158,33 @@ FUSED_DEV void fused_load_tile(uint32_t s, const T *g, int64_t row_stride, int r
   }
 }
 
+// fused_load_tile for a tile known to be whole (kRows rows, all kD columns:
+// flash's key tiles after the first one it loads, the last in key order):
+// no bounds checks, so no select and no row count stay live in the loop.
+template <typename T, int kRows, int kD, int kThreads>
+FUSED_DEV void fused_load_tile_full(uint32_t s, const T *g, int64_t row_stride, int tid) {
+  constexpr int W = fused_w<kD>::W, CW = fused_w<kD>::CW, R = kThreads / CW;
+  static_assert(kThreads % CW == 0 && R % 8 == 0 && kRows % R == 0, "tile split over threads");
+  const int row0 = tid / CW, cin = tid % CW;
+  const uint32_t s0 = s + (uint32_t)(row0 * W * 2) + (uint32_t)((cin ^ fused_swz_bits<kD>(row0)) << 4);
+  const int64_t step = (int64_t)R * row_stride;
+#pragma unroll
+  for (int blk = 0; blk < kD / W; ++blk) {
+    const T *src = g + row0 * row_stride + blk * W + cin * 8;
+#pragma unroll
+    for (int rr = 0; rr < kRows; rr += R) {
+      fused_cp_async16(s0 + (uint32_t)((blk * kRows + rr) * W * 2), src, 16);
+      src += step;
+    }
+  }
+}
+
 // Kernel flags (the last template argument).
 enum {
   FUSED_MASK = 1,       // efficient: mask tensor, explicit scale, D padded
   FUSED_STATS_SMEM = 2, // row max / sum in per-thread shared-memory slots
+  FUSED_DBUF = 4,       // flash only: two K/V buffer pairs, tile n-1 copied during tile n,
+                        // one barrier per key tile (bench-only, bench/NOTES.md "D128 parity")
 };
 
 // Shared memory of one CTA: 128 bytes of alignment slack, Q, K, V tiles, then
@@ -171,7 +194,7 @@ enum {
 template <int kD, int kBM, int kBN, int kWarpM, int kFlags>
 struct fused_smem {
   static constexpr int kThreads = kBM / kWarpM * 32, kMA = kWarpM / 16;
-  static constexpr int kTiles = (kBM + 2 * kBN) * kD * 2;
+  static constexpr int kTiles = (kBM + 2 * kBN * ((kFlags & FUSED_DBUF) ? 2 : 1)) * kD * 2;
   static constexpr int kStats = (kFlags & FUSED_STATS_SMEM) ? kThreads * kMA * 4 * 4 : 0;
   static constexpr int kMaskPitch = kBN * 4 + 16;
 #ifdef ATTNPROF_FUSED_V2
@@ -330,6 +353,10 @@ template <typename T, int kD, int kBM, int kBN, int kWarpM, int kFlags>
 FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
   using SM = fused_smem<kD, kBM, kBN, kWarpM, kFlags>;
   constexpr bool kMask = (kFlags & FUSED_MASK) != 0, kStats = (kFlags & FUSED_STATS_SMEM) != 0;
+  constexpr bool kDbuf = (kFlags & FUSED_DBUF) != 0;
+  static_assert(!(kDbuf && kMask), "double-buffered K/V: flash only");
+  // kDbuf: byte distance between the two K/V buffer pairs [K0 V0 | K1 V1].
+  constexpr uint32_t kKV = 2u * kBN * kD * 2;
   constexpr int kThreads = SM::kThreads, kMA = SM::kMA;
   constexpr int kNT = kBN / 8, kDT = kD / 8;
   static_assert(kWarpM == 16 || kWarpM == 32, "a warp owns one or two 16-row mma atoms");
@@ -369,15 +396,20 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
   char *sMask = base + SM::kTiles + SM::kStats;   // kMask: the mask tile
 
   int nb = n_blocks - 1;
+  const uint32_t o1 = kDbuf ? (uint32_t)(nb & 1) * kKV : 0u; // pair of the first tile
   fused_load_tile<T, kBM, kD, kThreads>(aQ, qg, p.q_ss, rows_q, d_chunks, tid);
-  fused_load_tile<T, kBN, kD, kThreads>(aK, kg + (int64_t)nb * kBN * p.k_ss, p.k_ss,
+  fused_load_tile<T, kBN, kD, kThreads>(aK + o1, kg + (int64_t)nb * kBN * p.k_ss, p.k_ss,
                                         p.sk - nb * kBN, d_chunks, tid);
+  if constexpr (kDbuf)
+    fused_load_tile<T, kBN, kD, kThreads>(aV + o1, vg + (int64_t)nb * kBN * p.v_ss, p.v_ss,
+                                          p.sk - nb * kBN, d_chunks, tid);
   fused_cp_async_commit();
 
   // ldmatrix lanes: Q (A): rows r0 + lane%16, chunk bit lane/16.
   // K (B, two n tiles): keys n0 + 8 (lane/16) + lane%8, chunk bit (lane/8)%2.
   // V (B via .trans, two d tiles): keys k0 + 8 ((lane/8)%2) + lane%8, chunk bit lane/16.
   const uint32_t lq = fused_lane<kD>(aQ, warp * kWarpM + (lane & 15), lane >> 4);
+  // (kDbuf: tile nb lives in pair nb & 1, at lk / lv + (nb & 1) kKV.)
   const uint32_t lk = fused_lane<kD>(aK, (lane >> 4) * 8 + (lane & 7), (lane >> 3) & 1);
   const uint32_t lv = fused_lane<kD>(aV, ((lane >> 3) & 1) * 8 + (lane & 7), lane >> 4);
 
@@ -413,15 +445,38 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 
   for (; nb >= 0; --nb) {
     fused_cp_async_wait<0>();
-    __syncthreads(); // K[nb] landed; every warp is done with V[nb + 1] (and the mask tile)
+    // K[nb] (kDbuf: and V[nb]) landed; every warp is done with V[nb + 1] (and
+    // the mask tile; kDbuf: with the whole pair of tile nb + 1)
+    __syncthreads();
     const int n0 = nb * kBN;
-    fused_load_tile<T, kBN, kD, kThreads>(aV, vg + (int64_t)n0 * p.v_ss, p.v_ss, p.sk - n0,
-                                          d_chunks, tid);
-    if (kMask && mask_tile)
-      fused_load_mask<kBM, kBN, kThreads>(
-          fused_smem_addr(sMask), mask_bh + (((int64_t)m0 * p.m_sq + n0) << esize_log2),
-          p.m_sq << esize_log2, rows_q, (p.sk - n0) << esize_log2, esize_log2, tid);
-    fused_cp_async_commit();
+    if constexpr (kDbuf) {
+      if (nb > 0) { // tile nb - 1 into the other pair, a whole tile ahead
+        const uint32_t o2 = (uint32_t)((nb - 1) & 1) * kKV; // the other pair
+        // (tile nb - 1 is whole: only the first tile loaded, the last, has a tail).
+        // The K/V bases are re-formed here from the block index (read through
+        // volatile asm, so not hoisted): no 64-bit pointer stays live in the loop.
+        uint32_t bz, hy, tx;
+        asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(bz));
+        asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(hy));
+        asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tx));
+        const int hk2 = (int)hy / (p.hq / p.hkv);
+        fused_load_tile_full<T, kBN, kD, kThreads>(
+            aK + o2, (const T *)p.k + (int64_t)bz * p.k_sb + hk2 * p.k_sh + (int64_t)(n0 - kBN) * p.k_ss,
+            p.k_ss, (int)tx);
+        fused_load_tile_full<T, kBN, kD, kThreads>(
+            aV + o2, (const T *)p.v + (int64_t)bz * p.v_sb + hk2 * p.v_sh + (int64_t)(n0 - kBN) * p.v_ss,
+            p.v_ss, (int)tx);
+        fused_cp_async_commit();
+      }
+    } else {
+      fused_load_tile<T, kBN, kD, kThreads>(aV, vg + (int64_t)n0 * p.v_ss, p.v_ss, p.sk - n0,
+                                            d_chunks, tid);
+      if (kMask && mask_tile)
+        fused_load_mask<kBM, kBN, kThreads>(
+            fused_smem_addr(sMask), mask_bh + (((int64_t)m0 * p.m_sq + n0) << esize_log2),
+            p.m_sq << esize_log2, rows_q, (p.sk - n0) << esize_log2, esize_log2, tid);
+      fused_cp_async_commit();
+    }
 
     float s[kMA][kNT][4];
 #pragma unroll
@@ -439,7 +494,7 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 #pragma unroll
       for (int n2 = 0; n2 < kBN / 16; ++n2) {
         uint32_t bk[4];
-        fused_ldmatrix_x4(bk, fused_lane_off<kBN, kD>(lk, n2 * 16, 2 * kk));
+        fused_ldmatrix_x4(bk, fused_lane_off<kBN, kD>(kDbuf ? lk + (uint32_t)(nb & 1) * kKV : lk, n2 * 16, 2 * kk));
 #pragma unroll
         for (int mi = 0; mi < kMA; ++mi) {
           fused_mma<T>(s[mi][2 * n2], a[mi], bk[0], bk[1]);
@@ -448,12 +503,14 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
       }
     }
 
-    fused_cp_async_wait<0>();
-    __syncthreads(); // V[nb] (and the mask tile) landed; every warp is done with K[nb]
-    if (nb > 0) {
-      fused_load_tile<T, kBN, kD, kThreads>(aK, kg + (int64_t)(n0 - kBN) * p.k_ss, p.k_ss,
-                                            p.sk - (n0 - kBN), d_chunks, tid);
-      fused_cp_async_commit();
+    if constexpr (!kDbuf) {
+      fused_cp_async_wait<0>();
+      __syncthreads(); // V[nb] (and the mask tile) landed; every warp is done with K[nb]
+      if (nb > 0) {
+        fused_load_tile<T, kBN, kD, kThreads>(aK, kg + (int64_t)(n0 - kBN) * p.k_ss, p.k_ss,
+                                              p.sk - (n0 - kBN), d_chunks, tid);
+        fused_cp_async_commit();
+      }
     }
 
     if constexpr (kMask) {
@@ -530,7 +587,7 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 #pragma unroll
       for (int d2 = 0; d2 < kD / 16; ++d2) {
         uint32_t bv[4];
-        fused_ldmatrix_x4_trans(bv, fused_lane_off<kBN, kD>(lv, kk * 16, 2 * d2));
+        fused_ldmatrix_x4_trans(bv, fused_lane_off<kBN, kD>(kDbuf ? lv + (uint32_t)(nb & 1) * kKV : lv, kk * 16, 2 * d2));
 #pragma unroll
         for (int mi = 0; mi < kMA; ++mi) {
           fused_mma<T>(acc_o[mi][2 * d2], pa[mi], bv[0], bv[1]);
@@ -590,8 +647,13 @@ __global__ void __launch_bounds__(kBM / kWarpM * 32, kMinB)
   fused_fwd_body<T, kD, kBM, kBN, kWarpM, kFlags | FUSED_MASK>(p, fused_smem_buf);
 }
 
+// static: one copy per translation unit, with its own limit_done, because the
+// kernel it launches is also per unit (whole-program CUDA): when two units
+// instantiated the same shape (the bench-only version #5 and v2's D128
+// default), a shared limit_done let the second unit launch its own kernel
+// without the shared-memory opt-in (cudaErrorInvalidValue, bench/NOTES.md).
 template <typename T, int kD, int kBM, int kBN, int kWarpM, int kMinB, int kFlags>
-attn_status fused_launch(const attn_fused_params &p, cudaStream_t stream) {
+static attn_status fused_launch(const attn_fused_params &p, cudaStream_t stream) {
   constexpr bool kMask = (kFlags & FUSED_MASK) != 0;
   constexpr int kThreads = kBM / kWarpM * 32;
   constexpr int kSmem = fused_smem<kD, kBM, kBN, kWarpM, kFlags>::kBytes;

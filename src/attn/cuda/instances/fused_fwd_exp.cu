@@ -12,6 +12,9 @@ const char *attn_flash_exp_name(int version) {
   case 4: return "#4: D128 128x32, 4 warps x 32 rows";
   case 5: return "#5: D128 128x64, 4 warps x 32 rows, stats in smem (v2's D128)";
   case 6: return "#6: D256 64x64, 4 warps x 16 rows, stats in smem";
+  case 7: return "#7: D128 128x64, 4 warps x 32 rows, stats in smem, double-buffered K/V, 1 barrier/tile";
+  case 8: return "#8: D128 256x64, 8 warps x 32 rows, stats in smem, 1 CTA/SM";
+  case 9: return "#9: D128 256x64, 8 warps x 32 rows, stats in smem, double-buffered K/V, 1 CTA/SM";
   default: return NULL;
   }
 }
@@ -25,6 +28,9 @@ fused_fn attn_flash_exp_pick(const attn_args *a, int version) {
   if (version == 4 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 128, 32, 32, 2, 0>;
   if (version == 5 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 128, 64, 32, 2, 2>;
   if (version == 6 && d == 256 && bf) return fused_launch<__nv_bfloat16, 256, 64, 64, 16, 2, 2>;
+  if (version == 7 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 128, 64, 32, 2, 6>;
+  if (version == 8 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 256, 64, 32, 1, 2>;
+  if (version == 9 && d == 128 && bf) return fused_launch<__nv_bfloat16, 128, 256, 64, 32, 1, 6>;
   return NULL;
 }
 #endif
