@@ -259,7 +259,7 @@ int64_t prof_key_averages(const prof_trace *t, prof_key_average **out);
  * added, or -1 (out of memory). */
 int64_t prof_add_gpu_annotations(prof_trace *t);
 
-/* ---- occupancy (src/prof/occupancy.c) ---------------------------------- */
+/* ---- occupancy (src/prof/analysis/occupancy.c) ---------------------------------- */
 
 /* Which limit keeps more blocks off an SM (several bits when tied). */
 enum {
@@ -310,7 +310,7 @@ void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n
 void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,
                              int64_t max_rows);
 
-/* ---- reading traces (src/prof/chrome_reader.c) ------------------------- */
+/* ---- reading traces (src/prof/io/chrome_reader.c) ---------------------- */
 
 /* Longest string kept from a trace file; longer ones are cut and counted. */
 #define PROF_READ_NAME_MAX 65536

@@ -18,7 +18,7 @@
 #include "cli/report.h"
 #include "cli/summary_json.h"
 #include "cli/traces.h"
-#include "prof/chrome_stream.h"
+#include "prof/io/chrome_stream.h"
 
 typedef struct {
   int found, closed, api_all;

@@ -12,7 +12,7 @@
 #include "attnprof/prof.h"
 #include "gpu_test.h"
 #include "planted.h"
-#include "prof/cupti_lib.h"
+#include "prof/collect/cupti_lib.h"
 
 #define CHECK(cond)                                                   \
   do {                                                                \

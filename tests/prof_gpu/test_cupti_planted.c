@@ -16,7 +16,7 @@
 
 #include "gpu_test.h"
 #include "planted.h"
-#include "prof/cupti_lib.h"
+#include "prof/collect/cupti_lib.h"
 
 static prof_trace *T;
 static planted_result R;

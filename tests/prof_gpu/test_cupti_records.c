@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "prof/cupti_records.h"
+#include "prof/collect/cupti_records.h"
 
 static const char *fake_name(CUpti_CallbackDomain d, uint32_t cbid) {
   return d == CUPTI_CB_DOMAIN_DRIVER_API && cbid == 700 ? "cuLaunchKernelEx" : NULL;

@@ -18,8 +18,8 @@
 #include <cmocka.h>
 
 #include "attnprof/prof.h"
-#include "prof/chrome_stream.h"
-#include "prof/occupancy.h"
+#include "prof/io/chrome_stream.h"
+#include "prof/analysis/occupancy.h"
 
 enum { PID = 4242, TID = 4243, DEV = 0, STREAM = 7 };
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "attnprof/prof.h"
-#include "prof/occupancy.h"
+#include "prof/analysis/occupancy.h"
 
 static prof_footprint fp_of(int threads, int regs, int static_smem, int dyn_smem, int grid) {
   prof_footprint f;

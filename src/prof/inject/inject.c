@@ -25,8 +25,8 @@
 
 #include "inject.h"
 #include "inject_report.h"
-#include "prof/chrome_stream.h"
-#include "prof/collector_cupti.h"
+#include "prof/io/chrome_stream.h"
+#include "prof/collect/collector_cupti.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

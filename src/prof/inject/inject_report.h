@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "prof/collector_cupti.h"
+#include "prof/collect/collector_cupti.h"
 
 /* path NULL: no report (the trace is still written). */
 void inject_report_open(const char *path);

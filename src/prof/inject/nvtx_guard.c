@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "inject.h"
-#include "prof/cupti_lib.h"
+#include "prof/collect/cupti_lib.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

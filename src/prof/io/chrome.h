@@ -1,0 +1,35 @@
+/* Internals of the Chrome/Kineto trace writer, shared by its three files:
+ * chrome_writer.c (the file, its top level, atomic replace), chrome_events.c
+ * (one X event with Kineto's args, and ac2g flows), chrome_meta.c
+ * (deviceProperties and the process/thread metadata rows). */
+#ifndef ATTNPROF_SRC_PROF_CHROME_H
+#define ATTNPROF_SRC_PROF_CHROME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnprof/prof.h"
+#include "prof/io/json_out.h"
+
+typedef struct {
+  json_out o;
+  const prof_trace *t;
+  size_t n;           /* events written */
+  int64_t base_epoch; /* baseTimeNanoseconds */
+  int64_t offset;     /* add to an event time for epoch ns (prof_trace_epoch_offset) */
+  int64_t *launch;    /* GPU activity -> its launch event, or -1 (prof_link_launches) */
+  unsigned char *launches_gpu; /* launch event -> it has a GPU activity: gets an "s" */
+  int first;          /* nothing written into traceEvents yet */
+} chrome_ctx;
+
+/* Starts an element of traceEvents (the separator before all but the first). */
+void chrome_next(chrome_ctx *c);
+/* A time field: event ns -> µs relative to baseTimeNanoseconds. */
+void chrome_ts(chrome_ctx *c, int64_t event_ns);
+
+void chrome_write_event(chrome_ctx *c, size_t i);
+void chrome_write_devices(chrome_ctx *c);
+/* The process and thread name rows; 0, or -1 (out of memory). */
+int chrome_write_metadata(chrome_ctx *c);
+
+#endif

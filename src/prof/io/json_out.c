@@ -1,0 +1,125 @@
+/* Streaming JSON output (see json_out.h). */
+#include "prof/io/json_out.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* fwrite_unlocked (GNU): the writer makes several small writes per event and
+ * owns its FILE, and fwrite's per-call lock was a third of a large export. */
+static void put(json_out *o, const char *s, size_t n) {
+  if (o->err || !n) return;
+  if (fwrite_unlocked(s, 1, n, o->f) != n) o->err = errno ? errno : EIO;
+}
+
+void json_raw(json_out *o, const char *s) { put(o, s, strlen(s)); }
+
+void json_fmt(json_out *o, const char *fmt, ...) {
+  if (o->err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vfprintf(o->f, fmt, ap) < 0) o->err = errno ? errno : EIO;
+  va_end(ap);
+}
+
+/* Length of the valid UTF-8 sequence at s (2..4), or 0 (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF). */
+static int utf8_len(const unsigned char *s) {
+  unsigned c = s[0];
+  int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (!n) return 0;
+  unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+  if (c == 0xe0) lo = 0xa0;
+  if (c == 0xed) hi = 0x9f;
+  if (c == 0xf0) lo = 0x90;
+  if (c == 0xf4) hi = 0x8f;
+  if (s[1] < lo || s[1] > hi) return 0;
+  for (int i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+  return n;
+}
+
+/* The escape for byte c (s points at it), or NULL when c is written as is. */
+static const char *escape_of(const unsigned char *s, char buf[8]) {
+  switch (*s) {
+  case '"': return "\\\"";
+  case '\\': return "\\\\";
+  case '\b': return "\\b";
+  case '\f': return "\\f";
+  case '\n': return "\\n";
+  case '\r': return "\\r";
+  case '\t': return "\\t";
+  case '<': return s[1] == '/' ? "<\\" : NULL; /* then the '/' itself: "<\/" */
+  default: break;
+  }
+  if (*s < 0x20) {
+    snprintf(buf, 8, "\\u%04x", *s);
+    return buf;
+  }
+  return NULL;
+}
+
+void json_str(json_out *o, const char *str) {
+  const unsigned char *s = (const unsigned char *)(str ? str : "");
+  const unsigned char *run = s; /* bytes not yet written that need no escape */
+  char buf[8];
+  put(o, "\"", 1);
+  while (*s) {
+    const char *esc = NULL;
+    int n = 1;
+    if (*s < 0x80) esc = escape_of(s, buf);
+    else if (!(n = utf8_len(s))) esc = "\xef\xbf\xbd", n = 1; /* U+FFFD */
+    if (esc) {
+      put(o, (const char *)run, (size_t)(s - run));
+      json_raw(o, esc);
+      run = s + n;
+    }
+    s += n;
+  }
+  put(o, (const char *)run, (size_t)(s - run));
+  put(o, "\"", 1);
+}
+
+void json_key(json_out *o, const char *key) {
+  json_str(o, key);
+  put(o, ": ", 2);
+}
+
+/* Digits by hand: the writer prints several integers per event, and printf's
+ * format parsing was most of the time of a large export. */
+static size_t format_u64(char *end, uint64_t v) {
+  char *p = end;
+  do *--p = (char)('0' + v % 10);
+  while (v /= 10);
+  return (size_t)(end - p);
+}
+
+void json_int(json_out *o, int64_t v) {
+  char buf[24], *end = buf + sizeof buf;
+  uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  size_t n = format_u64(end, mag);
+  if (v < 0) buf[sizeof buf - ++n] = '-';
+  put(o, end - n, n);
+}
+
+void json_num(json_out *o, double v) {
+  if (!isfinite(v)) {
+    json_raw(o, "null");
+    return;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
+  json_raw(o, buf);
+}
+
+void json_us(json_out *o, int64_t ns) {
+  char buf[32], *end = buf + sizeof buf;
+  uint64_t v = ns < 0 ? 0 : (uint64_t)ns;
+  for (int i = 0; i < 3; i++, v /= 10) *--end = (char)('0' + v % 10);
+  *--end = '.';
+  size_t n = format_u64(end, v) + 4;
+  put(o, buf + sizeof buf - n, n);
+}
