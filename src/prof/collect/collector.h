@@ -7,6 +7,7 @@
 #define ATTNPROF_SRC_PROF_COLLECTOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attnprof/prof.h"
 
@@ -26,5 +27,9 @@ typedef struct {
 } prof_collector;
 
 extern const prof_collector prof_collector_cpu;
+
+/* Unix-epoch ns minus prof_clock_ns, read between two clock reads so the
+ * error is at most half their gap (collector_cpu.c). */
+int64_t prof_clock_epoch_offset(void);
 
 #endif

@@ -55,14 +55,6 @@ void cupti_collector_stats(cupti_stats *out) {
 /* The clock CUPTI stamps every record with: the CPU collector's. */
 static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)prof_clock_ns(); }
 
-static int64_t realtime_minus_monotonic(void) {
-  struct timespec rt;
-  int64_t a = prof_clock_ns();
-  clock_gettime(CLOCK_REALTIME, &rt);
-  int64_t b = prof_clock_ns();
-  return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
-}
-
 /* Reads every device's limits (idempotent; cheap after the first time). */
 static void read_devices(void) {
   pthread_mutex_lock(&dev_mu);
@@ -207,7 +199,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
    * CLOCK_REALTIME, and the converter moves those times onto ours. */
   cupti_buffers_set_clock_offset(F->ActivityRegisterTimestampCallback(clock_ns) == CUPTI_SUCCESS
                                      ? 0
-                                     : realtime_minus_monotonic());
+                                     : prof_clock_epoch_offset());
   CUptiResult r = F->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
   if (r == CUPTI_SUCCESS && cupti_buffers_set_target(t)) r = CUPTI_ERROR_OUT_OF_MEMORY;
   if (r == CUPTI_SUCCESS && !injected) read_devices();

@@ -50,16 +50,6 @@ static void name_process(prof_trace *t, int64_t pid) {
   prof_trace_set_process(t, pid, name);
 }
 
-/* Unix-epoch ns minus CLOCK_MONOTONIC ns, read between two monotonic reads
- * so the error is at most half their gap. */
-static int64_t epoch_offset(void) {
-  struct timespec rt;
-  int64_t a = prof_clock_ns();
-  clock_gettime(CLOCK_REALTIME, &rt);
-  int64_t b = prof_clock_ns();
-  return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
-}
-
 /* Starts collector i if asked for and usable; on failure appends its reason. */
 static unsigned start_one(size_t i, prof_trace *t, unsigned collect, char *why, size_t len) {
   const prof_collector *c = collectors[i];
@@ -92,7 +82,7 @@ attn_status prof_start(prof_trace *t, unsigned collect) {
                      "prof_start: a profiling session is already running; call prof_stop first");
   }
   if (!prof_trace_process_id(t)) name_process(t, (int64_t)getpid());
-  if (!prof_trace_epoch_offset(t)) prof_trace_set_epoch_offset(t, epoch_offset());
+  if (!prof_trace_epoch_offset(t)) prof_trace_set_epoch_offset(t, prof_clock_epoch_offset());
   char why[512] = "";
   unsigned on = 0;
   for (size_t i = 0; i < N_COLLECTORS; i++) on |= start_one(i, t, collect, why, sizeof why);

@@ -119,14 +119,6 @@ static void hook_signals(void) {
 
 /* ---- start --------------------------------------------------------------- */
 
-static int64_t epoch_offset(void) {
-  struct timespec rt;
-  int64_t a = prof_clock_ns();
-  clock_gettime(CLOCK_REALTIME, &rt);
-  int64_t b = prof_clock_ns();
-  return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
-}
-
 static int is_root_process(void) {
   const char *root = getenv("ATTNPROF_TRACE_ROOT_PID");
   return !root || atoll(root) == (long long)getpid();
@@ -136,7 +128,7 @@ static int start(void) {
   const char *out = getenv("ATTNPROF_TRACE_OUT");
   if (!out || !*out) return say("ATTNPROF_TRACE_OUT is not set: nothing to trace into", NULL), -1;
   inject_report_open(getenv("ATTNPROF_TRACE_REPORT"));
-  int64_t offset = epoch_offset(), now = prof_clock_ns() + offset;
+  int64_t offset = prof_clock_epoch_offset(), now = prof_clock_ns() + offset;
   char why[512];
   stream = chrome_stream_open(out, now - now % 1000000, offset, why, sizeof why);
   if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;

@@ -185,7 +185,12 @@ int chrome_stream_close(chrome_stream *s, int64_t extra_dropped, int64_t pid, co
   s->o = c.o;
   tail(&s->o, s->dropped + extra_dropped);
   if (!err) err = s->o.err;
-  if (fclose(s->f) && !err) err = errno ? errno : EIO;
+  int closed = chrome_stream_abandon(s);
+  return err ? err : closed;
+}
+
+int chrome_stream_abandon(chrome_stream *s) {
+  int err = fclose(s->f) ? (errno ? errno : EIO) : 0;
   prof_trace_destroy(s->held);
   prof_trace_destroy(s->lanes);
   prof_map_free(&s->lane_seen);
@@ -193,16 +198,6 @@ int chrome_stream_close(chrome_stream *s, int64_t extra_dropped, int64_t pid, co
   free(s->path);
   free(s);
   return err;
-}
-
-void chrome_stream_abandon(chrome_stream *s) {
-  fclose(s->f);
-  prof_trace_destroy(s->held);
-  prof_trace_destroy(s->lanes);
-  prof_map_free(&s->lane_seen);
-  free(s->held_age);
-  free(s->path);
-  free(s);
 }
 
 int chrome_stream_repair(const char *path, int64_t safe_offset, int64_t dropped) {

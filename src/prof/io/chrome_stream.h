@@ -36,8 +36,9 @@ int64_t chrome_stream_dropped(const chrome_stream *s);
  * extra_dropped adds to the chunks' own dropped counts. Frees s. 0 or errno. */
 int chrome_stream_close(chrome_stream *s, int64_t extra_dropped, int64_t pid, const char *process);
 /* Closes the file as it stands, without the tail: what a writer that dies
- * leaves behind (tests of chrome_stream_repair). Frees s. */
-void chrome_stream_abandon(chrome_stream *s);
+ * leaves behind (tests of chrome_stream_repair); chrome_stream_close ends
+ * here too. Frees s. 0 or the errno of the close. */
+int chrome_stream_abandon(chrome_stream *s);
 /* Completes a stream its writer never closed: cuts it to safe_offset (0:
  * nothing was written whole) and appends the closing of traceEvents and of
  * the document. 0 or errno. */
