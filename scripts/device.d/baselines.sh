@@ -5,7 +5,8 @@
 # default "compare,host,torch"):
 #   compare  attnprof compare --device cuda at DESIGN.md's shape (8x16x1024x64
 #            bf16 causal): GPU ops per forward, device/host time, top kernel
-#   host     bench_host_overhead: host time per call from C (target 20 us)
+#   host     bench_host_overhead: host time per call from C (target 20 us),
+#            then bench_host_ops: each API call of a naive/math forward alone
 #   torch    bench/vs_torch.py at the same shape: ours vs PyTorch, ratios,
 #            the two device-time targets
 #   sweep    attnprof compare --sweep and vs_torch.py --sweep (the grid)
@@ -35,6 +36,9 @@ if [[ $steps == *host* ]]; then
   ATTNPROF_CUDA_GRAPHS=1 timeout 60 $bin/bench_host_overhead | tee "$out/host_overhead.txt"
   echo "== bench_host_overhead, ATTNPROF_CUDA_GRAPHS=0 (every op launched eagerly: the default)"
   ATTNPROF_CUDA_GRAPHS=0 timeout 60 $bin/bench_host_overhead | tee -a "$out/host_overhead.txt"
+  echo "== bench_host_ops (per API call, idle and queued)"
+  timeout 90 $bin/bench_host_ops > "$out/host_ops.txt" 2>&1
+  grep -v '^    ' "$out/host_ops.txt" | tail -12
 fi
 if [[ $steps == *torch* ]]; then
   echo "== vs_torch.py"

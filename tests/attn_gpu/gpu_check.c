@@ -132,9 +132,10 @@ int gpu_case_run(gpu_case *c, attn_backend b, double tol, int nan_rows, gpu_outc
     snprintf(o->failure, sizeof o->failure, "%s", why);
     return GPU_RUN_REFUSED;
   }
-  /* Three identical calls: the baselines run the first eagerly, capture the
-   * second into a CUDA graph and replay the third (graph_cache.h); each
-   * output is poisoned and checked on its own. */
+  /* Three identical calls: with ATTNPROF_CUDA_GRAPHS=1 the baselines run the
+   * first eagerly, capture the second into a CUDA graph and replay the third;
+   * by default calls two and three re-issue the cuBLAS launches kept from a
+   * capture (graph_cache.h). Each output is poisoned and checked on its own. */
   double worst = 0, worst_lse = 0;
   for (int run = 0; run < 3; run++) {
     gpu_outcome one;

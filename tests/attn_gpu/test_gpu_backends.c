@@ -8,10 +8,11 @@
  *
  * Tolerances (relative error over rows that are not fully masked): f32 1e-5
  * (no TF32 anywhere: TF32 would land near 3e-4), f16 and bf16 1e-2.
- * Each backend runs every problem three times in a row (the baselines run
- * the first call eagerly, capture the second into a CUDA graph, replay the
- * third); before each call output and lse are poisoned with 0xFF, after it
- * they are checked fully written and compared. Fully masked rows: NaN for naive and naive_inplace (their plain
+ * Each backend runs every problem three times in a row (gpu_check.c: with
+ * ATTNPROF_CUDA_GRAPHS=1 the baselines capture the second call into a CUDA
+ * graph and replay it for the third; by default calls two and three re-issue
+ * cuBLAS's kept launches); before each call output and lse are poisoned
+ * with 0xFF, after it they are checked fully written and compared. Fully masked rows: NaN for naive and naive_inplace (their plain
  * softmax, as on the CPU and in PyTorch's composition), 0 and lse -inf for
  * every other backend.
  *

@@ -26,6 +26,7 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static void ctx_destroy(attn_cuda_ctx *c) {
   if (cudaSetDevice(c->device) == cudaSuccess) {
     attn_cuda_graphs_free(c);
+    attn_cuda_replays_free(c);
     if (c->blas) cublasDestroy(c->blas);
     cudaFree(c->blas_ws);
     cudaFree(c->scratch);
@@ -118,8 +119,9 @@ attn_status attn_cuda_ctx_begin(attn_cuda_ctx *c, cudaStream_t stream) {
 attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *c, size_t bytes, void **out) {
   if (bytes > c->scratch_bytes) {
     /* cudaFree waits for the device, so no launch still reads the old one;
-     * graphs that baked the old address go. */
+     * graphs and kept launches that baked the old address go. */
     attn_cuda_graphs_clear(c);
+    attn_cuda_replays_clear(c);
     cudaFree(c->scratch);
     c->scratch = NULL, c->scratch_bytes = 0;
     cudaError_t err = cudaMalloc(&c->scratch, bytes);
@@ -190,6 +192,7 @@ void attn_cuda_ctx_trim(void) {
     attn_cuda_ctx *c = tls_set->dev[i];
     if (!c || cudaSetDevice(c->device) != cudaSuccess) continue;
     attn_cuda_graphs_clear(c);
+    attn_cuda_replays_clear(c);
     cudaFree(c->scratch); /* cudaFree waits for the device */
     cudaFree(c->causal_keep);
     c->scratch = NULL, c->scratch_bytes = 0;

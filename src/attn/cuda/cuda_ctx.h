@@ -23,6 +23,8 @@ typedef struct {
   uint8_t *causal_keep;   /* naive's causal mask [Sq, Sk], built once per shape */
   int64_t keep_sq, keep_sk, keep_offset;
   struct attn_cuda_graphs *graphs; /* graph_cache.c: captured forwards */
+  struct attn_cuda_replays *replays; /* graph_cache.c: cuBLAS launches kept */
+  int capturing;          /* a forward is being captured into a graph */
 } attn_cuda_ctx;
 
 /* Bytes of the cuBLAS workspace each context owns (what PyTorch gives
@@ -64,6 +66,13 @@ void attn_cuda_ctx_trim(void);
 attn_status attn_cuda_memory_why_not(const attn_args *a, double need, double extra,
                                      const char *impl, const char *what, char *why,
                                      size_t len);
+
+/* The common case of that check, before any text is formatted: the scratch
+ * this thread already holds is big enough and nothing else is needed. */
+static inline int attn_cuda_memory_held(const attn_args *a, double need, double extra) {
+  const attn_cuda_ctx *c = attn_cuda_ctx_peek(a->q.device);
+  return c && need <= (double)c->scratch_bytes && extra <= 0;
+}
 
 /* Refuses (UNSUPPORTED, reason in why) when the tensors' device ordinal is
  * not a device this process can use, or when B*Hq*Sq rows do not fit the

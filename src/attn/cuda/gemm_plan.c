@@ -1,9 +1,11 @@
 /* Batched-GEMM plans over strided attention tensors (see gemm_plan.h). */
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attn/cuda/cuda_ctx.h"
 #include "attn/cuda/gemm_plan.h"
+#include "attn/cuda/graph_cache.h"
 
 static cudaDataType_t blas_type(attn_dtype d) {
   return d == ATTN_DTYPE_F32 ? CUDA_R_32F : d == ATTN_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
@@ -138,7 +140,7 @@ static attn_status one_call(cublasHandle_t h, const attn_gemm *g, const int64_t 
   return ATTN_STATUS_OK;
 }
 
-attn_status attn_gemm_run(cublasHandle_t h, const attn_gemm *g) {
+attn_status attn_gemm_run_blas(cublasHandle_t h, const attn_gemm *g) {
   int64_t n[3], idx[3];
   for (int i = 0; i < 3; i++) n[i] = i == g->batch_dim ? 1 : g->count[i];
   for (idx[0] = 0; idx[0] < n[0]; idx[0]++)
@@ -148,4 +150,53 @@ attn_status attn_gemm_run(cublasHandle_t h, const attn_gemm *g) {
         if (st) return st;
       }
   return ATTN_STATUS_OK;
+}
+
+/* Every argument of the one cuBLAS call of a plan, the replay's key (zeroed
+ * first: no padding byte differs). */
+typedef struct {
+  const void *pa, *pb, *pc, *ws;
+  long long sa, sb, sc;
+  int ta, tb, m, n, k, lda, ldb, ldc, batch, ab_type, c_type;
+  float alpha;
+} gemm_key;
+
+static gemm_key key_of(const attn_cuda_ctx *c, const attn_gemm *g) {
+  const int64_t idx[3] = {0, 0, 0};
+  int bd = g->batch_dim;
+  gemm_key k;
+  memset(&k, 0, sizeof k);
+  k.pa = at(&g->a, idx), k.pb = at(&g->b, idx), k.pc = at(&g->c, idx), k.ws = c->blas_ws;
+  k.sa = bd < 0 ? 0 : g->a.st[bd], k.sb = bd < 0 ? 0 : g->b.st[bd];
+  k.sc = bd < 0 ? 0 : g->c.st[bd];
+  k.ta = g->ta, k.tb = g->tb, k.m = (int)g->m, k.n = (int)g->n, k.k = (int)g->k;
+  k.lda = (int)g->a.ld, k.ldb = (int)g->b.ld, k.ldc = (int)g->c.ld;
+  k.batch = bd < 0 ? 1 : (int)g->count[bd];
+  k.ab_type = g->ab_type, k.c_type = g->c_type, k.alpha = g->alpha;
+  return k;
+}
+
+typedef struct {
+  cublasHandle_t h;
+  const attn_gemm *g;
+} gemm_issue;
+
+static attn_status issue_one(void *arg, cudaStream_t s) {
+  const gemm_issue *gi = arg;
+  const int64_t idx[3] = {0, 0, 0};
+  return one_call(gi->h, gi->g, idx);
+}
+
+attn_status attn_gemm_run(attn_cuda_ctx *ctx, const attn_gemm *g, cudaStream_t s) {
+  /* Host loops (BSHD) run plainly: one slot per call would thrash the cache. */
+  if (attn_gemm_calls(g) != 1) return attn_gemm_run_blas(ctx->blas, g);
+  gemm_key k = key_of(ctx, g);
+  gemm_issue gi = {ctx->blas, g};
+  return attn_cuda_replay_run(ctx, &k, sizeof k, issue_one, &gi, s);
+}
+
+int attn_gemm_describe(const attn_cuda_ctx *ctx, const attn_gemm *g, char *out, size_t len) {
+  gemm_key k = key_of(ctx, g);
+  out[0] = '\0';
+  return attn_gemm_calls(g) == 1 && attn_cuda_replay_describe(ctx, &k, sizeof k, out, len);
 }

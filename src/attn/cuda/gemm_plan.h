@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "attn/backend.h"
+#include "attn/cuda/cuda_ctx.h"
 
 typedef struct {
   const void *p;
@@ -50,9 +51,16 @@ attn_status attn_gemm_plan_qk(const attn_tensor *q, const attn_tensor *k, void *
 attn_status attn_gemm_plan_pv(const void *p, const attn_tensor *v, const attn_tensor *out,
                               attn_gemm *g, char *why, size_t len);
 
-/* Runs the plan (fp32 compute: tensor cores with fp32 accumulation for
- * 16-bit operands, plain FP32 for fp32 ones). Errors name the cuBLAS call. */
-attn_status attn_gemm_run(cublasHandle_t h, const attn_gemm *g);
+/* Runs the plan on `stream` (ctx->blas must be on it: attn_cuda_ctx_begin)
+ * with fp32 compute: tensor cores with fp32 accumulation for 16-bit
+ * operands, plain FP32 for fp32 ones. A plan of one cuBLAS call goes through
+ * the launch replay of graph_cache.h (the same GPU ops, without cuBLAS's
+ * per-call host work once the call repeats). Errors name the failed call. */
+attn_status attn_gemm_run(attn_cuda_ctx *ctx, const attn_gemm *g, cudaStream_t stream);
+/* The plain cuBLAS calls on h's stream, every time (no replay). */
+attn_status attn_gemm_run_blas(cublasHandle_t h, const attn_gemm *g);
+/* What the replay keeps for this plan (graph_cache.h); 0 if nothing. */
+int attn_gemm_describe(const attn_cuda_ctx *ctx, const attn_gemm *g, char *out, size_t len);
 
 /* cuBLAS calls the plan makes (1 for contiguous BHSD). */
 int64_t attn_gemm_calls(const attn_gemm *g);

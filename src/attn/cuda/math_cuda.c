@@ -61,6 +61,7 @@ static attn_status math_why_not(const attn_args *a, char *why, size_t len) {
   attn_status st = attn_cuda_rows_why_not(a, "math_cuda", why, len);
   if (st) return st;
   double need = 4 * (2 * elems(&a->q) + 2 * elems(&a->k) + score_elems(a) + bias_elems(a));
+  if (attn_cuda_memory_held(a, need, 0)) return ATTN_STATUS_OK; /* no text to format */
   char what[200];
   snprintf(what, sizeof what,
            "fp32 copies of q, k, v and out plus fp32 scores of B*Hq*Sq*Sk = %.0f elements",
@@ -86,14 +87,14 @@ static attn_status math_gemms_and_softmax(const attn_args *a, attn_cuda_ctx *ctx
                               sizeof why)) ||
       (st = attn_gemm_plan_pv(scores, &v, &o, &pv, why, sizeof why)))
     return attn_fail(st, "%s", why);
-  if ((st = attn_gemm_run(ctx->blas, &qk))) return st;
+  if ((st = attn_gemm_run(ctx, &qk, s))) return st;
   attn_cuda_rows rows = {.scores = scores, .dtype = ATTN_DTYPE_F32, .b = attn_batch(a),
                          .hq = attn_heads_q(a), .sq = attn_seq_q(a), .sk = attn_seq_k(a),
                          .causal_bias = bias_elems(a) > 0 ? (float *)(base + l->bias) : NULL,
                          .mask_kind = a->mask_kind, .lse = a->lse, .safe = 1};
   if (a->mask_kind != ATTN_MASK_NONE) rows.mask = attn_cuda_view_of(&a->mask);
   if ((st = attn_cuda_softmax(&rows, s))) return st;
-  return attn_gemm_run(ctx->blas, &pv);
+  return attn_gemm_run(ctx, &pv, s);
 }
 
 typedef struct {

@@ -66,11 +66,12 @@ static attn_status naive_check(const attn_args *a, int out_of_place, const char 
       (st = attn_gemm_plan_pv(NULL, &a->v, &a->out, &g, why, len)))
     return st;
   int bufs = score_buffers(a, out_of_place);
-  double need = score_elems(a) * (double)attn_dtype_size(a->q.dtype) * bufs;
+  double need = score_elems(a) * (double)attn_dtype_size(a->q.dtype) * bufs, keep = keep_bytes(a);
+  if (attn_cuda_memory_held(a, need, keep)) return ATTN_STATUS_OK; /* no text to format */
   char what[160];
   snprintf(what, sizeof what, "%d %s score buffer%s of B*Hq*Sq*Sk = %.0f elements", bufs,
            attn_dtype_name(a->q.dtype), bufs > 1 ? "s" : "", score_elems(a));
-  return attn_cuda_memory_why_not(a, need, keep_bytes(a), impl, what, why, len);
+  return attn_cuda_memory_why_not(a, need, keep, impl, what, why, len);
 }
 
 /* What the GPU ops of one forward use, prepared before any is enqueued (the
@@ -112,14 +113,14 @@ static attn_status naive_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_
   if ((st = attn_gemm_plan_qk(&a->q, &a->k, r->scores, a->q.dtype, 1.0f, &qk, why, sizeof why)) ||
       (st = attn_gemm_plan_pv(r->filled, &a->v, &a->out, &pv, why, sizeof why)))
     return attn_fail(st, "%s", why);
-  if ((st = attn_gemm_run(ctx->blas, &qk)) ||
+  if ((st = attn_gemm_run(ctx, &qk, s)) ||
       (st = attn_cuda_scale(r->scores, a->q.dtype, r->n, (float)attn_scale_of(a), s)))
     return st;
   if (needs_fill(a) && (st = op_fill(a, r, s))) return st;
   attn_cuda_rows rows = rows_of(a, r->filled);
   rows.lse = a->lse;
   if ((st = attn_cuda_softmax(&rows, s))) return st;
-  return attn_gemm_run(ctx->blas, &pv);
+  return attn_gemm_run(ctx, &pv, s);
 }
 
 static attn_status naive_forward_common(const attn_args *a, int out_of_place) {
