@@ -25,6 +25,7 @@ times torch and every version N times in turn (the medians' median is
 printed), which keeps clock drift from favouring whichever runs first.
 """
 import argparse
+import os
 import ctypes as C
 import statistics
 import sys
@@ -78,6 +79,9 @@ def main():
     ap.add_argument("--d", type=int, default=0, help="only the cells of this head dim")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--flash-only", action="store_true")
+    ap.add_argument("--mma-sync", action="store_true",
+                    help="also time flash's mma.sync kernel (ATTNPROF_FLASH_KERNEL=mma_sync) "
+                         "beside the kernel flash picks (wgmma on a H100/H200)")
     opt = ap.parse_args()
     lib = C.CDLL(opt.lib)
     vers = [int(x) for x in opt.versions.split(",") if x]
@@ -89,12 +93,16 @@ def main():
     lib.attn_last_error.restype = C.c_char_p
 
     def ours(backend, q, k, v, o, causal, mask=None, version=None):
+        # version: a kept flash version (int), or a kernel name for ATTNPROF_FLASH_KERNEL
+        kernel = version if isinstance(version, str) else "auto"
+        version = version if isinstance(version, int) else None
         a = Args(tensor(q), tensor(k), tensor(v), tensor(o),
                  CAUSAL_TOP_LEFT if causal else CAUSAL_NONE, 0.0, MASK_NONE, Tensor(), None, None)
         if mask is not None:
             a.mask_kind, a.mask = MASK_ADDITIVE, tensor(mask)
 
         def call():
+            os.environ["ATTNPROF_FLASH_KERNEL"] = kernel
             if version is not None:
                 rc = lib.attn_flash_cuda_run_version(C.byref(a), version)
             else:
@@ -109,7 +117,7 @@ def main():
         print(f"  flash #{ver}: {lib.attn_flash_cuda_version_name(ver).decode()}")
     torch.manual_seed(0)
     # odd shapes first (tails, causal diagonal, Sq != Sk): every version against torch
-    for ver in [0] + vers:
+    for ver in [0] + vers + (["mma_sync"] if opt.mma_sync else []):
         worst_odd, fails = 0.0, []
         for b, h, sq, sk, d, causal in ((1, 4, 1000, 1000, 128, False), (1, 4, 1000, 1000, 128, True),
                                         (2, 3, 77, 77, 128, True), (1, 2, 4129, 4129, 128, True),
@@ -167,6 +175,8 @@ def main():
                 tfn = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
                 ref = tfn()
                 runs = [(name, None)] + ([(f"flash #{x}", x) for x in vers] if name == "flash" else [])
+                if name == "flash" and opt.mma_sync:
+                    runs.append(("flash mma_sync", "mma_sync"))
                 fns = []
                 for rname, ver in runs:
                     ofn = ours(ob, q, k, v, o, causal, m, ver)

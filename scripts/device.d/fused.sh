@@ -2,7 +2,8 @@
 # The fused backends (flash, efficient) on the device, run by
 # scripts/device-run.sh from the build folder with $1 = the output folder:
 #  1. bench_fused: every version over the sweep grid, checked, then timed;
-#  2. fused_vs_torch.py: beside PyTorch's flash and efficient SDPA, one run;
+#  2. fused_vs_torch.py: beside PyTorch's flash and efficient SDPA, one run
+#     (with --mma-sync: flash's mma.sync kernel too, beside the wgmma one);
 #  3. compute-sanitizer memcheck and racecheck over a small sweep
 #     (test_fused_gpu with FUSED_TEST_QUICK=1).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
@@ -20,7 +21,7 @@ fi
 if [[ $steps == *torch* ]]; then
   echo "== fused_vs_torch.py"
   PYTHONUNBUFFERED=1 timeout 120 python3 ../bench/fused/fused_vs_torch.py \
-    --lib ./lib/libattnprof.so ${FUSED_TORCH_ARGS:-} | tee "$out/fused_vs_torch.txt"
+    --lib ./lib/libattnprof.so ${FUSED_TORCH_ARGS:---mma-sync} | tee "$out/fused_vs_torch.txt"
   [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
 fi
 if [[ $steps == *sanitize* ]]; then

@@ -4,8 +4,12 @@
  *
  *  - flash must take and pass every D in {64, 96, 128, 256} x bf16/f16 x
  *    causal none / top-left / bottom-right x Sq, Sk pairs around the tiles
- *    (1, 63, 64, 65, 127, 129, 200, 300; Sq > Sk gives fully masked rows
- *    under bottom-right) x GQA x BHSD/BSHD, with lse;
+ *    (1, 63, 64, 65, 127, 129, 200, 300, and 257-700 for several 128-key
+ *    tiles; Sq > Sk gives fully masked rows under bottom-right) x GQA x
+ *    BHSD/BSHD, with lse; once with the kernel flash picks on this device
+ *    (wgmma on compute capability 9.0) and once with the mma.sync kernel
+ *    forced (ATTNPROF_FLASH_KERNEL=mma_sync), so both are checked on a H200;
+ *  - an ATTNPROF_FLASH_KERNEL value not understood is refused, saying why;
  *  - efficient's scalar kernel, forced on 16-bit inputs, agrees too;
  *  - efficient must take and pass odd head dims (1..255, padded inside or on
  *    the scalar path), f32, boolean and additive masks in every dtype with
@@ -55,16 +59,16 @@ static void expect_pass(attn_backend b, const gpu_problem *p, uint64_t *rng) {
   gpu_case_destroy(&c);
 }
 
-static void flash_sweep(uint64_t *rng) {
+static void flash_sweep(uint64_t *rng, const char *kernel) {
   static const int64_t dims[] = {64, 96, 128, 256};
   static const int64_t seq[][2] = {{1, 1}, {64, 64}, {63, 65}, {129, 200}, {200, 129},
-                                   {127, 300}, {300, 17}, {65, 1}};
+                                   {127, 300}, {300, 17}, {65, 1}, {257, 700}, {700, 385}};
   static const attn_dtype dts[] = {ATTN_DTYPE_BF16, ATTN_DTYPE_F16};
   int before = failures, n = 0;
   for (int di = 0; di < 4; di++)
     for (int ti = 0; ti < 2; ti++)
       for (int c = 0; c < 3; c++)
-        for (int si = 0; si < 8; si++, n++) {
+        for (int si = 0; si < 10; si++, n++) {
           if (quick && n % 13) continue;
           gpu_problem p = {.dtype = dts[ti], .d = dims[di], .causal = (attn_causal)c};
           p.sq = seq[si][0], p.sk = seq[si][1];
@@ -76,7 +80,31 @@ static void flash_sweep(uint64_t *rng) {
           p.scale = n % 5 == 4 ? 0.3 : 0; /* custom positive scale */
           expect_pass(ATTN_BACKEND_FLASH, &p, rng);
         }
-  printf("flash: %d shapes, %d failed\n", n, failures - before);
+  printf("flash (ATTNPROF_FLASH_KERNEL=%s): %d shapes, %d failed\n", kernel, n,
+         failures - before);
+}
+
+/* Both flash kernels, then a value of ATTNPROF_FLASH_KERNEL nobody takes. */
+static void flash_kernels(uint64_t *rng) {
+  static const char *kernels[] = {"auto", "mma_sync"};
+  for (int i = 0; i < 2; i++) {
+    setenv("ATTNPROF_FLASH_KERNEL", kernels[i], 1);
+    flash_sweep(rng, kernels[i]);
+  }
+  gpu_problem p = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 1, .hkv = 1, .sq = 8, .sk = 8, .d = 64};
+  gpu_case c;
+  char why[256] = "";
+  setenv("ATTNPROF_FLASH_KERNEL", "fastest", 1);
+  if (gpu_case_create(&c, &p, 0, rng) == 0) {
+    attn_status st = attn_why_not(ATTN_BACKEND_FLASH, &c.dev, why, sizeof why);
+    int ok = st != ATTN_STATUS_OK && strstr(why, "accepted are auto, mma_sync, wgmma");
+    printf("%s ATTNPROF_FLASH_KERNEL=fastest: %s\n", ok ? "ok" : "FAIL", why);
+    ok ? passes++ : failures++;
+    gpu_case_destroy(&c);
+  } else {
+    failures++;
+  }
+  unsetenv("ATTNPROF_FLASH_KERNEL");
 }
 
 static void efficient_sweep(uint64_t *rng) {
@@ -246,7 +274,7 @@ int main(void) {
   quick = q && *q && strcmp(q, "0") != 0;
   printf("device: %s%s\n", attn_cuda_device_name(0), quick ? " (quick)" : "");
   uint64_t rng = 5150;
-  flash_sweep(&rng);
+  flash_kernels(&rng);
   efficient_sweep(&rng);
   efficient_mask_tiles(&rng);
   efficient_scalar_forced(&rng);

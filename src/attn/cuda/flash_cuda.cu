@@ -1,17 +1,46 @@
-// flash on CUDA, version 1: FlashAttention-2 on mma.sync (sm_80 ISA, runs on
-// sm_80/86/89/90). bf16/f16, head dims 64/96/128/256, causal top-left or
-// bottom-right (tiles past the diagonal skipped) or none, Sq != Sk, GQA, any
-// S, lse. The kernel and its tile shapes: flash_fwd_kernel.cuh; instances:
-// instances/fused_fwd_*.cu (scripts/gen_flash_instances.py); measured speed
-// against PyTorch's FA2: bench/NOTES.md (v1: 0.89-1.10x FA2 on the sweep
-// grid, 1.10x at the blog shape; D128 is the shortfall).
+// flash on CUDA: two kernels behind one backend.
+//  - FlashAttention-2 on mma.sync (flash_fwd_kernel.cuh; sm_80 ISA, runs on
+//    sm_80/86/89/90): bf16/f16, head dims 64/96/128/256, causal top-left or
+//    bottom-right (tiles past the diagonal skipped) or none, Sq != Sk, GQA,
+//    any S, lse. Instances: instances/fused_fwd_*.cu.
+//  - the same algorithm on wgmma (flash_fwd_wgmma_kernel.cuh; sm_90a only):
+//    taken on compute capability 9.0 for D 64/128/256, same inputs.
+// ATTNPROF_FLASH_KERNEL=mma_sync or wgmma forces one (bench, tests); unset or
+// auto picks. Measured speed against PyTorch's FA2: bench/NOTES.md.
 //
 // One selector (flash_pick) answers both "is it supported?" and "which
 // kernel runs": attn_forward calls the why-not check, which calls it.
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "attn/cuda/cuda_common.h"
 #include "attn/cuda/fused_launch.h"
+
+// The Hopper kernel for (dtype, D) when it is built and runs here, else NULL
+// (flash_pick says why when ATTNPROF_FLASH_KERNEL=wgmma demanded it).
+static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
+#ifdef ATTNPROF_HAVE_WGMMA
+  const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
+  if (!pr || pr->major != 9 || pr->minor != 0) return NULL;
+  switch (d) {
+  case 64: return bf ? wgmma_run<__nv_bfloat16, 64> : wgmma_run<__half, 64>;
+  case 128: return bf ? wgmma_run<__nv_bfloat16, 128> : wgmma_run<__half, 128>;
+  case 256: return bf ? wgmma_run<__nv_bfloat16, 256> : wgmma_run<__half, 256>;
+  default: return NULL;
+  }
+#else
+  (void)a, (void)d, (void)bf;
+  return NULL;
+#endif
+}
+
+// ATTNPROF_FLASH_KERNEL: 0 auto, 1 mma_sync, 2 wgmma, -1 not understood.
+static int kernel_choice(void) {
+  const char *k = getenv("ATTNPROF_FLASH_KERNEL");
+  if (!k || !*k || !strcmp(k, "auto")) return 0;
+  return !strcmp(k, "mma_sync") ? 1 : !strcmp(k, "wgmma") ? 2 : -1;
+}
 
 // The instance for (dtype, D), or NULL with the reason in why.
 static fused_fn flash_pick(const attn_args *a, char *why, size_t why_len) {
@@ -20,6 +49,19 @@ static fused_fn flash_pick(const attn_args *a, char *why, size_t why_len) {
   if (a->q.dtype != ATTN_DTYPE_BF16 && a->q.dtype != ATTN_DTYPE_F16) {
     snprintf(why, why_len, "flash_cuda takes bf16 and f16 (tensor cores), got %s: efficient "
              "takes f32", attn_dtype_name(a->q.dtype));
+    return NULL;
+  }
+  const int choice = kernel_choice();
+  if (choice < 0) {
+    snprintf(why, why_len, "ATTNPROF_FLASH_KERNEL=%s: accepted are auto, mma_sync, wgmma",
+             getenv("ATTNPROF_FLASH_KERNEL"));
+    return NULL;
+  }
+  fused_fn hopper = choice == 1 ? NULL : wgmma_pick(a, d, bf);
+  if (hopper) return hopper;
+  if (choice == 2) {
+    snprintf(why, why_len, "ATTNPROF_FLASH_KERNEL=wgmma: the wgmma kernel needs a build with "
+             "it, compute capability 9.0 and D 64, 128 or 256 (D=%lld here)", (long long)d);
     return NULL;
   }
   switch (d) {
@@ -74,7 +116,9 @@ fused_fn attn_flash_exp_pick(const attn_args *a, int version);
 #endif
 
 extern "C" const char *attn_flash_cuda_version_name(int version) {
-  if (version == 0) return "flash_cfg: the backend's tiles (v1, or v2 with ATTNPROF_FUSED_V2)";
+  if (version == 0)
+    return "the backend's kernel: wgmma on compute capability 9.0 (D 64/128/256), else "
+           "mma.sync with flash_cfg's tiles";
 #ifdef ATTNPROF_FUSED_EXPERIMENTS
   return attn_flash_exp_name(version);
 #else
@@ -101,8 +145,8 @@ const attn_backend_impl attn_backend_flash_cuda = {
     ATTN_BACKEND_FLASH,
     "flash_cuda",
     0, /* any CUDA device */
-    "FlashAttention-2 on mma.sync: one fused kernel, bf16/f16, D 64/96/128/256, causal tiles "
-    "skipped",
+    "FlashAttention-2: one fused kernel, bf16/f16, D 64/96/128/256, causal tiles skipped; "
+    "wgmma on compute capability 9.0, mma.sync elsewhere",
     ATTN_DTYPE_BIT(ATTN_DTYPE_F16) | ATTN_DTYPE_BIT(ATTN_DTYPE_BF16),
     256,
     flash_why_not,

@@ -3,6 +3,8 @@
 // of one body: flash_fwd_kernel (no mask tensor, scores kept raw and scaled
 // inside the exponent) and efficient_fwd_kernel (adds a boolean/additive mask
 // read with any strides, scales explicitly, head dims padded up to kD).
+// On compute capability 9.0 flash runs flash_fwd_wgmma_kernel.cuh instead
+// (same algorithm on wgmma) for D 64/128/256; efficient always runs this one.
 //
 // Work split. Grid (ceil(Sq / kBM), Hq, B); a CTA owns kBM query rows of one
 // (b, h) and walks its key/value tiles of kBN rows from the last to the
@@ -177,6 +179,19 @@ FUSED_DEV void fused_load_tile_full(uint32_t s, const T *g, int64_t row_stride, 
       src += step;
     }
   }
+}
+
+// A CTA whose rows see no key at all: out 0 and lse -inf for its rows (never
+// the NaN of 0/0).
+template <typename T, int kThreads>
+FUSED_DEV void fused_store_hidden_rows(const attn_fused_params &p, int b, int h, int m0,
+                                       int rows_q, int tid) {
+  T *og = (T *)p.o + b * p.o_sb + h * p.o_sh + (int64_t)m0 * p.o_ss;
+  for (int i = tid; i < rows_q * p.d; i += kThreads)
+    og[(int64_t)(i / p.d) * p.o_ss + i % p.d] = fused_from_f32<T>(0.f);
+  if (p.lse)
+    for (int i = tid; i < rows_q; i += kThreads)
+      p.lse[((int64_t)b * p.hq + h) * p.sq + m0 + i] = -INFINITY;
 }
 
 // Kernel flags (the last template argument).
@@ -376,13 +391,8 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
   int n_end = p.sk;
   if (p.causal) n_end = min(n_end, m0 + kBM + p.causal_off);
   const int n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
-  if (n_blocks == 0) { // every row hidden: out 0, lse -inf
-    T *og = (T *)p.o + b * p.o_sb + h * p.o_sh + (int64_t)m0 * p.o_ss;
-    float *lse = p.lse ? p.lse + ((int64_t)b * p.hq + h) * p.sq + m0 : nullptr;
-    for (int i = tid; i < rows_q * p.d; i += kThreads)
-      og[(int64_t)(i / p.d) * p.o_ss + i % p.d] = fused_from_f32<T>(0.f);
-    if (lse)
-      for (int i = tid; i < rows_q; i += kThreads) lse[i] = -INFINITY;
+  if (n_blocks == 0) { // every row hidden
+    fused_store_hidden_rows<T, kThreads>(p, b, h, m0, rows_q, tid);
     return;
   }
 

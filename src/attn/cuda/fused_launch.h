@@ -17,6 +17,11 @@ typedef attn_status (*fused_fn)(const attn_fused_params &, cudaStream_t);
 template <typename T, int kD, bool kMask>
 attn_status fused_run(const attn_fused_params &p, cudaStream_t stream);
 
+// Hopper instance (flash_fwd_wgmma_kernel.cuh, sm_90a only) for head dims
+// 64, 128, 256; defined when ATTNPROF_HAVE_WGMMA.
+template <typename T, int kD>
+attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
+
 // Scalar instance (efficient_simt_kernel.cuh) for head dims up to kDmax.
 template <typename T, int kDmax>
 attn_status simt_run(const attn_fused_params &p, cudaStream_t stream);

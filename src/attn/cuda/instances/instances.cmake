@@ -18,3 +18,11 @@ set(ATTNPROF_FUSED_INSTANCES
   instances/fused_fwd_efficient_f16_d256.cu
   instances/fused_fwd_exp.cu
 )
+set(ATTNPROF_WGMMA_INSTANCES
+  instances/flash_wgmma_bf16_d64.cu
+  instances/flash_wgmma_bf16_d128.cu
+  instances/flash_wgmma_bf16_d256.cu
+  instances/flash_wgmma_f16_d64.cu
+  instances/flash_wgmma_f16_d128.cu
+  instances/flash_wgmma_f16_d256.cu
+)
