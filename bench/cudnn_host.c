@@ -21,21 +21,11 @@
 
 #include "attn/cuda/cudnn_cuda.h"
 #include "attnprof/attn.h"
+#include "bench_clock.h"
 
 #define ELEMS ((size_t)16384 * 2048) /* every grid shape: B*S*H*D */
 
 static void *buf[4];
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Random bf16 in [-2, 2) for q, k, v (never zeros: they run faster). */
 static int fill_inputs(void) {
@@ -70,10 +60,10 @@ static int run(const attn_args *a) {
 
 /* The first call of a shape, in ms (synchronized). */
 static double first_call_ms(const attn_args *a) {
-  double t0 = now_us();
+  double t0 = bench_now_us();
   if (run(a)) return -1;
   cudaDeviceSynchronize();
-  return (now_us() - t0) / 1e3;
+  return (bench_now_us() - t0) / 1e3;
 }
 
 /* Host microseconds per call after the first, over `batches` batches of
@@ -85,13 +75,13 @@ static int host_cost(const attn_args *a, int batches, double out[3]) {
   int n = (batches < MAX_BATCHES ? batches : MAX_BATCHES) * PER;
   for (int i = 0; i < n; i++) {
     if (i % PER == 0) cudaDeviceSynchronize();
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (run(a)) return -1;
-    t[i] = now_us() - t0;
+    t[i] = bench_now_us() - t0;
     sum += t[i];
   }
   cudaDeviceSynchronize();
-  qsort(t, (size_t)n, sizeof t[0], cmp_double);
+  qsort(t, (size_t)n, sizeof t[0], bench_cmp_double);
   out[0] = t[n / 2], out[1] = t[n * 9 / 10], out[2] = sum / n;
   return 0;
 }

@@ -39,6 +39,7 @@
 #include "attn/cuda/gemm_plan.h"
 #include "attn/cuda/graph_cache.h"
 #include "attnprof/attn.h"
+#include "bench_clock.h"
 
 int hops_empty(cudaStream_t s);
 int hops_spin(cudaStream_t s, double us);
@@ -50,22 +51,6 @@ enum { B = 8, H = 16, S = 1024, D = 64 };
 static int calls_ = 200;
 
 typedef int (*op_fn)(void *arg);
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double pct(double *v, int n, double p) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[(int)(p * (n - 1) + 0.5)];
-}
 
 /* ---- the state every op reads ------------------------------------------- */
 
@@ -295,7 +280,7 @@ static int device_us(op_fn fn, void *arg, double *out) {
   }
   cudaEventDestroy(e[0]);
   cudaEventDestroy(e[1]);
-  *out = pct(us, 20, 0.5);
+  *out = bench_pct(us, 20, 0.5);
   return 0;
 }
 
@@ -307,20 +292,20 @@ static int measure(const char *name, op_fn fn, void *arg, int with_device, doubl
     if (fn(arg)) goto failed;
   for (int i = 0; i < calls_; i++) {
     if (cudaDeviceSynchronize()) goto failed;
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (fn(arg)) goto failed;
-    us[i] = now_us() - t0;
+    us[i] = bench_now_us() - t0;
   }
-  idle = pct(us, calls_, 0.5), p90 = pct(us, calls_, 0.9);
+  idle = bench_pct(us, calls_, 0.5), p90 = bench_pct(us, calls_, 0.9);
   for (int r = 0; r < 5; r++) {
     if (cudaDeviceSynchronize() || hops_spin(NULL, 20000)) goto failed;
     for (int i = 0; i < per; i++) {
-      double t0 = now_us();
+      double t0 = bench_now_us();
       if (fn(arg)) goto failed;
-      us[r * per + i] = now_us() - t0;
+      us[r * per + i] = bench_now_us() - t0;
     }
   }
-  queued = pct(us, 5 * per, 0.5);
+  queued = bench_pct(us, 5 * per, 0.5);
   if (cudaDeviceSynchronize() || (with_device && device_us(fn, arg, &dev))) goto failed;
   printf("%-34s idle %7.2f us  p90 %7.2f  queued %7.2f us", name, idle, p90, queued);
   if (with_device) printf("  device %8.1f us", dev);

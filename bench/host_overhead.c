@@ -22,27 +22,12 @@
 
 #include "attn/cuda/cuda_util.h"
 #include "attnprof/attn.h"
+#include "bench_clock.h"
 
 #define TARGET_US 20.0
 
 static int64_t b_ = 8, h_ = 16, s_ = 1024, d_ = 64;
 static int calls_ = 200;
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double pct(double *v, int n, double p) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[(int)(p * (n - 1) + 0.5)];
-}
 
 static int setup(attn_args *a, void *dev[4]) {
   size_t n = (size_t)(b_ * h_ * s_ * d_);
@@ -70,9 +55,9 @@ static int setup(attn_args *a, void *dev[4]) {
 static int idle_calls(attn_backend b, const attn_args *a, double *us) {
   for (int i = 0; i < calls_; i++) {
     if (attn_cuda_synchronize(0)) return -1;
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (attn_forward(b, a)) return -1;
-    us[i] = now_us() - t0;
+    us[i] = bench_now_us() - t0;
   }
   return attn_cuda_synchronize(0) ? -1 : 0;
 }
@@ -81,10 +66,10 @@ static int queued_calls(attn_backend b, const attn_args *a, double *us, int *bat
   *batches = calls_ / 20 > 1 ? calls_ / 20 : 1;
   for (int k = 0; k < *batches; k++) {
     if (attn_cuda_synchronize(0) || attn_forward(b, a)) return -1; /* queue busy */
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < 20; i++)
       if (attn_forward(b, a)) return -1;
-    us[k] = (now_us() - t0) / 20;
+    us[k] = (bench_now_us() - t0) / 20;
   }
   return attn_cuda_synchronize(0) ? -1 : 0;
 }
@@ -92,11 +77,11 @@ static int queued_calls(attn_backend b, const attn_args *a, double *us, int *bat
 static double check_us(attn_backend b, const attn_args *a, double *us) {
   char why[512];
   for (int i = 0; i < calls_; i++) {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (attn_why_not(b, a, why, sizeof why)) return -1;
-    us[i] = now_us() - t0;
+    us[i] = bench_now_us() - t0;
   }
-  return pct(us, calls_, 0.5);
+  return bench_pct(us, calls_, 0.5);
 }
 
 static int device_us(attn_backend b, const attn_args *a, double *us) {
@@ -121,12 +106,12 @@ static int bench_backend(const attn_backend_info *info, const attn_args *a, doub
   for (int i = 0; i < 5; i++)
     if (attn_forward(info->backend, a)) goto failed;
   if (idle_calls(info->backend, a, us)) goto failed;
-  double idle_med = pct(us, calls_, 0.5), idle_p90 = pct(us, calls_, 0.9);
+  double idle_med = bench_pct(us, calls_, 0.5), idle_p90 = bench_pct(us, calls_, 0.9);
   int nb;
   if (queued_calls(info->backend, a, us, &nb)) goto failed;
-  double queued = pct(us, nb, 0.5);
+  double queued = bench_pct(us, nb, 0.5);
   if (device_us(info->backend, a, us)) goto failed;
-  double dev = pct(us, 50, 0.5);
+  double dev = bench_pct(us, 50, 0.5);
   double check = check_us(info->backend, a, us);
   int miss = idle_med > TARGET_US;
   printf("%-14s %-20s idle median %7.2f us  p90 %7.2f us  queued %7.2f us  device %9.1f us  "

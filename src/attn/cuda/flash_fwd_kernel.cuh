@@ -181,6 +181,31 @@ FUSED_DEV void fused_load_tile_full(uint32_t s, const T *g, int64_t row_stride, 
   }
 }
 
+// Where a CTA of the fused kernels works: query block m0 of head h, batch b
+// (key/value head hk), rows_q of its kBM rows inside Sq, and the n_blocks key
+// tiles of kBN it may see (causal: j <= i + off for i < m0 + kBM). blockIdx.x
+// is reversed: under a causal rule the CTAs with the most tiles start first.
+template <typename T>
+struct fused_cta {
+  int b, h, hk, m0, rows_q, n_blocks;
+  const T *qg, *kg, *vg; // Q at row m0; K and V at key 0
+};
+
+template <typename T, int kBM, int kBN>
+FUSED_DEV fused_cta<T> fused_cta_of(const attn_fused_params &p) {
+  fused_cta<T> c;
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  c.h = blockIdx.y, c.b = blockIdx.z, c.hk = c.h / (p.hq / p.hkv);
+  c.m0 = m_block * kBM, c.rows_q = min(kBM, p.sq - c.m0);
+  c.qg = (const T *)p.q + c.b * p.q_sb + c.h * p.q_sh + (int64_t)c.m0 * p.q_ss;
+  c.kg = (const T *)p.k + c.b * p.k_sb + c.hk * p.k_sh;
+  c.vg = (const T *)p.v + c.b * p.v_sb + c.hk * p.v_sh;
+  int n_end = p.sk;
+  if (p.causal) n_end = min(n_end, c.m0 + kBM + p.causal_off);
+  c.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
+  return c;
+}
+
 // A CTA whose rows see no key at all: out 0 and lse -inf for its rows (never
 // the NaN of 0/0).
 template <typename T, int kThreads>
@@ -378,19 +403,8 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
   static_assert(kBN % 16 == 0 && kD % 32 == 0 && (kBN == 32 || kBN >= 64), "tile sizes");
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z, hk = h / (p.hq / p.hkv);
-  const int m0 = m_block * kBM, rows_q = min(kBM, p.sq - m0);
+  const auto [b, h, hk, m0, rows_q, n_blocks, qg, kg, vg] = fused_cta_of<T, kBM, kBN>(p);
   const int d_chunks = kMask ? p.d / 8 : kD / 8; // flash: D == kD
-
-  const T *qg = (const T *)p.q + b * p.q_sb + h * p.q_sh + (int64_t)m0 * p.q_ss;
-  const T *kg = (const T *)p.k + b * p.k_sb + hk * p.k_sh;
-  const T *vg = (const T *)p.v + b * p.v_sb + hk * p.v_sh;
-
-  // Keys this CTA may see: j < n_end (causal: j <= i + off for i < m0 + kBM).
-  int n_end = p.sk;
-  if (p.causal) n_end = min(n_end, m0 + kBM + p.causal_off);
-  const int n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
   if (n_blocks == 0) { // every row hidden
     fused_store_hidden_rows<T, kThreads>(p, b, h, m0, rows_q, tid);
     return;

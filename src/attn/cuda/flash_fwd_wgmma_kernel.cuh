@@ -119,17 +119,7 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const int wrow = wg * 64 + ((tid >> 5) & 3) * 16; // this warp's first row in the CTA
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z, hk = h / (p.hq / p.hkv);
-  const int m0 = m_block * kBM, rows_q = min(kBM, p.sq - m0);
-
-  const T *qg = (const T *)p.q + b * p.q_sb + h * p.q_sh + (int64_t)m0 * p.q_ss;
-  const T *kg = (const T *)p.k + b * p.k_sb + hk * p.k_sh;
-  const T *vg = (const T *)p.v + b * p.v_sb + hk * p.v_sh;
-
-  int n_end = p.sk;
-  if (p.causal) n_end = min(n_end, m0 + kBM + p.causal_off);
-  const int n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
+  const auto [b, h, hk, m0, rows_q, n_blocks, qg, kg, vg] = fused_cta_of<T, kBM, kBN>(p);
   if (n_blocks == 0) { // every row hidden
     fused_store_hidden_rows<T, kThreads>(p, b, h, m0, rows_q, tid);
     return;
