@@ -37,7 +37,7 @@
 #include "attn/cuda/cuda_ctx.h"
 #include "attn/cuda/cuda_util.h"
 #include "attn/cuda/gemm_plan.h"
-#include "attn/cuda/graph_cache.h"
+#include "attn/cuda/launch_replay.h"
 #include "attnprof/attn.h"
 #include "bench_clock.h"
 

@@ -1,4 +1,4 @@
-/* The eager replay of cuBLAS's launches (graph_cache.h, on by default) is
+/* The eager replay of cuBLAS's launches (launch_replay.h, on by default) is
  * really taken, and what it replays is right: naive, naive_inplace and math
  * run the same problem three times (outputs poisoned and checked against the
  * fp64 reference each time, gpu_check.c); afterwards the QK^T GEMM of that
@@ -16,7 +16,7 @@
 #include "attn/cuda/cuda_ctx.h"
 #include "attn/cuda/cuda_util.h"
 #include "attn/cuda/gemm_plan.h"
-#include "attn/cuda/graph_cache.h"
+#include "attn/cuda/launch_replay.h"
 #include "attn_gpu/gpu_harness.h"
 
 static int failures, passes;

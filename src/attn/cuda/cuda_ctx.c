@@ -10,6 +10,7 @@
 #include "attn/cuda/cuda_common.h"
 #include "attn/cuda/cuda_ctx.h"
 #include "attn/cuda/graph_cache.h"
+#include "attn/cuda/launch_replay.h"
 
 enum { CTX_MAX_DEVICES = 64 };
 
@@ -99,6 +100,14 @@ static attn_status wait_previous(attn_cuda_ctx *c) {
   return err == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(err, "cudaStreamSynchronize");
 }
 
+attn_status attn_cuda_ctx_blas_on(attn_cuda_ctx *c, cudaStream_t stream) {
+  /* cublasSetStream resets the workspace to cuBLAS's own pool: set ours
+   * after it. */
+  ATTN_CUBLAS_TRY(cublasSetStream(c->blas, stream));
+  ATTN_CUBLAS_TRY(cublasSetWorkspace(c->blas, c->blas_ws, ATTN_CUDA_BLAS_WS_BYTES));
+  return ATTN_STATUS_OK;
+}
+
 attn_status attn_cuda_ctx_begin(attn_cuda_ctx *c, cudaStream_t stream) {
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != c->device)
@@ -108,10 +117,8 @@ attn_status attn_cuda_ctx_begin(attn_cuda_ctx *c, cudaStream_t stream) {
     attn_status st = wait_previous(c);
     if (st) return st;
   }
-  /* cublasSetStream resets the workspace to cuBLAS's own pool: set ours
-   * after it. */
-  ATTN_CUBLAS_TRY(cublasSetStream(c->blas, stream));
-  ATTN_CUBLAS_TRY(cublasSetWorkspace(c->blas, c->blas_ws, ATTN_CUDA_BLAS_WS_BYTES));
+  attn_status st = attn_cuda_ctx_blas_on(c, stream);
+  if (st) return st;
   c->stream = stream, c->used = 1;
   return ATTN_STATUS_OK;
 }

@@ -23,7 +23,7 @@ typedef struct {
   uint8_t *causal_keep;   /* naive's causal mask [Sq, Sk], built once per shape */
   int64_t keep_sq, keep_sk, keep_offset;
   struct attn_cuda_graphs *graphs; /* graph_cache.c: captured forwards */
-  struct attn_cuda_replays *replays; /* graph_cache.c: cuBLAS launches kept */
+  struct attn_cuda_replays *replays; /* launch_replay.c: cuBLAS launches kept */
   int capturing;          /* a forward is being captured into a graph */
 } attn_cuda_ctx;
 
@@ -37,6 +37,11 @@ attn_status attn_cuda_ctx_get(int device, attn_cuda_ctx **out);
 /* This thread's context for `device` if it exists (why-not checks must not
  * create one). */
 const attn_cuda_ctx *attn_cuda_ctx_peek(int device);
+
+/* Puts ctx's cuBLAS handle on `stream` with the context's own workspace
+ * (what ctx_begin does for the caller's stream; the graph capture and the
+ * launch replay point it at their private streams and back). */
+attn_status attn_cuda_ctx_blas_on(attn_cuda_ctx *ctx, cudaStream_t stream);
 
 /* Makes ctx's device current and its buffers safe to use on `stream`: if
  * they were last used on another stream, that stream is synchronized first

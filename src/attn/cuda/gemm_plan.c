@@ -5,7 +5,7 @@
 
 #include "attn/cuda/cuda_ctx.h"
 #include "attn/cuda/gemm_plan.h"
-#include "attn/cuda/graph_cache.h"
+#include "attn/cuda/launch_replay.h"
 
 static cudaDataType_t blas_type(attn_dtype d) {
   return d == ATTN_DTYPE_F32 ? CUDA_R_32F : d == ATTN_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;

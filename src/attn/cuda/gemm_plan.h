@@ -54,12 +54,12 @@ attn_status attn_gemm_plan_pv(const void *p, const attn_tensor *v, const attn_te
 /* Runs the plan on `stream` (ctx->blas must be on it: attn_cuda_ctx_begin)
  * with fp32 compute: tensor cores with fp32 accumulation for 16-bit
  * operands, plain FP32 for fp32 ones. A plan of one cuBLAS call goes through
- * the launch replay of graph_cache.h (the same GPU ops, without cuBLAS's
+ * the launch replay of launch_replay.h (the same GPU ops, without cuBLAS's
  * per-call host work once the call repeats). Errors name the failed call. */
 attn_status attn_gemm_run(attn_cuda_ctx *ctx, const attn_gemm *g, cudaStream_t stream);
 /* The plain cuBLAS calls on h's stream, every time (no replay). */
 attn_status attn_gemm_run_blas(cublasHandle_t h, const attn_gemm *g);
-/* What the replay keeps for this plan (graph_cache.h); 0 if nothing. */
+/* What the replay keeps for this plan (launch_replay.h); 0 if nothing. */
 int attn_gemm_describe(const attn_cuda_ctx *ctx, const attn_gemm *g, char *out, size_t len);
 
 /* cuBLAS calls the plan makes (1 for contiguous BHSD). */

@@ -273,13 +273,25 @@ static int dim3_container(sax_ctx *c, frame *f) {
   return 1;
 }
 
+/* What opening any container ({ or [) does first. Returns 1 when that
+ * settles it (inside a skipped value the skip deepens; inside [x, y, z] a bad
+ * value is counted); otherwise 0, with *fp the enclosing frame (NULL at the
+ * top) and *slot the field the container fills, which the frame no longer
+ * waits for (event and device lists keep no pending field). */
+static int container_open(sax_ctx *c, frame **fp, const field **slot) {
+  if (c->skip) return c->skip++, 1;
+  frame *f = *fp = top(c);
+  if (f && f->role == FR_DIM3) return dim3_container(c, f);
+  *slot = f ? f->slot : NULL;
+  if (f && f->role != FR_EVENTS && f->role != FR_DEVICES) f->slot = NULL;
+  return 0;
+}
+
 static int on_start_map(void *ctx) {
   sax_ctx *c = ctx;
-  if (c->skip) return c->skip++, 1;
-  frame *f = top(c);
-  if (f && f->role == FR_DIM3) return dim3_container(c, f);
-  const field *slot = f ? f->slot : NULL;
-  if (f && f->role != FR_EVENTS && f->role != FR_DEVICES) f->slot = NULL;
+  frame *f;
+  const field *slot;
+  if (container_open(c, &f, &slot)) return 1;
   if (!f && !c->seen_top && !c->seen_events) {
     c->seen_top = 1;
     push(c, FR_TOP);
@@ -322,11 +334,9 @@ static int on_end_map(void *ctx) {
 
 static int on_start_array(void *ctx) {
   sax_ctx *c = ctx;
-  if (c->skip) return c->skip++, 1;
-  frame *f = top(c);
-  if (f && f->role == FR_DIM3) return dim3_container(c, f);
-  const field *slot = f ? f->slot : NULL;
-  if (f && f->role != FR_EVENTS && f->role != FR_DEVICES) f->slot = NULL;
+  frame *f;
+  const field *slot;
+  if (container_open(c, &f, &slot)) return 1;
   vtype t = slot ? slot->type : V_SKIP;
   if (!f && !c->seen_top && !c->seen_events) {
     c->seen_events = 1; /* Chrome's array form: the document is the events */
