@@ -198,6 +198,19 @@ void prof_op_end(prof_op_scope *op, int64_t bytes, double flops);
  * prof_trace_count entries (NULL on out of memory). O(n log n). */
 int64_t *prof_attribute(const prof_trace *t);
 
+/* What linking GPU work to its launch calls, and ranges to each other, could
+ * not settle: reported, never hidden. */
+typedef struct {
+  int64_t gpu_without_launch;   /* GPU activities no launch call's correlation id matches */
+  int64_t launches_without_gpu; /* launch calls (names with Launch, Memcpy or Memset, bar
+                                   cudaLaunchHostFunc) whose id no GPU activity carries */
+  int64_t ambiguous;            /* GPU activities whose id calls of several processes
+                                   share; settled by device, then time (prof_link_launches) */
+  int64_t crossing_ranges;      /* user ranges starting inside another range on their thread
+                                   and ending after it; work is attributed by the start of
+                                   its launch call, to every range open then */
+} prof_link_stats;
+
 enum { PROF_MAX_LAUNCH_APIS = 8 };
 
 typedef struct {
@@ -222,8 +235,12 @@ typedef struct {
  *   range and that range's enclosing ranges. So "attn_fwd" inside
  *   "ProfilerStep#N" gets the forward's ops and the step gets them too, and a
  *   backend that opens its own sub-ranges does not take ops away from the
- *   forward. (A range nested in a range of the same name counts them twice,
- *   as torch's key averages do.)
+ *   forward. A range nested in a range of the same name is part of that call:
+ *   one call, each op counted once (so calls x ops per call is what the
+ *   kernel table of that range lists; torch's key averages count both).
+ * - Ranges that overlap without nesting: an op counts for every range open
+ *   at its start (a GPU activity: at its launch call's start), as the
+ *   reference does; prof_link_stats.crossing_ranges says how many crossed.
  * - The ops of a range name are its GPU activities (kernel, memcpy, memset,
  *   attributed through the launch call's correlation id). A range name whose
  *   calls launched no GPU work counts its CPU ops instead: the outermost cpu_op
@@ -233,6 +250,15 @@ typedef struct {
  *   own duration; launch APIs name the call behind each GPU activity
  *   (PROF_MAX_LAUNCH_APIS distinct names; the rest are summed under "other"). */
 int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out);
+/* The same with choices: PROF_SUMMARY_PER_STEP keeps one row per
+ * "ProfilerStep#<n>" (prof_summarize_ranges does); without it they are one
+ * row "ProfilerStep#N" with a call per step, as diff counts them. links (may
+ * be NULL) receives what the linking could not settle. */
+enum { PROF_SUMMARY_PER_STEP = 1 };
+int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
+                                 prof_link_stats *links);
+/* "ProfilerStep#" followed by digits only: a step torch.profiler numbered. */
+int prof_is_step_name(const char *name);
 /* The row named `name`, or NULL. */
 const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,
                                                   const char *name);

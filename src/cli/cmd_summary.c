@@ -10,17 +10,20 @@
 #include "cli/traces.h"
 
 static const char summary_usage[] =
-    "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--expect EXPR|@FILE]\n"
+    "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--per-step]\n"
+    "                        [--expect EXPR|@FILE]\n"
     "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
     "  --range NAME     only this range (and the kernels inside it)\n"
     "  --json           the machine-readable summary (DESIGN.md)\n"
     "  --top N          rows of key averages shown (default 20)\n"
+    "  --per-step       one row per ProfilerStep#<n> (default: one row ProfilerStep#N, a call\n"
+    "                   per step, as diff counts them)\n"
     "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file with [range] sections;\n"
     "                   exit status 1 when one broke\n";
 
 typedef struct {
   const char *file, *range, *expect;
-  int json;
+  int json, per_step;
   int64_t top;
 } summary_opts;
 
@@ -30,6 +33,8 @@ static int parse_summary(int argc, char **argv, summary_opts *o) {
     int r;
     if (cli_opt_flag(argc, argv, &i, "--json")) {
       o->json = 1;
+    } else if (cli_opt_flag(argc, argv, &i, "--per-step")) {
+      o->per_step = 1;
     } else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
@@ -72,6 +77,7 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   if (!gpu && s->n_ranges)
     printf("(no GPU events in the ranges: they count their CPU ops)\n");
   if (!s->n_ranges) printf("(no ranges in the trace: only the kernel table and key averages)\n");
+  cli_print_links(stdout, &s->links);
   printf("\nper range (ops per call; GPU events where the range launched any):\n");
   prof_print_range_summary(stdout, s->ranges, s->n_ranges);
   if (s->n_kernels > 0) {
@@ -86,7 +92,7 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
 }
 
 int cmd_summary(int argc, char **argv) {
-  summary_opts o = {NULL, NULL, NULL, 0, 20};
+  summary_opts o = {NULL, NULL, NULL, 0, 0, 20};
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(summary_usage, stdout), CLI_OK;
   int rc = parse_summary(argc, argv, &o);
@@ -96,7 +102,7 @@ int cmd_summary(int argc, char **argv) {
   prof_trace *t = NULL;
   prof_read_stats stats;
   cli_summary s;
-  if (!(rc = cli_load_trace(o.file, &t, &stats)) && !(rc = cli_summary_build(t, o.range, &s))) {
+  if (!(rc = cli_load_trace(o.file, &t, &stats)) && !(rc = cli_summary_build_ex(t, o.range, o.per_step ? PROF_SUMMARY_PER_STEP : 0, &s))) {
     if (o.json) {
       json_t *doc = cli_summary_json(o.file, &stats, t, &s);
       if (ex) json_object_set_new(doc, "expectations", cli_expect_json(ex, t, o.range, &rc));

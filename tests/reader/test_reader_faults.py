@@ -128,7 +128,8 @@ class Faults(unittest.TestCase):
         t = Trace()
         for pid, t0 in ((100, 0.0), (200, 1000.0)):
             t.range(pid, "attn_fwd", t0, 200.0)
-            t.call(pid, "cudaGetDevice", t0 + 1, 1)
+            if pid == 100:
+                t.call(pid, "cudaGetDevice", t0 + 1, 1)
             for j in range(3):
                 t.launch(pid, 0, t0 + 10 + 20 * j, 2 + j if pid == 100 else 1 + j)
         path = t.write(self.dir.name)
