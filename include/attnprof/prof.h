@@ -85,6 +85,8 @@ typedef struct {
   int32_t shared_memory_limit_optin; /* 1 when the kernel opted in past 48 KiB */
   double occupancy_pct_in_file;      /* "est. achieved occupancy %" read; -1 = none */
   int32_t max_active_clusters;       /* CUPTI's count over the GPU; 0 = unknown */
+  uint32_t graph_id;                 /* the CUDA graph it ran in (CUPTI's graphId); 0 = a
+                                        launch of its own */
 } prof_footprint;
 
 /* One event. Times are nanoseconds on one clock shared by every collector
@@ -224,6 +226,8 @@ typedef struct {
   const char *launch_api[PROF_MAX_LAUNCH_APIS];
   double launch_api_per_call[PROF_MAX_LAUNCH_APIS];
   int gpu; /* 1: the ops counted are GPU activities; 0: CPU ops */
+  double graph_per_call; /* of per_call_total, GPU events that ran inside CUDA graph
+                            launches (counted as eager ones are, and said apart) */
 } prof_range_summary;
 
 /* One row per distinct user-range name, in order of first appearance (earliest
@@ -391,6 +395,7 @@ typedef struct {
                              the trace lacks the device's facts */
   double occupancy_theoretical_pct;
   unsigned occupancy_limiting; /* PROF_OCC_LIMIT_* */
+  int64_t graph_calls;         /* of calls, those run inside CUDA graph launches */
 } prof_kernel_summary;
 
 /* One row per kernel name and footprint among the kernels inside a range

@@ -80,6 +80,7 @@ json_t *cli_links_json(const prof_link_stats *l) {
 json_t *cli_range_json(const prof_range_summary *r) {
   json_t *per = json_object();
   json_object_set_new(per, "total", json_real(r->per_call_total));
+  json_object_set_new(per, "graph", json_real(r->graph_per_call));
   for (int k = 0; k < PROF_KIND_COUNT; k++)
     json_object_set_new(per, prof_kind_name((prof_kind)k), json_real(r->per_call_kind[k]));
   json_object_set_new(per, "device_us", json_real(r->device_us_per_call));
@@ -115,6 +116,7 @@ json_t *cli_kernel_json(const prof_kernel_summary *k) {
   json_object_set_new(o, "occupancy_pct_in_file", cli_json_known(fp->occupancy_pct_in_file));
   json_object_set_new(o, "launch_api", cli_json_text(k->launch_api));
   json_object_set_new(o, "device", json_integer(k->device));
+  json_object_set_new(o, "graph_calls", json_integer(k->graph_calls));
   return o;
 }
 
@@ -179,6 +181,7 @@ void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n) {
     put_pct(f, fp->occupancy_pct_in_file);
     fprintf(f, " %-10s ", prof_occupancy_limit_names(k->occupancy_limiting, limits, sizeof limits));
     cli_put_cell(f, k->launch_api ? k->launch_api : "-", -1);
+    if (k->graph_calls) fprintf(f, " (%lld in CUDA graphs)", (long long)k->graph_calls);
     fputc('\n', f);
   }
 }

@@ -225,6 +225,37 @@ class Faults(unittest.TestCase):
         self.assertTrue(all(n.startswith("k") and len(n) > 1 for n in names), names)
 
 
+class Graphs(unittest.TestCase):
+    """Kernels replayed by a CUDA graph share the graph launch's correlation id."""
+
+    def test_graph_kernels_count_per_forward_and_are_said_apart(self):
+        t = Trace()
+        for call in range(2):
+            t0 = call * 1000.0
+            t.range(1, "attn_fwd", t0, 500.0)
+            t.launch(1, 0, t0 + 5, 100 * call + 1, kernel="eager")
+            corr = 100 * call + 2
+            t.call(1, "cudaGraphLaunch", t0 + 20, corr)
+            for j, name in enumerate(("gemm", "softmax", "gemm2")):
+                t.kernel(0, name, t0 + 40 + 30 * j, 20.0, corr)
+                t.events[-1]["args"]["graph id"] = 7
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        path = t.write(d.name)
+        doc = summary(path)
+        calls, n, _ = truth(t.events, "attn_fwd")
+        r = row(doc, "attn_fwd")
+        self.assertEqual(r["per_call"]["kernel"], n / calls)
+        graph = sum(1 for e in t.events if e["cat"] == "kernel" and "graph id" in e["args"])
+        self.assertEqual(r["per_call"]["graph"], graph / calls)
+        self.assertEqual(r["per_call"]["launch_api"],
+                         {"cudaLaunchKernel": 1.0, "cudaGraphLaunch": graph / calls})
+        by_name = {k["name"]: k for k in doc["kernels"]}
+        self.assertEqual(by_name["gemm"]["graph_calls"], 2)
+        self.assertEqual(by_name["eager"]["graph_calls"], 0)
+        self.assertIn("from CUDA graphs", run("summary", path).stdout)
+
+
 def main():
     global ATTNPROF
     ATTNPROF = sys.argv[1]

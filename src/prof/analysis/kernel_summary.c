@@ -94,6 +94,7 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
     if (!r) return -1;
     if (!r->calls && nest->launch[i] >= 0) r->launch_api = prof_trace_at(t, (size_t)nest->launch[i])->name;
     r->calls++;
+    r->graph_calls += prof_nest_from_graph(t, nest, i);
     r->device_us_total += (double)e->dur_ns / 1e3;
   }
   return 0;

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "attnprof/prof.h"
 
@@ -56,6 +57,17 @@ typedef struct {
 int prof_link_launches(const prof_trace *t, size_t n, int64_t *launch);
 int prof_link_launches_stats(const prof_trace *t, size_t n, int64_t *launch,
                              prof_link_stats *links);
+
+/* GPU work that ran inside a CUDA graph launch: a kernel record's graph id
+ * (CUPTI's graphId), or a launch call that replays a graph (cudaGraphLaunch,
+ * cuGraphLaunch: their correlation id is every node's). */
+static inline int prof_nest_from_graph(const prof_trace *t, const prof_nest *nest, size_t i) {
+  const prof_event *e = prof_trace_at(t, i);
+  if (e->cat == PROF_CAT_KERNEL && e->fp.graph_id) return 1;
+  int64_t l = nest->launch[i];
+  const char *api = l >= 0 ? prof_trace_at(t, (size_t)l)->name : NULL;
+  return api && strstr(api, "GraphLaunch") != NULL;
+}
 
 /* A range "holds" time ts when it is open then: start <= ts <= end. */
 static inline int prof_range_holds(const prof_event *r, int64_t ts) {

@@ -17,7 +17,7 @@ enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and j
 
 typedef struct {
   double kind[PROF_KIND_COUNT];
-  double total;
+  double total, graph;
   int64_t device_ns;
 } tally;
 
@@ -120,6 +120,7 @@ static void count_ops(summary_ctx *c) {
                                                       : PROF_KIND_OTHER;
     int64_t launch = c->nest.launch[i];
     const char *api = launch >= 0 ? prof_trace_at(c->t, (size_t)launch)->name : NULL;
+    int graph = side == 1 && prof_nest_from_graph(c->t, &c->nest, i);
     int64_t ts = prof_nest_ref_ns(c->t, &c->nest, i), seen[MAX_DEPTH];
     int n_seen = 0;
     for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts)) {
@@ -132,6 +133,7 @@ static void count_ops(summary_ctx *c) {
       tally *tl = side == 1 ? &row->gpu : &row->cpu;
       tl->kind[k] += 1;
       tl->total += 1;
+      tl->graph += graph;
       tl->device_ns += e->dur_ns;
       if (api) add_launch(row, api);
     }
@@ -153,6 +155,7 @@ static void finish_row(const row_acc *a, prof_range_summary *s) {
   s->gpu = tl == &a->gpu;
   for (int k = 0; k < PROF_KIND_COUNT; k++) s->per_call_kind[k] = tl->kind[k] / calls;
   s->per_call_total = tl->total / calls;
+  s->graph_per_call = tl->graph / calls;
   s->device_us_per_call = (double)tl->device_ns / 1e3 / calls;
   s->host_us_per_call = (double)a->host_ns / 1e3 / calls;
   s->n_launch_apis = a->n_launch;

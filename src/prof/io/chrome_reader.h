@@ -57,6 +57,7 @@ typedef struct {
   int64_t external_id, correlation, device, stream, cbid, bytes;
   int64_t registers, smem, static_smem, dynamic_smem;
   int64_t smem_executed, smem_optin, max_active_clusters; /* attnprof's CUPTI extras */
+  int64_t graph_id;
   int64_t grid[3], block[3], cluster[3];
   double occupancy, flops;
 } rd_event;

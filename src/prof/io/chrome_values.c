@@ -107,7 +107,28 @@ int rd_parse_double(const char *text, size_t len, double *out) {
   return 0;
 }
 
+/* Plain decimal digits (an optional '-', at most 18 digits: no overflow), the
+ * form nearly every integer in a trace has; 0, or -1 for anything else. */
+static int plain_int(const char *text, size_t len, int64_t *out) {
+  size_t i = text[0] == '-';
+  if (len <= i || len - i > 18) return -1;
+  int64_t v = 0;
+  for (size_t j = i; j < len; j++) {
+    unsigned d = (unsigned)(text[j] - '0');
+    if (d > 9) return -1;
+    v = v * 10 + d;
+  }
+  *out = i ? -v : v;
+  return 0;
+}
+
 int rd_parse_int(const char *text, size_t len, int64_t lo, int64_t hi, int64_t *out) {
+  int64_t fast;
+  if (len && !plain_int(text, len, &fast)) {
+    if (fast < lo || fast > hi) return -1;
+    *out = fast;
+    return 0;
+  }
   char buf[64], *end;
   if (copy_num(text, len, buf, sizeof buf)) return -1;
   errno = 0;
