@@ -54,6 +54,7 @@ prof_cat prof_cat_from_name(const char *name); /* unknown -> PROF_CAT_OTHER */
   X(SOFTMAX, "softmax")            \
   X(CAST, "cast")                  \
   X(FUSED, "fused")                \
+  X(COMM, "comm")                  \
   X(OTHER, "other")
 
 typedef enum {
@@ -288,6 +289,27 @@ int64_t prof_key_averages(const prof_trace *t, prof_key_average **out);
  * A trace that has such spans already is left alone. Returns the number
  * added, or -1 (out of memory). */
 int64_t prof_add_gpu_annotations(prof_trace *t);
+
+/* ---- many processes (src/prof/analysis/merge.c) ------------------------ */
+
+/* What prof_merge did with one input. */
+typedef struct {
+  int64_t offset_ns;   /* added to each of its times (clock alignment) */
+  int64_t collectives; /* its NCCL kernels (prof_kind COMM) */
+  int aligned;         /* 1: on the ends of NCCL collectives (input 0: it has some) */
+  int64_t pid;         /* its host process in the merged trace (that of its first
+                          launch call), 0 = none */
+  int device;          /* its first GPU's id in the merged trace, -1 = none */
+  char why[160];       /* why it was not aligned, or how partly; "" when fully */
+} prof_merge_input;
+
+/* Traces of several processes on one timeline, each input in lanes of its
+ * own: host pids and device ids already taken move to free ones, correlation
+ * ids get the input's number in their high bits. Input r's clock moves by
+ * the median offset between its NCCL collectives' ends and input 0's (the
+ * k-th with the k-th); without collectives it stays, with the reason in
+ * info[r].why. info has n entries. A new trace, or NULL (out of memory). */
+prof_trace *prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info);
 
 /* ---- occupancy (src/prof/analysis/occupancy.c) ---------------------------------- */
 

@@ -12,6 +12,7 @@
 static const char summary_usage[] =
     "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--per-step]\n"
     "                        [--expect EXPR|@FILE]\n"
+    "       attnprof summary FILE FILE...   per-rank figures and their spread (a file per rank)\n"
     "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
     "  --range NAME     only this range (and the kernels inside it)\n"
     "  --json           the machine-readable summary (DESIGN.md)\n"
@@ -23,6 +24,8 @@ static const char summary_usage[] =
 
 typedef struct {
   const char *file, *range, *expect;
+  const char **more; /* files after the first: a trace per rank */
+  int n_more;
   int json, per_step;
   int64_t top;
 } summary_opts;
@@ -49,12 +52,15 @@ static int parse_summary(int argc, char **argv, summary_opts *o) {
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error("summary: unknown option '%s'\n%s", argv[i], summary_usage);
     } else if (o->file) {
-      return cli_usage_error("summary: one FILE is accepted ('%s' and '%s' given)", o->file, argv[i]);
+      o->more[o->n_more++] = argv[i];
     } else {
       o->file = argv[i];
     }
   }
   if (!o->file) return cli_usage_error("summary: no FILE given\n%s", summary_usage);
+  if (o->n_more && (o->json || o->range || o->expect))
+    return cli_usage_error("summary: several FILEs give the per-rank table only (no --json, --range "
+                           "or --expect)");
   return CLI_OK;
 }
 
@@ -91,12 +97,31 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   }
 }
 
+/* Several files: a trace per rank, the per-rank table. */
+static int summary_ranks(const summary_opts *o, const char **files) {
+  size_t n = (size_t)o->n_more + 1;
+  files[0] = o->file;
+  prof_trace **traces = calloc(n, sizeof *traces);
+  int rc = traces ? cli_load_traces(files, n, traces) : cli_failure("no memory");
+  if (!rc) {
+    rc = cli_print_ranks(stdout, files, traces, n);
+    for (size_t r = 0; r < n; r++) prof_trace_destroy(traces[r]);
+  }
+  free(traces);
+  return rc;
+}
+
 int cmd_summary(int argc, char **argv) {
-  summary_opts o = {NULL, NULL, NULL, 0, 0, 20};
+  summary_opts o = {NULL, NULL, NULL, NULL, 0, 0, 0, 20};
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(summary_usage, stdout), CLI_OK;
+  const char **files = calloc((size_t)argc + 1, sizeof *files);
+  if (!files) return cli_failure("no memory");
+  o.more = files + 1;
   int rc = parse_summary(argc, argv, &o);
-  if (rc) return rc;
+  if (!rc && o.n_more) rc = summary_ranks(&o, files);
+  if (rc || o.n_more) return free(files), rc;
+  free(files);
   prof_expect *ex = NULL;
   if (o.expect && (rc = cli_parse_expect(o.expect, &ex))) return rc;
   prof_trace *t = NULL;

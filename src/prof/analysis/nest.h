@@ -27,6 +27,11 @@ static inline int prof_cat_is_launch(prof_cat c) {
   return c == PROF_CAT_CUDA_RUNTIME || c == PROF_CAT_CUDA_DRIVER;
 }
 
+/* NCCL's kernels (ncclDevKernel_AllReduce_..., ncclKernel_...): communication. */
+static inline int prof_is_comm_kernel(const char *name) {
+  return name && !strncmp(name, "nccl", 4);
+}
+
 /* The kind of a GPU activity follows from its category, whoever filled it in. */
 static inline prof_kind prof_gpu_kind(prof_cat c) {
   return c == PROF_CAT_KERNEL ? PROF_KIND_KERNEL

@@ -115,7 +115,9 @@ static void count_ops(summary_ctx *c) {
     const prof_event *e = prof_trace_at(c->t, i);
     int side = c->nest.range[i] < 0 ? 0 : op_side(c, i, e);
     if (!side) continue;
-    prof_kind k = side == 1                          ? prof_gpu_kind(e->cat)
+    prof_kind k = side == 1 && e->cat == PROF_CAT_KERNEL && prof_is_comm_kernel(e->name)
+                      ? PROF_KIND_COMM
+                  : side == 1                          ? prof_gpu_kind(e->cat)
                   : (unsigned)e->kind < PROF_KIND_COUNT ? e->kind
                                                       : PROF_KIND_OTHER;
     int64_t launch = c->nest.launch[i];
