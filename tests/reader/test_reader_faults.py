@@ -225,6 +225,63 @@ class Faults(unittest.TestCase):
         self.assertTrue(all(n.startswith("k") and len(n) > 1 for n in names), names)
 
 
+class Tokenizer(unittest.TestCase):
+    """The fast tokenizer (chrome_scan.c) and yajl (ATTNPROF_READER_YAJL=1) read alike."""
+
+    def both(self, path, *args):
+        out = []
+        for force in ("0", "1"):
+            env = dict(os.environ, ATTNPROF_READER_YAJL=force)
+            p = subprocess.run([ATTNPROF, "summary", path, "--json", *args], capture_output=True,
+                               text=True, timeout=120, env=env)
+            out.append((p.returncode, p.stdout, p.stderr))
+        self.assertEqual(out[0], out[1], path)
+        return out[0]
+
+    def test_fixtures(self):
+        fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "prof", "fixtures")
+        names = [f for f in os.listdir(fixtures) if f.endswith(".json")]
+        self.assertGreater(len(names), 3)
+        for f in names:
+            self.assertEqual(self.both(os.path.join(fixtures, f))[0], 0, f)
+
+    def test_escapes_numbers_and_piece_boundaries(self):
+        """Several MB, so tokens straddle the 1 MiB pieces at many places."""
+        t = Trace()
+        names = ["plain", "q\"uote\\back/slash", "tab\tnl\ncr\r", "\u00e9\u4e2d\ud83d\ude00",
+                 "ctl\u0001\u001f", "k\u0000nul", "<script>"]
+        ts = 0.0
+        for i in range(30000):
+            t.range(1, "attn_fwd", ts, 90.0)
+            t.launch(1, 0, ts + 1, i + 1, kernel=names[i % len(names)] + "x" * (i % 97), kdur=1.5e1)
+            ts += 100.0
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        path = t.write(d.name)
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:  # numbers in every JSON form, odd spacing
+            f.write(text.replace('"dur": 15.0', '"dur" :1.5E+1 ').replace('"tid": 1,', '"tid":\t1 ,'))
+        rc, out, _ = self.both(path)
+        self.assertEqual(rc, 0)
+        doc = json.loads(out)
+        self.assertEqual(row(doc, "attn_fwd")["calls"], 30000)
+        self.assertEqual(len(doc["kernels"]), len({n + "x" * (i % 97) for i in range(30000)
+                                                   for n in [names[i % len(names)]]}))
+
+    def test_bad_documents_say_the_same(self):
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        for i, bad in enumerate([b'{"traceEvents": [}', b'{"traceEvents": []} {', b"",
+                                 b'{"traceEvents": [{"name": "a\x01b"}]}', b'[1, 2,]',
+                                 b'{"traceEvents": [{"name": "\\ud800"}]}', b"[01]", b"[1.]",
+                                 b"[tru]", b'{"a" 1}', b"[" * 5000]):
+            path = os.path.join(d.name, f"bad{i}.json")
+            with open(path, "wb") as f:
+                f.write(bad)
+            self.both(path)
+
+
 class Graphs(unittest.TestCase):
     """Kernels replayed by a CUDA graph share the graph launch's correlation id."""
 
