@@ -5,6 +5,6 @@
 # replaying SDPA). Each check prints its figures and "all held" or FAILED.
 set -uo pipefail
 out=${1:-/tmp/out}
-python3 ../tests/prof_gpu/check_graph_trace.py ./bin/attnprof ./tests/prof_gpu/graph_prog \
+python3 ../tests/prof_gpu/check_graph_trace.py ./bin/attnprof ./bin/graph_prog \
   "$out/graphs" graph child torch
 echo "exit status $?"

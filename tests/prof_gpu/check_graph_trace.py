@@ -122,8 +122,12 @@ def main():
     ATTNPROF, PROG, OUT = sys.argv[1:4]
     os.makedirs(OUT, exist_ok=True)
     modes = sys.argv[4:] or ["graph", "child"]
-    if subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0:
-        print("SKIP: no NVIDIA GPU (nvidia-smi -L failed)")
+    try:
+        gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except OSError:
+        gpu = False
+    if not gpu:
+        print("SKIP: no NVIDIA GPU (nvidia-smi -L failed or is missing)")
         return 77
     failed = []
     for m in modes:
