@@ -282,6 +282,45 @@ class Tokenizer(unittest.TestCase):
             self.both(path)
 
 
+class ReportDistribution(unittest.TestCase):
+    """The HTML report's device time per call: nearest-rank percentiles, slowest calls."""
+
+    def test_percentiles_and_slowest(self):
+        import math
+        import random
+        random.seed(3)
+        t = Trace()
+        per_call = []
+        for c in range(37):
+            t0 = c * 1000.0
+            t.range(1, "attn_fwd", t0, 900.0)
+            durs = [round(random.uniform(5, 300), 3) for _ in range(1 + c % 3)]
+            for j, d in enumerate(durs):
+                t.launch(1, 0, t0 + 10 + 20 * j, 100 * c + j + 1, kdur=d)
+            per_call.append(sum(durs))
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        path, html = t.write(d.name), os.path.join(d.name, "r.html")
+        run("report", "--html", html, path)
+        page = open(html, encoding="utf-8").read()
+        asc = sorted(per_call)
+        want = {p: asc[max(1, math.ceil(p / 100 * len(asc))) - 1] for p in (50, 90, 99)}
+        div = page.split('<div class="dist"', 1)[1].split(">", 1)[0]
+        attrs = dict(a.split("=", 1) for a in div.split())
+        self.assertEqual(int(attrs["data-calls"].strip('"')), 37)
+        for p in (50, 90, 99):
+            self.assertAlmostEqual(float(attrs[f"data-p{p}-us"].strip('"')), want[p], places=6)
+        slow = page.split('<table class="slowest">', 1)[1].split("</table>", 1)[0]
+        rows = [r for r in slow.split("<tr>")[2:]]
+        self.assertEqual(len(rows), 5)
+        top = float(rows[0].split("<td>")[2].split("</td>")[0])
+        self.assertAlmostEqual(top, asc[-1], places=3)
+        hist = page.split('<svg class="hist"', 1)[1].split("</svg>", 1)[0]
+        self.assertEqual(hist.count("<rect"), 20)
+        self.assertEqual(sum(int(b.split(": ")[1].split(" calls")[0])
+                             for b in hist.split("<title>")[1:]), 37)
+
+
 class Graphs(unittest.TestCase):
     """Kernels replayed by a CUDA graph share the graph launch's correlation id."""
 
