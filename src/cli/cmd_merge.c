@@ -70,6 +70,44 @@ int cli_print_ranks(FILE *f, const char *const *files, prof_trace *const *traces
   return rc;
 }
 
+/* {"ranks": [{"rank", "file", "ranges": [...]}], "spread": [{"name", "ranks",
+ * "device_us_min", "device_us_max", "host_us_min", "host_us_max"}]} */
+json_t *cli_ranks_json(const char *const *files, prof_trace *const *traces, size_t n) {
+  json_t *ranks = json_array(), *spread = json_array();
+  rank_rows *rr = calloc(n ? n : 1, sizeof *rr);
+  for (size_t r = 0; rr && r < n; r++) {
+    rr[r].n = prof_summarize_ranges_ex(traces[r], 0, &rr[r].rows, NULL);
+    json_t *rows = json_array();
+    for (int64_t i = 0; i < rr[r].n; i++) json_array_append_new(rows, cli_range_json(&rr[r].rows[i]));
+    json_array_append_new(ranks, json_pack("{sI so so}", "rank", (json_int_t)r, "file",
+                                           cli_json_text(files[r]), "ranges", rows));
+  }
+  for (size_t r = 0; rr && r < n; r++)
+    for (int64_t i = 0; i < rr[r].n; i++) {
+      const char *name = rr[r].rows[i].name;
+      int seen = 0;
+      for (size_t q = 0; q < r && !seen; q++) seen = prof_range_summary_find(rr[q].rows, rr[q].n, name) != NULL;
+      if (seen) continue;
+      double dlo = 0, dhi = 0, hlo = 0, hhi = 0;
+      json_int_t k = 0;
+      for (size_t q = 0; q < n; q++) {
+        const prof_range_summary *s = prof_range_summary_find(rr[q].rows, rr[q].n, name);
+        if (!s) continue;
+        if (!k++) dlo = dhi = s->device_us_per_call, hlo = hhi = s->host_us_per_call;
+        dlo = s->device_us_per_call < dlo ? s->device_us_per_call : dlo;
+        dhi = s->device_us_per_call > dhi ? s->device_us_per_call : dhi;
+        hlo = s->host_us_per_call < hlo ? s->host_us_per_call : hlo;
+        hhi = s->host_us_per_call > hhi ? s->host_us_per_call : hhi;
+      }
+      json_array_append_new(spread, json_pack("{so sI sf sf sf sf}", "name", cli_json_text(name),
+                                              "ranks", k, "device_us_min", dlo, "device_us_max",
+                                              dhi, "host_us_min", hlo, "host_us_max", hhi));
+    }
+  for (size_t r = 0; rr && r < n; r++) free(rr[r].rows);
+  free(rr);
+  return json_pack("{so so}", "ranks", ranks, "spread", spread);
+}
+
 int cli_load_traces(const char *const *files, size_t n, prof_trace **traces) {
   for (size_t r = 0; r < n; r++) {
     prof_read_stats st;

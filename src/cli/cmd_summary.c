@@ -12,7 +12,7 @@
 static const char summary_usage[] =
     "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--per-step]\n"
     "                        [--expect EXPR|@FILE]\n"
-    "       attnprof summary FILE FILE...   per-rank figures and their spread (a file per rank)\n"
+    "       attnprof summary FILE FILE... [--json]   per-rank figures and their spread\n"
     "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
     "  --range NAME     only this range (and the kernels inside it)\n"
     "  --json           the machine-readable summary (DESIGN.md)\n"
@@ -58,9 +58,9 @@ static int parse_summary(int argc, char **argv, summary_opts *o) {
     }
   }
   if (!o->file) return cli_usage_error("summary: no FILE given\n%s", summary_usage);
-  if (o->n_more && (o->json || o->range || o->expect))
-    return cli_usage_error("summary: several FILEs give the per-rank table only (no --json, --range "
-                           "or --expect)");
+  if (o->n_more && (o->range || o->expect))
+    return cli_usage_error("summary: several FILEs give the per-rank figures only (no --range or "
+                           "--expect)");
   return CLI_OK;
 }
 
@@ -104,7 +104,8 @@ static int summary_ranks(const summary_opts *o, const char **files) {
   prof_trace **traces = calloc(n, sizeof *traces);
   int rc = traces ? cli_load_traces(files, n, traces) : cli_failure("no memory");
   if (!rc) {
-    rc = cli_print_ranks(stdout, files, traces, n);
+    rc = o->json ? cli_json_print(cli_ranks_json(files, traces, n))
+                 : cli_print_ranks(stdout, files, traces, n);
     for (size_t r = 0; r < n; r++) prof_trace_destroy(traces[r]);
   }
   free(traces);

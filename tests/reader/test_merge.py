@@ -97,6 +97,11 @@ class Merge(unittest.TestCase):
         host = [float(r[-1]) for r in rows]
         self.assertEqual(host, [600.0, 650.0])  # each rank's own host time per call
         self.assertIn("spread of host us/call: min 600.0, max 650.0, max-min 50.0", text)
+        doc = json.loads(run("summary", r0, r1, "--json").stdout)
+        self.assertEqual([r["file"] for r in doc["ranks"]], [r0, r1])
+        self.assertEqual([r["ranges"][0]["per_call"]["host_us"] for r in doc["ranks"]], [600, 650])
+        s = next(s for s in doc["spread"] if s["name"] == "attn_fwd")
+        self.assertEqual((s["ranks"], s["host_us_min"], s["host_us_max"]), (2, 600, 650))
 
     def test_a_rank_without_collectives_is_said_and_still_merged(self):
         r0 = self.write("r0.json", rank_trace(0, 11, 0))
