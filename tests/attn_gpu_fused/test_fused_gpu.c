@@ -7,8 +7,10 @@
  *    (1, 63, 64, 65, 127, 129, 200, 300, and 257-700 for several 128-key
  *    tiles; Sq > Sk gives fully masked rows under bottom-right) x GQA x
  *    BHSD/BSHD, with lse; once with the kernel flash picks on this device
- *    (wgmma on compute capability 9.0) and once with the mma.sync kernel
+ *    (ws on compute capability 9.0) and once with the mma.sync kernel
  *    forced (ATTNPROF_FLASH_KERNEL=mma_sync), so both are checked on a H200;
+ *  - on compute capability 9.0, the warp-specialized kernel forced
+ *    (ATTNPROF_FLASH_KERNEL=ws) over its own sweep (ws_sweep);
  *  - an ATTNPROF_FLASH_KERNEL value not understood is refused, saying why;
  *  - efficient's scalar kernel, forced on 16-bit inputs, agrees too;
  *  - efficient must take and pass odd head dims (1..255, padded inside or on
@@ -84,10 +86,70 @@ static void flash_sweep(uint64_t *rng, const char *kernel) {
          failures - before);
 }
 
-/* Both flash kernels, then a value of ATTNPROF_FLASH_KERNEL nobody takes. */
+/* The warp-specialized kernel (ATTNPROF_FLASH_KERNEL=ws, compute capability
+ * 9.0 only) on the shapes its TMA loads and persistent schedule treat
+ * specially: every D x both dtypes x causal none / top-left / bottom-right x
+ * S in {1, 7, 257, 700, 4097} with Sq != Sk (ragged tiles filled by TMA,
+ * rows past Sq clipped by its store, fully masked rows), GQA groups 1/2/4/8,
+ * BHSD, BSHD and padded rows, lse on and off; more tiles than SMs (the
+ * persistent loop) with B = 3 at Sq = 4097. */
+static void ws_sweep(uint64_t *rng) {
+  static const int64_t dims[] = {64, 128, 256};
+  static const int64_t seq[][2] = {{1, 1},     {7, 7},     {257, 257}, {700, 700}, {7, 700},
+                                   {700, 7},   {257, 700}, {700, 257}, {4097, 129}, {65, 4097}};
+  static const int groups[] = {1, 2, 4, 8};
+  int before = failures, n = 0;
+  setenv("ATTNPROF_FLASH_KERNEL", "ws", 1);
+  for (int di = 0; di < 3; di++)
+    for (int c = 0; c < 3; c++)
+      for (int si = 0; si < 10; si++, n++) {
+        if (quick && n % 11) continue;
+        gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .d = dims[di],
+                         .causal = (attn_causal)c};
+        p.sq = seq[si][0], p.sk = seq[si][1];
+        p.b = 1 + (n % 2);
+        p.hkv = 1 + (n / 3) % 2;
+        p.hq = p.hkv * groups[n % 4];
+        p.layout = n % 3 == 1 ? GPU_LAYOUT_BSHD : n % 5 == 2 ? GPU_LAYOUT_PADDED : GPU_LAYOUT_BHSD;
+        p.pad = 8;
+        p.lse = n % 4 != 3;
+        expect_pass(ATTN_BACKEND_FLASH, &p, rng);
+      }
+  if (!quick) /* 3 x 33 x 2 = 198 m-tiles at S 4097: more than the SMs, so CTAs loop */
+    for (int c = 0; c < 2; c++, n++) {
+      gpu_problem p = {.dtype = ATTN_DTYPE_BF16, .b = 3, .hq = 2, .hkv = 1, .sq = 4097,
+                       .sk = 700, .d = 64, .causal = (attn_causal)c, .lse = 1};
+      expect_pass(ATTN_BACKEND_FLASH, &p, rng);
+    }
+  printf("flash (ATTNPROF_FLASH_KERNEL=ws): %d shapes, %d failed\n", n, failures - before);
+  unsetenv("ATTNPROF_FLASH_KERNEL");
+}
+
+/* Whether flash takes a plain problem with ATTNPROF_FLASH_KERNEL=kernel. */
+static int kernel_runs_here(const char *kernel, uint64_t *rng) {
+  gpu_problem p = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 1, .hkv = 1, .sq = 8, .sk = 8, .d = 64};
+  gpu_case c;
+  char why[256] = "";
+  if (gpu_case_create(&c, &p, 0, rng)) return 0;
+  setenv("ATTNPROF_FLASH_KERNEL", kernel, 1);
+  int ok = attn_why_not(ATTN_BACKEND_FLASH, &c.dev, why, sizeof why) == ATTN_STATUS_OK;
+  unsetenv("ATTNPROF_FLASH_KERNEL");
+  printf("flash's %s kernel: %s\n", kernel, ok ? "runs here" : why);
+  gpu_case_destroy(&c);
+  return ok;
+}
+
+/* Every flash kernel, then a value of ATTNPROF_FLASH_KERNEL nobody takes. */
 static void flash_kernels(uint64_t *rng) {
-  static const char *kernels[] = {"auto", "mma_sync"};
-  for (int i = 0; i < 2; i++) {
+  static const char *kernels[] = {"auto", "mma_sync", "wgmma"};
+  /* wgmma runs exactly where ws must: compute capability 9.0, sm_90a build */
+  const int hopper = kernel_runs_here("wgmma", rng);
+  if (hopper && !kernel_runs_here("ws", rng)) {
+    printf("FAIL flash's ws kernel refuses where the wgmma kernel runs\n");
+    failures++;
+  }
+  if (hopper) ws_sweep(rng);
+  for (int i = 0; i < (hopper ? 3 : 2); i++) {
     setenv("ATTNPROF_FLASH_KERNEL", kernels[i], 1);
     flash_sweep(rng, kernels[i]);
   }
@@ -97,7 +159,7 @@ static void flash_kernels(uint64_t *rng) {
   setenv("ATTNPROF_FLASH_KERNEL", "fastest", 1);
   if (gpu_case_create(&c, &p, 0, rng) == 0) {
     attn_status st = attn_why_not(ATTN_BACKEND_FLASH, &c.dev, why, sizeof why);
-    int ok = st != ATTN_STATUS_OK && strstr(why, "accepted are auto, mma_sync, wgmma");
+    int ok = st != ATTN_STATUS_OK && strstr(why, "accepted are auto, mma_sync, wgmma, ws");
     printf("%s ATTNPROF_FLASH_KERNEL=fastest: %s\n", ok ? "ok" : "FAIL", why);
     ok ? passes++ : failures++;
     gpu_case_destroy(&c);

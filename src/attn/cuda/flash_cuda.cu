@@ -5,8 +5,11 @@
 //    any S, lse. Instances: instances/fused_fwd_*.cu.
 //  - the same algorithm on wgmma (flash_fwd_wgmma_kernel.cuh; sm_90a only):
 //    taken on compute capability 9.0 for D 64/128/256, same inputs.
-// ATTNPROF_FLASH_KERNEL=mma_sync or wgmma forces one (bench, tests); unset or
-// auto picks. Measured speed against PyTorch's FA2: bench/NOTES.md.
+//  - the same on a warp-specialized, TMA-fed kernel with ping-pong consumers
+//    (fused/flash_fwd_ws_kernel.cuh; sm_90a only), the default on compute
+//    capability 9.0 for D 64/128/256 when TMA takes the strides.
+// ATTNPROF_FLASH_KERNEL=mma_sync, wgmma or ws forces one (bench, tests); unset
+// or auto picks. Measured speed against PyTorch's FA2: bench/NOTES.md.
 //
 // One selector (flash_pick) answers both "is it supported?" and "which
 // kernel runs": attn_forward calls the why-not check, which calls it.
@@ -16,6 +19,9 @@
 
 #include "attn/cuda/cuda_common.h"
 #include "attn/cuda/fused_launch.h"
+#ifdef ATTNPROF_HAVE_WGMMA
+#include "attn/cuda/fused/ws_tma.h"
+#endif
 
 // The Hopper kernel for (dtype, D) when it is built and runs here, else NULL
 // (flash_pick says why when ATTNPROF_FLASH_KERNEL=wgmma demanded it).
@@ -35,11 +41,46 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 #endif
 }
 
-// ATTNPROF_FLASH_KERNEL: 0 auto, 1 mma_sync, 2 wgmma, -1 not understood.
+// The warp-specialized Hopper kernel (fused/flash_fwd_ws_kernel.cuh) for
+// (dtype, D), or NULL with the reason in why: it needs the build, compute
+// capability 9.0, D 64/128/256 and strides TMA takes. ATTNPROF_FLASH_WS_FLAGS
+// (bench only) picks an ablation instance at bf16 D128: 0 neither ping-pong
+// nor overlap, 1 ping-pong only, 2 overlap only.
+static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
+#ifdef ATTNPROF_HAVE_WGMMA
+  const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
+  if (!pr || pr->major != 9 || pr->minor != 0) {
+    snprintf(why, why_len, "the ws kernel needs compute capability 9.0");
+    return NULL;
+  }
+  if (d != 64 && d != 128 && d != 256) {
+    snprintf(why, why_len, "the ws kernel takes D 64, 128 or 256 (D=%lld here)", (long long)d);
+    return NULL;
+  }
+  if (!attn_ws_tma_ok(a, why, why_len)) return NULL;
+  const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");
+  if (fl && *fl && bf && d == 128) {
+    if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0>;
+    if (!strcmp(fl, "1")) return ws_run<__nv_bfloat16, 128, 1>;
+    if (!strcmp(fl, "2")) return ws_run<__nv_bfloat16, 128, 2>;
+  }
+  switch (d) {
+  case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL> : ws_run<__half, 64, WS_ALL>;
+  case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL> : ws_run<__half, 128, WS_ALL>;
+  default: return bf ? ws_run<__nv_bfloat16, 256, WS_ALL> : ws_run<__half, 256, WS_ALL>;
+  }
+#else
+  (void)a, (void)d, (void)bf;
+  snprintf(why, why_len, "this build has no sm_90a kernels (nvcc < 12 or ATTNPROF_WGMMA=OFF)");
+  return NULL;
+#endif
+}
+
+// ATTNPROF_FLASH_KERNEL: 0 auto, 1 mma_sync, 2 wgmma, 3 ws, -1 not understood.
 static int kernel_choice(void) {
   const char *k = getenv("ATTNPROF_FLASH_KERNEL");
   if (!k || !*k || !strcmp(k, "auto")) return 0;
-  return !strcmp(k, "mma_sync") ? 1 : !strcmp(k, "wgmma") ? 2 : -1;
+  return !strcmp(k, "mma_sync") ? 1 : !strcmp(k, "wgmma") ? 2 : !strcmp(k, "ws") ? 3 : -1;
 }
 
 // The instance for (dtype, D), or NULL with the reason in why.
@@ -53,9 +94,20 @@ static fused_fn flash_pick(const attn_args *a, char *why, size_t why_len) {
   }
   const int choice = kernel_choice();
   if (choice < 0) {
-    snprintf(why, why_len, "ATTNPROF_FLASH_KERNEL=%s: accepted are auto, mma_sync, wgmma",
+    snprintf(why, why_len, "ATTNPROF_FLASH_KERNEL=%s: accepted are auto, mma_sync, wgmma, ws",
              getenv("ATTNPROF_FLASH_KERNEL"));
     return NULL;
+  }
+  // On compute capability 9.0 the ws kernel first; where it refuses (D 96,
+  // a stride TMA cannot take), the wgmma kernel, then mma.sync.
+  if (choice == 0 || choice == 3) {
+    char wwhy[200];
+    fused_fn ws = ws_pick(a, d, bf, wwhy, sizeof wwhy);
+    if (ws) return ws;
+    if (choice == 3) {
+      snprintf(why, why_len, "ATTNPROF_FLASH_KERNEL=ws: %s", wwhy);
+      return NULL;
+    }
   }
   fused_fn hopper = choice == 1 ? NULL : wgmma_pick(a, d, bf);
   if (hopper) return hopper;
@@ -117,7 +169,7 @@ fused_fn attn_flash_exp_pick(const attn_args *a, int version);
 
 extern "C" const char *attn_flash_cuda_version_name(int version) {
   if (version == 0)
-    return "the backend's kernel: wgmma on compute capability 9.0 (D 64/128/256), else "
+    return "the backend's kernel: ws (else wgmma) on compute capability 9.0 (D 64/128/256), else "
            "mma.sync with flash_cfg's tiles";
 #ifdef ATTNPROF_FUSED_EXPERIMENTS
   return attn_flash_exp_name(version);
