@@ -90,6 +90,28 @@ FUSED_DEV void ws_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_
   }
 }
 
+// Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
+// mask: what is left is the tensor-core and copy time of the tile loop.
+template <typename T, int kSR>
+FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < kSR / 4; ++j)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+  alpha[0] = alpha[1] = 1.f;
+}
+
+// The per-tile softmax step, or its bench-only stand-in.
+template <typename T, int kFlags, int kSR>
+FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
+                       float (&alpha)[2], float c) {
+  if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
+    ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
+  else
+    ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
+}
+
 template <int kOR>
 FUSED_DEV void ws_rescale(float (&o)[kOR], const float (&alpha)[2]) {
 #pragma unroll
@@ -258,8 +280,8 @@ __global__ void __launch_bounds__(384, 1)
         wg_wait_all();
         wg_hold(s);
         ws_release(br.k_empty(it % kS), lane);
-        mask(s, 0);
-        ws_softmax<T>(s, m, l, pa, alpha, c);
+        if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
@@ -284,16 +306,16 @@ __global__ void __launch_bounds__(384, 1)
           wg_wait_all();
           wg_hold(o);
           ws_release(br.v_empty(jv % kS), lane);
-          mask(s, i);
-          ws_softmax<T>(s, m, l, pn, a2, c);
+          if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+          ws_soft<T, kFlags>(s, m, l, pn, a2, c);
         } else {
           issue_pv(pc, jv);
           ws_turn_pass<kFlags>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
           ws_release(br.k_empty(j % kS), lane);
-          mask(s, i);
-          ws_softmax<T>(s, m, l, pn, a2, c);
+          if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+          ws_soft<T, kFlags>(s, m, l, pn, a2, c);
           wg_wait_all();
           wg_hold(o);
           ws_release(br.v_empty(jv % kS), lane);

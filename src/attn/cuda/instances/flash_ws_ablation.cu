@@ -4,3 +4,6 @@
 template attn_status ws_run<__nv_bfloat16, 128, 0>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 128, 1>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 128, 2>(const attn_fused_params &, cudaStream_t);
+template attn_status ws_run<__nv_bfloat16, 64, 7>(const attn_fused_params &, cudaStream_t);
+template attn_status ws_run<__nv_bfloat16, 128, 7>(const attn_fused_params &, cudaStream_t);
+template attn_status ws_run<__nv_bfloat16, 256, 7>(const attn_fused_params &, cudaStream_t);
