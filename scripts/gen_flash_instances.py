@@ -22,11 +22,11 @@ WGMMA_DIMS = [64, 128, 256]
 # The warp-specialized Hopper kernel (fused/flash_fwd_ws_kernel.cuh), sm_90a
 # too: flags WS_ALL (ping-pong + intra-warpgroup overlap) for every D and
 # dtype; the ablation (flags 0, 1 = ping-pong only, 2 = overlap only) for bf16
-# D128, and flags 7 (WS_ALL + WS_NO_SOFTMAX: the tensor-core floor, wrong
+# D128 (8 and 11: without setmaxnreg), and flags 7 (WS_ALL + WS_NO_SOFTMAX: the tensor-core floor, wrong
 # results by design) for bf16 D 64/128/256, which the bench picks through
 # ATTNPROF_FLASH_WS_FLAGS.
 WS_DIMS = [64, 128, 256]
-WS_ABLATION = [(0, 128), (1, 128), (2, 128), (7, 64), (7, 128), (7, 256)]
+WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 128), (7, 256)]
 
 # Bench-only flash versions (bf16 only):
 # (version, name, D, kBM, kBN, kWarpM, kMinB, kFlags).

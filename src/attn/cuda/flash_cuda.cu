@@ -45,7 +45,8 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 // (dtype, D), or NULL with the reason in why: it needs the build, compute
 // capability 9.0, D 64/128/256 and strides TMA takes. ATTNPROF_FLASH_WS_FLAGS
 // (bench only) picks an ablation instance at bf16 D128: 0 neither ping-pong
-// nor overlap, 1 ping-pong only, 2 overlap only; 7 (any D, bf16) the
+// nor overlap, 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3
+// without setmaxnreg; 7 (any D, bf16) the
 // tensor-core floor with the softmax removed (wrong results by design).
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
@@ -64,6 +65,8 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0>;
     if (!strcmp(fl, "1")) return ws_run<__nv_bfloat16, 128, 1>;
     if (!strcmp(fl, "2")) return ws_run<__nv_bfloat16, 128, 2>;
+    if (!strcmp(fl, "8")) return ws_run<__nv_bfloat16, 128, 8>;
+    if (!strcmp(fl, "11")) return ws_run<__nv_bfloat16, 128, 11>;
   }
   if (fl && !strcmp(fl, "7") && bf) // the tensor-core floor: results wrong by design
     return d == 64 ? ws_run<__nv_bfloat16, 64, 7> : d == 128 ? ws_run<__nv_bfloat16, 128, 7>

@@ -25,7 +25,8 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // Warp-specialized Hopper instance (fused/flash_fwd_ws_kernel.cuh, sm_90a
 // only) for head dims 64, 128, 256; kFlags: WS_* (WS_ALL is the backend's).
 // WS_NO_SOFTMAX (bench only): the tensor-core floor, wrong results by design.
-enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4 };
+// WS_NO_SETMAXNREG (bench, diagnosis): every warp keeps the launch's registers.
+enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8 };
 template <typename T, int kD, int kFlags>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

@@ -109,7 +109,7 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
   if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
     ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
   else
-    ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
+    ws_softmax<T>(s, m, l, pa, alpha, c);
 }
 
 template <int kOR>
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(384, 1)
   __syncthreads();
 
   if (wg == 0) { // producer
-    ws_regs_dec<24>();
+    if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<24>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
       ws_produce<kD>(p, mp, br, aQ, aK, aV, n_mb, n_tiles);
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(384, 1)
     return;
   }
 
-  ws_regs_inc<240>();
+  if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_inc<240>();
   const int cw = wg - 1, ctid = tid & 127, g = lane >> 2, t4 = lane & 3;
   const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
   const float c = p.scale_log2;

@@ -4,6 +4,8 @@
 template attn_status ws_run<__nv_bfloat16, 128, 0>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 128, 1>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 128, 2>(const attn_fused_params &, cudaStream_t);
+template attn_status ws_run<__nv_bfloat16, 128, 8>(const attn_fused_params &, cudaStream_t);
+template attn_status ws_run<__nv_bfloat16, 128, 11>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 64, 7>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 128, 7>(const attn_fused_params &, cudaStream_t);
 template attn_status ws_run<__nv_bfloat16, 256, 7>(const attn_fused_params &, cudaStream_t);
