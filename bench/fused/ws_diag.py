@@ -6,25 +6,22 @@ one-key problem, the first output values beside V's (they must be equal).
   python3 bench/fused/ws_diag.py --lib build/lib/libattnprof.so
 """
 import argparse
-import ctypes as C
 import os
 import sys
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(__file__))
-from ws_vs_torch import Args, Tensor, tensor, BACKEND_FLASH, CAUSAL_NONE, CAUSAL_TOP_LEFT, MASK_NONE  # noqa
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     opt = ap.parse_args()
-    lib = C.CDLL(opt.lib)
-    lib.attn_forward.argtypes = [C.c_int, C.POINTER(Args)]
-    lib.attn_forward.restype = C.c_int
-    lib.attn_last_error.restype = C.c_char_p
+    os.environ["ATTNPROF_LIB"] = opt.lib
+    import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
+    engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma", "mma_sync")}
     torch.manual_seed(1)
     variants = [("ws", "ws", ""), ("ws-f0", "ws", "0"), ("ws-f1", "ws", "1"), ("ws-f2", "ws", "2"),
                 ("ws-f8", "ws", "8"), ("ws-f11", "ws", "11"), ("wgmma", "wgmma", ""),
@@ -41,14 +38,14 @@ def main():
             if fl and d != 128:
                 continue
             o = torch.full_like(q, float("nan"))
-            a = Args(tensor(q), tensor(k), tensor(v), tensor(o),
-                     CAUSAL_TOP_LEFT if causal else CAUSAL_NONE, 0.0, MASK_NONE, Tensor(), None, None)
-            os.environ["ATTNPROF_FLASH_KERNEL"] = kern
+            call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None,
+                                 engine=engines[kern])
+            fn, handle, code, ref_arg = call.raw("flash")
             os.environ["ATTNPROF_FLASH_WS_FLAGS"] = fl
-            rc = lib.attn_forward(BACKEND_FLASH, C.byref(a))
+            rc = fn(handle, code, ref_arg)
             torch.cuda.synchronize()
             if rc:
-                line += f" {name}=refused({lib.attn_last_error().decode()})"
+                line += f" {name}=refused({attnprof.lib.attn_last_error().decode()})"
                 continue
             err = ((o.float() - ref).norm() / ref.norm()).item()
             nan = torch.isnan(o).sum().item()

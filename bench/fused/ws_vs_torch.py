@@ -22,7 +22,6 @@ N times and keeps the median of the medians. TFLOP/s = 4 B H S^2 D / t
   python3 bench/fused/ws_vs_torch.py --lib build/lib/libattnprof.so
 """
 import argparse
-import ctypes as C
 import os
 import statistics
 import sys
@@ -31,23 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-DT_BF16, BACKEND_FLASH, CAUSAL_NONE, CAUSAL_TOP_LEFT, MASK_NONE = 2, 5, 0, 1, 0
-
-
-class Tensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("dtype", C.c_int), ("device", C.c_int),
-                ("shape", C.c_int64 * 4), ("strides", C.c_int64 * 4)]
-
-
-class Args(C.Structure):
-    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
-                ("causal", C.c_int), ("scale", C.c_double), ("mask_kind", C.c_int),
-                ("mask", Tensor), ("lse", C.c_void_p), ("stream", C.c_void_p)]
-
-
-def tensor(t):
-    return Tensor(t.data_ptr(), DT_BF16, t.device.index or 0, (C.c_int64 * 4)(*t.shape),
-                  (C.c_int64 * 4)(*t.stride()))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 
 def median_us(fn, reps):
@@ -74,21 +57,21 @@ def main():
     ap.add_argument("--no-wgmma", action="store_true")
     ap.add_argument("--floor", action="store_true")
     opt = ap.parse_args()
-    lib = C.CDLL(opt.lib)
-    lib.attn_forward.argtypes = [C.c_int, C.POINTER(Args)]
-    lib.attn_forward.restype = C.c_int
-    lib.attn_last_error.restype = C.c_char_p
+    os.environ["ATTNPROF_LIB"] = opt.lib
+    import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
+    engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
 
     def ours(q, k, v, o, causal, kernel, flags=""):
-        a = Args(tensor(q), tensor(k), tensor(v), tensor(o),
-                 CAUSAL_TOP_LEFT if causal else CAUSAL_NONE, 0.0, MASK_NONE, Tensor(), None, None)
+        call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None,
+                             engine=engines[kernel])
+        fn, handle, code, ref = call.raw("flash")
 
-        def call():
-            os.environ["ATTNPROF_FLASH_KERNEL"] = kernel
-            os.environ["ATTNPROF_FLASH_WS_FLAGS"] = flags
-            if lib.attn_forward(BACKEND_FLASH, C.byref(a)):
-                raise RuntimeError(lib.attn_last_error().decode())
-        return call
+        def run():
+            os.environ["ATTNPROF_FLASH_WS_FLAGS"] = flags  # read by flash at each call
+            if fn(handle, code, ref):
+                raise RuntimeError(attnprof.lib.attn_last_error().decode())
+        run.call = call  # keeps the argument struct alive
+        return run
 
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 BHSD; "
           f"median of {opt.reps} calls x {opt.rounds} rounds; TF = TFLOP/s")

@@ -31,7 +31,7 @@
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
-#include "attn/cuda/flash_fwd_wgmma_kernel.cuh"
+#include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
 #include "attn/cuda/fused/ws_tma.h"
 

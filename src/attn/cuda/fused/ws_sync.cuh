@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "attn/cuda/fused_mma.cuh"
+#include "attn/cuda/fused/fused_mma.cuh"
 
 FUSED_DEV void ws_bar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

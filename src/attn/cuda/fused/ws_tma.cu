@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/cuda/cuda_common.h"
+#include "attn/cuda/common/cuda_common.h"
 #include "attn/cuda/fused/ws_tma.h"
 
 typedef CUresult (*ws_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,

@@ -9,7 +9,7 @@
 #include <cuda.h>
 #include <stddef.h>
 
-#include "attn/cuda/fused_params.h"
+#include "attn/cuda/fused/fused_params.h"
 
 #ifdef __cplusplus
 extern "C" {
