@@ -185,7 +185,6 @@ static void flash_kernels(uint64_t *rng) {
   }
   g_ctx = keep;
 }
-}
 
 static void efficient_sweep(uint64_t *rng) {
   static const int64_t dims[] = {1, 7, 33, 64, 72, 100, 128, 160, 255, 256};
