@@ -43,8 +43,9 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 
 // The warp-specialized Hopper kernel (flash_fwd_ws_kernel.cuh) for (dtype, D),
 // or NULL with the reason in why: it needs the build, compute capability 9.0,
-// D 64/128/256 and strides TMA takes. ATTNPROF_FLASH_WS_FLAGS (bench only)
-// picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
+// D 64/128/256 and strides TMA takes. In a build with
+// -DATTNPROF_FLASH_WS_ABLATION=ON (bench only; the library reads no
+// environment otherwise), ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
 // results by design).
@@ -60,6 +61,7 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return NULL;
   }
   if (!attn_ws_tma_ok(a, why, why_len)) return NULL;
+#ifdef ATTNPROF_FLASH_WS_ABLATION
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");
   if (fl && *fl && bf && d == 128) {
     if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0>;
@@ -71,6 +73,7 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   if (fl && !strcmp(fl, "7") && bf)
     return d == 64 ? ws_run<__nv_bfloat16, 64, 7> : d == 128 ? ws_run<__nv_bfloat16, 128, 7>
                                                               : ws_run<__nv_bfloat16, 256, 7>;
+#endif
   switch (d) {
   case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL> : ws_run<__half, 64, WS_ALL>;
   case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL> : ws_run<__half, 128, WS_ALL>;
@@ -153,7 +156,7 @@ static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
   char why[256];
   fused_fn fn = flash_pick(ctx, a, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
-  return attn_fused_call(fn, a);
+  return attn_fused_call(ctx, fn, a);
 }
 
 extern "C" {
