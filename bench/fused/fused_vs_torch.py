@@ -46,7 +46,8 @@ class Tensor(C.Structure):
 class Args(C.Structure):
     _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
                 ("causal", C.c_int), ("scale", C.c_double), ("mask_kind", C.c_int),
-                ("mask", Tensor), ("lse", C.c_void_p), ("stream", C.c_void_p)]
+                ("mask", Tensor), ("lse", C.c_void_p), ("stream", C.c_void_p),
+                ("seqs", C.c_void_p)]
 
 
 def tensor(t):
