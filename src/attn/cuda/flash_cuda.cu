@@ -16,6 +16,7 @@
 
 #include "attn/cuda/cuda_common.h"
 #include "attn/cuda/fused_launch.h"
+#include "attn/cuda/fused/decode_cuda.h"
 
 // The Hopper kernel for (dtype, D) when it is built and runs here, else NULL
 // (flash_pick says why when ATTNPROF_FLASH_KERNEL=wgmma demanded it).
@@ -78,6 +79,7 @@ static fused_fn flash_pick(const attn_args *a, char *why, size_t why_len) {
 
 static attn_status flash_why_not(const attn_args *a, char *why, size_t why_len) {
   char vwhy[160];
+  if (a->seqs) return attn_decode_cuda_why_not(a, why, why_len); // fused/decode_cuda.cu
   if (!flash_pick(a, why, why_len)) return ATTN_STATUS_UNSUPPORTED;
   if (a->mask_kind != ATTN_MASK_NONE) {
     snprintf(why, why_len, "flash_cuda takes no mask tensor (causal or none): efficient takes "
@@ -102,6 +104,7 @@ static attn_status flash_why_not(const attn_args *a, char *why, size_t why_len) 
 
 static attn_status flash_forward(const attn_args *a) {
   char why[256];
+  if (a->seqs) return attn_decode_cuda_forward(a);
   fused_fn fn = flash_pick(a, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
   return attn_fused_call(fn, a);
@@ -152,5 +155,6 @@ const attn_backend_impl attn_backend_flash_cuda = {
     flash_why_not,
     flash_forward,
     attn_cuda_available,
+    1, /* takes attn_seqs: the split-KV decode kernel */
 };
 }
