@@ -23,6 +23,7 @@
  * copy), in a scratch buffer the backend keeps per thread and device. */
 #include <stdio.h>
 
+#include "attn/cuda/baselines/seqs_gather.h"
 #include "attn/cuda/baseline_kernels.h"
 #include "attn/cuda/cuda_common.h"
 #include "attn/cuda/cuda_ctx.h"
@@ -144,17 +145,26 @@ static attn_status naive_forward_common(const attn_args *a, int out_of_place) {
                              a, naive_ops, &r);
 }
 
+/* With seqs the S x S buffers are per sequence (checked when allocated). */
 static attn_status naive_why_not(const attn_args *a, char *why, size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return naive_check(a, 1, "naive_cuda", why, len);
 }
 
 static attn_status naive_inplace_why_not(const attn_args *a, char *why, size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return naive_check(a, 0, "naive_inplace_cuda", why, len);
 }
 
-static attn_status naive_forward(const attn_args *a) { return naive_forward_common(a, 1); }
+static attn_status naive_dense(const attn_args *a) { return naive_forward_common(a, 1); }
+static attn_status naive_inplace_dense(const attn_args *a) { return naive_forward_common(a, 0); }
+
+/* Several sequences: one dense run each, pages gathered first. */
+static attn_status naive_forward(const attn_args *a) {
+  return a->seqs ? attn_cuda_seqs_forward(a, naive_dense) : naive_dense(a);
+}
 static attn_status naive_inplace_forward(const attn_args *a) {
-  return naive_forward_common(a, 0);
+  return a->seqs ? attn_cuda_seqs_forward(a, naive_inplace_dense) : naive_inplace_dense(a);
 }
 
 const attn_backend_impl attn_backend_naive_cuda = {
@@ -169,6 +179,7 @@ const attn_backend_impl attn_backend_naive_cuda = {
     .why_not = naive_why_not,
     .forward = naive_forward,
     .available = attn_cuda_available,
+    .takes_seqs = 1,
 };
 
 const attn_backend_impl attn_backend_naive_inplace_cuda = {
@@ -182,4 +193,5 @@ const attn_backend_impl attn_backend_naive_inplace_cuda = {
     .why_not = naive_inplace_why_not,
     .forward = naive_inplace_forward,
     .available = attn_cuda_available,
+    .takes_seqs = 1,
 };
