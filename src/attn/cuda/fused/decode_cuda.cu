@@ -11,7 +11,10 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
+extern "C" {             // cuda_ctx.h is a C header without a C++ guard
 #include "attn/cuda/cuda_ctx.h"
+}
 #include "attn/cuda/fused/decode_cuda.h"
 #include "attn/cuda/fused/decode_launch.h"
 #include "attn/seqs.h"

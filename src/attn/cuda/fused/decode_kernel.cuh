@@ -318,9 +318,15 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   return ATTN_STATUS_OK;
 }
 
+// The occupancy API counts the dynamic shared memory against the kernel's
+// limit, so the limit is raised first.
 template <typename T, int kD, int kWM>
 int decode_occupancy(void) {
+  static int smem_done[64];
   int n = 0;
+  if (attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>,
+                            decode_smem_bytes<kD, kWM>(), smem_done))
+    return 1;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
                                                     DECODE_THREADS,
                                                     decode_smem_bytes<kD, kWM>()) != cudaSuccess)
