@@ -23,7 +23,6 @@ typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
 typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
-#define DECODE_MAX_SPLITS 128
 
 // 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
 static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }

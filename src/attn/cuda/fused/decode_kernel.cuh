@@ -34,6 +34,7 @@
 #define DECODE_BK 64
 #define DECODE_THREADS 128
 
+
 // Ring depth by head dim: one K+V stage is 64 x kD x 2 x 2 bytes (16, 32,
 // 64 KB); 4, 3, 2 stages keep 2-3 steps in flight and let 3, 2, 1 CTAs share
 // an SM's 228 KB.
@@ -42,10 +43,11 @@ struct decode_cfg {
   static constexpr int kStages = kD == 256 ? 2 : kD == 128 ? 3 : 4;
 };
 
+// Q tile, K/V ring, two slots of 64 (K, V) row offsets, merge statistics.
 template <int kD, int kWM>
 constexpr int decode_smem_bytes() {
   return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 +
-         (2 * 4 * 16 * kWM + 2 * 16 * kWM) * 4;
+         2 * DECODE_BK * 2 * 8 + (2 * 4 * 16 * kWM + 2 * 16 * kWM) * 4;
 }
 
 struct decode_seq {
@@ -82,7 +84,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
   T *ring = qs + kRows * kD; // [kStages][2][kTile]
-  float *st_m = (float *)(ring + kStages * 2 * kTile), *st_l = st_m + 4 * kRows;
+  int64_t *offs = (int64_t *)(ring + kStages * 2 * kTile); // [2][kBK][K, V]
+  float *st_m = (float *)(offs + 2 * DECODE_BK * 2), *st_l = st_m + 4 * kRows;
   float *row_m = st_l + 4 * kRows, *row_l = row_m + kRows;
 
   const int b = blockIdx.z, hk = blockIdx.y;
@@ -113,26 +116,47 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   }
   fused_cp_async_commit();
 
+  // Row offsets of block blk's 64 keys (block table, division by the page
+  // size) into slot blk % 2, one step before the copies need them: each key
+  // row is looked up once per CTA, not once per 16-byte chunk, and the
+  // lookup's latency is off the copy path. -1: past the split (zero-filled).
+  auto block_offsets = [&](int blk) {
+    if (tid < DECODE_BK && blk < nblocks) {
+      const int j = k_begin + blk * DECODE_BK + tid;
+      int64_t *o = offs + ((blk & 1) * DECODE_BK + tid) * 2;
+      if (j < k_stop) {
+        int64_t tb;
+        int row;
+        decode_kv_at(p, b, j, &tb, &row);
+        o[0] = tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss;
+        o[1] = tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss;
+      } else {
+        o[0] = o[1] = -1;
+      }
+    }
+  };
+  // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
     if (blk < nblocks) {
       T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
-      const int j0 = k_begin + blk * DECODE_BK;
+      const int64_t *o = offs + (blk & 1) * DECODE_BK * 2;
       for (int c = tid; c < DECODE_BK * kChunks; c += DECODE_THREADS) {
-        const int r = c / kChunks, ch = c % kChunks, j = j0 + r;
-        const bool ok = j < k_stop;
-        int64_t tb = 0;
-        int row = 0;
-        if (ok) decode_kv_at(p, b, j, &tb, &row);
-        const T *ksrc = ok ? kgp + tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss + ch * 8 : kgp;
-        const T *vsrc = ok ? vgp + tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss + ch * 8 : vgp;
+        const int r = c / kChunks, ch = c % kChunks;
+        const int64_t ko = o[2 * r], vo = o[2 * r + 1];
+        const bool ok = ko >= 0;
         const int at = fused_swz<DECODE_BK, kD>(r, ch);
-        fused_cp_async16(fused_smem_addr(ks + at), ksrc, ok ? 16 : 0);
-        fused_cp_async16(fused_smem_addr(vs + at), vsrc, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + ko + ch * 8 : kgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + vo + ch * 8 : vgp, ok ? 16 : 0);
       }
     }
     fused_cp_async_commit(); // empty groups keep the count uniform
   };
-  for (int s = 0; s < kStages - 1; s++) load_block(s);
+  for (int s = 0; s < kStages - 1; s++) {
+    block_offsets(s);
+    __syncthreads();
+    load_block(s);
+  }
+  block_offsets(kStages - 1); // used in step 0, after its barrier
 
   float o[kD / 8][4];
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -149,6 +173,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     fused_cp_async_wait<kStages - 2>();
     __syncthreads();
     load_block(blk + kStages - 1);
+    block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
 
@@ -275,24 +300,44 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   }
 }
 
-// Merges the splits: one warp per (query row, head).
+// Merges the splits: one warp per (query row, head). The lanes read the
+// splits' lse at once (lane l: splits l, l + 32, ...), then every split's
+// partial row is summed with its weight, 4 splits' loads in flight at a time.
 template <typename T, int kD>
 __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
   const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (prow >= p.part_rows) return;
-  float M = -INFINITY;
-  for (int s = 0; s < p.splits; s++) M = fmaxf(M, p.lse_part[s * p.part_rows + prow]);
-  float L = 0.f, acc[kD / 32];
+  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    const int s = lane + 32 * i;
+    ls[i] = s < p.splits ? p.lse_part[s * p.part_rows + prow] : -INFINITY;
+    M = fmaxf(M, ls[i]);
+  }
+  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
+    L += w[i];
+  }
+  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
+  float acc[kD / 32];
+#pragma unroll
   for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
-  for (int s = 0; s < p.splits && M != -INFINITY; s++) {
-    const float ls = p.lse_part[s * p.part_rows + prow];
-    if (ls == -INFINITY) continue;
-    const float w = exp2f(ls - M);
-    L += w;
-    const float *src = p.o_part + ((int64_t)s * p.part_rows + prow) * kD;
-    for (int i = 0; i < kD / 32; i++) acc[i] += w * src[lane + 32 * i];
+  const float *src = p.o_part + prow * kD + lane;
+  const int64_t step = p.part_rows * kD;
+#pragma unroll 4
+  for (int s = 0; s < p.splits; s++) {
+    float ws = 0.f;
+#pragma unroll
+    for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+      if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+    if (ws == 0.f) continue; // uniform across the warp
+#pragma unroll
+    for (int i = 0; i < kD / 32; i++) acc[i] += ws * src[s * step + 32 * i];
   }
   const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
   T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;

@@ -6,6 +6,9 @@
 
 #include <stdint.h>
 
+/* Most splits of one sequence's keys (the combine holds 4 lse per lane). */
+#define DECODE_MAX_SPLITS 128
+
 enum { DECODE_KV_DENSE, DECODE_KV_PACKED, DECODE_KV_CACHE, DECODE_KV_PAGED };
 
 typedef struct {
