@@ -4,7 +4,8 @@
  * chunks), dense, packed, contiguous-cache and paged K/V (shuffled and
  * shared pages, partly filled last pages, page sizes 1..64, lengths 0, 1 and
  * multiples of the page size), GQA 1..8, long caches that take several
- * splits (the combine kernel), causal bottom-right or none, lse; each run
+ * splits (the combine kernel), prefill runs of 128+ rows (the dense flash
+ * kernel per sequence), causal bottom-right or none, lse; each run
  * with the tables checked (a host copy) and again trusted. AUTO must take
  * it; math and naive (pages gathered) must pass the smaller cases; backends
  * that do not take several sequences must say so. Bad tables in
@@ -148,6 +149,7 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
   s.d = ds[i % 3];
   s.page_size = pss[test_rng_int(r, 0, 3)];
   s.max_new = i % 4 == 3 ? test_rng_int(r, 17, 90) : test_rng_int(r, 1, 16);
+  if (i % 8 == 7) s.max_new = test_rng_int(r, 128, 300), s.b = test_rng_int(r, 1, 3); /* dense path */
   s.max_kv = i % 5 == 0 ? test_rng_int(r, 1000, 6000) : test_rng_int(r, 1, 300);
   if (s.max_kv > 1000) s.b = test_rng_int(r, 1, 2), s.hkv = 1; /* several splits */
   return s;

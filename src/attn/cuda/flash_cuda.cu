@@ -102,12 +102,15 @@ static attn_status flash_why_not(const attn_args *a, char *why, size_t why_len) 
   return attn_fused_device_ok(a, "flash_cuda", why, why_len);
 }
 
-static attn_status flash_forward(const attn_args *a) {
+static attn_status flash_dense(const attn_args *a) {
   char why[256];
-  if (a->seqs) return attn_decode_cuda_forward(a);
   fused_fn fn = flash_pick(a, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
   return attn_fused_call(fn, a);
+}
+
+static attn_status flash_forward(const attn_args *a) {
+  return a->seqs ? attn_decode_cuda_forward(a, flash_dense) : flash_dense(a);
 }
 
 // ---- versions kept for the bench (bench/NOTES.md) ---------------------------

@@ -17,12 +17,14 @@ extern "C" {             // cuda_ctx.h is a C header without a C++ guard
 }
 #include "attn/cuda/fused/decode_cuda.h"
 #include "attn/cuda/fused/decode_launch.h"
+#include "attn/cuda/baselines/seqs_gather.h"
 #include "attn/seqs.h"
 
 typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
 typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
+#define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
 
 // 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
 static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
@@ -139,10 +141,21 @@ static attn_status decode_launch(const attn_args *a, const attn_seqs_view *v) {
   return fn(p, stream);
 }
 
-extern "C" attn_status attn_decode_cuda_forward(const attn_args *a) {
+// Long query runs (prefill) over unpaged K/V go to the dense flash kernel,
+// one launch per sequence on views of q, k, v and out (no copy): it is the
+// faster kernel there (bench/serving/NOTES.md), and the launches are few.
+static int prefer_dense(const attn_seqs_view *v) {
+  return v->kv != ATTN_KV_PAGED && v->max_q >= DECODE_DENSE_MIN_Q && v->batch <= 64;
+}
+
+extern "C" attn_status attn_decode_cuda_forward(const attn_args *a, attn_cuda_dense_fn dense) {
   attn_seqs_view v;
   attn_status st = attn_seqs_view_make(a, &v);
   if (st) return st;
+  if (dense && prefer_dense(&v)) {
+    attn_seqs_view_free(&v);
+    return attn_cuda_seqs_forward(a, dense);
+  }
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = a->q.device;
   if (prev != a->q.device && cudaSetDevice(a->q.device) != cudaSuccess)
