@@ -193,6 +193,11 @@ size_t attn_backend_list(attn_backend_info *info, size_t max);
 /* FLOPs of one forward: 4*B*Hq*Sq*Sk*D, halved (roughly) for causal. */
 double attn_flops(const attn_args *args);
 
+/* Bytes one forward must move at least: Q, K, V and O once (and a mask's
+ * logical elements); with seqs, the K/V rows each sequence sees plus the
+ * tables. The numerator of GB/s. 0 when args are invalid. */
+double attn_bytes(const attn_args *args);
+
 /* Number of threads CPU backends use (0 = the OpenMP default). */
 void attn_set_num_threads(int n);
 

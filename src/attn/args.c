@@ -107,6 +107,25 @@ double attn_flops(const attn_args *a) {
   return a->causal != ATTN_CAUSAL_NONE ? f / 2 : f;
 }
 
+static double logical_bytes(const attn_tensor *t) {
+  return (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] *
+         (double)t->shape[3] * (double)attn_dtype_size(t->dtype);
+}
+
+double attn_bytes(const attn_args *a) {
+  if (attn_args_check(a)) return 0;
+  if (a->seqs) {
+    attn_seqs_view v;
+    if (attn_seqs_view_make(a, &v)) return 0;
+    double b = attn_seqs_bytes(a, &v);
+    attn_seqs_view_free(&v);
+    return b;
+  }
+  double b = logical_bytes(&a->q) + logical_bytes(&a->k) + logical_bytes(&a->v) +
+             logical_bytes(&a->out);
+  return a->mask_kind != ATTN_MASK_NONE ? b + logical_bytes(&a->mask) : b;
+}
+
 size_t attn_scores_bytes(const attn_args *a, int n_buffers) {
   double bytes = (double)attn_batch(a) * (double)attn_heads_q(a) * (double)attn_seq_q(a) *
                  (double)attn_seq_k(a) * 4.0 * n_buffers;
