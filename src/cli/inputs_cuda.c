@@ -19,9 +19,12 @@ static int given(int argc, char **argv, const char *name) {
 
 void cli_gpu_default_shape(int argc, char **argv, cli_problem *p) {
   if (p->device < 0 || given(argc, argv, "--shape")) return;
-  p->b = CLI_GPU_SHAPE_B, p->hq = CLI_GPU_SHAPE_H, p->sq = CLI_GPU_SHAPE_S, p->d = CLI_GPU_SHAPE_D;
-  if (!given(argc, argv, "--kv-heads")) p->hkv = CLI_GPU_SHAPE_H;
-  if (!given(argc, argv, "--sk")) p->sk = CLI_GPU_SHAPE_S;
+  p->d = CLI_GPU_SHAPE_D; /* the serving options keep what they set */
+  if (!given(argc, argv, "--batch")) p->b = CLI_GPU_SHAPE_B;
+  if (!given(argc, argv, "--heads")) p->hq = CLI_GPU_SHAPE_H;
+  if (!given(argc, argv, "--new-tokens")) p->sq = CLI_GPU_SHAPE_S;
+  if (!given(argc, argv, "--kv-heads") && !given(argc, argv, "--heads")) p->hkv = CLI_GPU_SHAPE_H;
+  if (!given(argc, argv, "--sk") && !given(argc, argv, "--kv-len")) p->sk = CLI_GPU_SHAPE_S;
 }
 
 void cli_device_describe(int device, char *buf, size_t len) {
