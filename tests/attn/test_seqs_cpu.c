@@ -159,7 +159,7 @@ static void bad_tables(void) {
 int main(void) {
   test_rng r = {test_seed(0x5e9513)};
   attn_set_num_threads(2);
-  int n = getenv("ATTNPROF_SEQS_CASES") ? atoi(getenv("ATTNPROF_SEQS_CASES")) : 300;
+  int n = getenv("ATTNPROF_SEQS_CASES") ? atoi(getenv("ATTNPROF_SEQS_CASES")) : 200;
   for (int i = 0; i < n; i++) {
     seqs_spec s = seqs_spec_random(&r);
     run_case(&s, &r);
