@@ -89,13 +89,23 @@ def copy_bandwidth(reps):
 class Lib:
     def __init__(self, path):
         self.lib = C.CDLL(path)
-        self.lib.attn_forward.argtypes = [C.c_int, C.POINTER(Args)]
+        self.lib.attn_ctx_create.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
+        self.lib.attn_forward.argtypes = [C.c_void_p, C.c_int, C.POINTER(Args)]
         self.lib.attn_last_error.restype = C.c_char_p
-        self.lib.attn_decode_cuda_splits.argtypes = [C.POINTER(Args)]
+        self.ctx = C.c_void_p()
+        if self.lib.attn_ctx_create(None, C.byref(self.ctx)):
+            raise RuntimeError(self.lib.attn_last_error().decode())
+        # the split count is internal (not exported by a hidden-visibility build)
+        self.splits = getattr(self.lib, "attn_decode_cuda_splits", None)
+        if self.splits:
+            self.splits.argtypes = [C.POINTER(Args)]
+
+    def split_count(self, args):
+        return self.splits(C.byref(args)) if self.splits else -1
 
     def call(self, args):
         def run():
-            rc = self.lib.attn_forward(BACKEND_FLASH, C.byref(args))
+            rc = self.lib.attn_forward(self.ctx, BACKEND_FLASH, C.byref(args))
             if rc:
                 raise RuntimeError(self.lib.attn_last_error().decode())
         return run
@@ -166,7 +176,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
         torch.cuda.synchronize()
         err = ((oo.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
         us = median_us(lib.call(a), reps) if err < 2e-2 else None
-        out[name] = (us, err, lib.lib.attn_decode_cuda_splits(C.byref(a)))
+        out[name] = (us, err, lib.split_count(a))
     seqs_p.trusted = 0  # the checked path: the tables copied to the host and checked per call
     us_checked = median_us(lib.call(a_p), reps)
     seqs_p.trusted = 1

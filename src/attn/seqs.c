@@ -5,7 +5,7 @@
 
 #include "attn/seqs.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attn/cuda/cuda_util.h"
+#include "attnprof/device.h"
 #endif
 
 #define SEQS_MAX ((int64_t)1 << 24)

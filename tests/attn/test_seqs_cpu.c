@@ -33,7 +33,7 @@ static void run_case(const seqs_spec *s, test_rng *r) {
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
     attn_backend b = backends[i];
     seqs_case_poison(&c);
-    attn_status st = attn_forward(b, &c.args);
+    attn_status st = attn_forward(test_engine(), b, &c.args);
     int naive = b == ATTN_BACKEND_NAIVE || b == ATTN_BACKEND_NAIVE_INPLACE;
     if (st) {
       snprintf(why, sizeof why, "refused: %s", attn_last_error());
@@ -96,7 +96,7 @@ static void expect_bad(bad_problem *p, const char *what, const char *want) {
   int ok = 1;
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
     memset(p->out, 0xff, sizeof p->out);
-    attn_status st = attn_forward(backends[i], &p->args);
+    attn_status st = attn_forward(test_engine(), backends[i], &p->args);
     const char *msg = attn_last_error();
     unsigned char probe[sizeof p->out];
     memset(probe, 0xff, sizeof probe);
@@ -108,7 +108,8 @@ static void expect_bad(bad_problem *p, const char *what, const char *want) {
     }
   }
   char why[512];
-  if (attn_why_not(ATTN_BACKEND_FLASH, &p->args, why, sizeof why) != ATTN_STATUS_INVALID_ARGUMENT)
+  if (attn_why_not(test_engine(), ATTN_BACKEND_FLASH, &p->args, why, sizeof why) !=
+      ATTN_STATUS_INVALID_ARGUMENT)
     printf("FAIL bad input '%s': attn_why_not accepted it\n", what), ok = 0;
   ok ? passes++ : failures++;
 }
@@ -116,7 +117,7 @@ static void expect_bad(bad_problem *p, const char *what, const char *want) {
 static void bad_tables(void) {
   bad_problem p;
   bad_init(&p);
-  if (attn_forward(ATTN_BACKEND_FLASH, &p.args))
+  if (attn_forward(test_engine(), ATTN_BACKEND_FLASH, &p.args))
     printf("FAIL the valid base problem was refused: %s\n", attn_last_error()), failures++;
 #define BAD(what, edit, want) do { bad_init(&p); edit; expect_bad(&p, what, want); } while (0)
   BAD("page out of range", p.table[4] = 912, "block_table[1][1] = 912: pages are 0..7");
@@ -158,7 +159,6 @@ static void bad_tables(void) {
 
 int main(void) {
   test_rng r = {test_seed(0x5e9513)};
-  attn_set_num_threads(2);
   int n = getenv("ATTNPROF_SEQS_CASES") ? atoi(getenv("ATTNPROF_SEQS_CASES")) : 200;
   for (int i = 0; i < n; i++) {
     seqs_spec s = seqs_spec_random(&r);

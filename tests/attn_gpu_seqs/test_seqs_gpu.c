@@ -17,7 +17,7 @@
 #include <string.h>
 
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attn/cuda/cuda_util.h"
+#include "attnprof/device.h"
 #include "attn/cuda/fused/decode_cuda.h"
 #include "attn/seqs_testutil.h"
 
@@ -67,7 +67,7 @@ static void dev_free(dev_case *d) {
 static int run_checked(dev_case *d, seqs_case *c, attn_backend b, char *why, size_t len) {
   attn_cuda_fill_bytes(0, d->out, 0xff, c->out_bytes);
   if (d->lse) attn_cuda_fill_bytes(0, d->lse, 0xff, c->lse_n * 4);
-  attn_status st = attn_forward(b, &d->args);
+  attn_status st = attn_forward(test_engine(), b, &d->args);
   if (st) {
     snprintf(why, len, "refused: %s", attn_last_error());
     return -1;
@@ -115,7 +115,7 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
     const int nan_rows = gathered[i] == ATTN_BACKEND_NAIVE;
     attn_cuda_fill_bytes(0, d.out, 0xff, c.out_bytes);
     if (d.lse) attn_cuda_fill_bytes(0, d.lse, 0xff, c.lse_n * 4);
-    attn_status st = attn_forward(gathered[i], &d.args);
+    attn_status st = attn_forward(test_engine(), gathered[i], &d.args);
     int bad = st || attn_cuda_synchronize(0);
     if (!bad) {
       attn_cuda_to_host(0, c.out, d.out, c.out_bytes);
@@ -130,7 +130,7 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
   }
   for (attn_backend b = ATTN_BACKEND_NAIVE; b < ATTN_BACKEND_COUNT; b++) {
     if (b == ATTN_BACKEND_FLASH) continue;
-    if (attn_why_not(b, &d.args, why, sizeof why) == ATTN_STATUS_OK) continue; /* may take it */
+    if (attn_why_not(test_engine(), b, &d.args, why, sizeof why) == ATTN_STATUS_OK) continue; /* may take it */
     if (!strstr(why, "several sequences") && !strstr(why, "no implementation") &&
         !strstr(why, "cannot") && !strstr(why, "not available") && !strstr(why, "cuDNN")) {
       printf("FAIL %s refuses without naming several sequences: %s\n", attn_backend_name(b), why);
@@ -167,7 +167,7 @@ static void bad_device_table(void) {
   c.kv_len[1] = 1, c.table[1 * c.seqs.max_pages] = 912; /* row 1 uses one page */
   dev_make(&d, &c);
   attn_cuda_fill_bytes(0, d.out, 0xff, c.out_bytes);
-  attn_status st = attn_forward(ATTN_BACKEND_FLASH, &d.args);
+  attn_status st = attn_forward(test_engine(), ATTN_BACKEND_FLASH, &d.args);
   char want[96];
   snprintf(want, sizeof want, "block_table[1][0] = 912: pages are 0..%lld", (long long)c.pages - 1);
   unsigned char *back = malloc(c.out_bytes);

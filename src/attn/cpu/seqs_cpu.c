@@ -4,7 +4,7 @@
 #include "attn/cpu/cpu_common.h"
 #include "attn/cpu/seqs_cpu.h"
 #include "attn/seqs.h"
-#include "attnprof/prof.h"
+#include "attn/op_trace.h"
 
 /* t viewed at (batch tb, row 0 = `row`) with n rows. */
 static attn_tensor rows_view(const attn_tensor *t, int64_t tb, int64_t row, int64_t n) {
@@ -55,7 +55,7 @@ static void no_keys(const attn_args *a, const attn_seqs_view *v, int64_t b, attn
   free(zero);
 }
 
-static attn_status run_seq(const attn_args *a, const attn_seqs_view *v, int64_t b,
+static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v, int64_t b,
                            attn_cpu_dense_fn dense, attn_cpu_paged_fn paged) {
   int64_t nq = attn_seqs_nq(v, b), nk = attn_seqs_nk(v, b), tb, row;
   if (nq == 0) return ATTN_STATUS_OK;
@@ -76,13 +76,13 @@ static attn_status run_seq(const attn_args *a, const attn_seqs_view *v, int64_t 
   if (v->kv != ATTN_KV_PAGED) {
     attn_seqs_kv_at(v, b, 0, &tb, &row);
     s.k = rows_view(&a->k, tb, row, nk), s.v = rows_view(&a->v, tb, row, nk);
-    st = dense(&s);
+    st = dense(ctx, &s);
   } else if (paged) {
     attn_cpu_pages pg = {&a->k, &a->v, v->table + b * v->table_stride, v->page_size};
     s.k = rows_view(&a->k, 0, 0, nk), s.v = rows_view(&a->v, 0, 0, nk);
-    st = paged(&s, &pg);
+    st = paged(ctx, &s, &pg);
   } else if (!(st = gather_kv(a, v, b, nk, &kbuf, &vbuf, &s.k, &s.v))) {
-    st = dense(&s);
+    st = dense(ctx, &s);
   }
   free(kbuf), free(vbuf);
   for (int64_t h = 0; lse && !st && h < v->hq; h++)
@@ -91,12 +91,12 @@ static attn_status run_seq(const attn_args *a, const attn_seqs_view *v, int64_t 
   return st;
 }
 
-attn_status attn_cpu_seqs_forward(const attn_args *a, attn_cpu_dense_fn dense,
+attn_status attn_cpu_seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cpu_dense_fn dense,
                                   attn_cpu_paged_fn paged) {
   attn_seqs_view v;
   attn_status st = attn_seqs_view_make_host(a, &v);
   if (st) return st;
-  for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(a, &v, b, dense, paged);
+  for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(ctx, a, &v, b, dense, paged);
   attn_seqs_view_free(&v);
   return st;
 }

@@ -17,14 +17,15 @@ typedef struct {
   int64_t page_size;
 } attn_cpu_pages;
 
-typedef attn_status (*attn_cpu_dense_fn)(const attn_args *a);
+typedef attn_status (*attn_cpu_dense_fn)(attn_ctx *ctx, const attn_args *a);
 /* A forward that reads a paged sequence in place; a->k and a->v give only the
  * shape [1, Hkv, n_kv, D] there. */
-typedef attn_status (*attn_cpu_paged_fn)(const attn_args *a, const attn_cpu_pages *pg);
+typedef attn_status (*attn_cpu_paged_fn)(attn_ctx *ctx, const attn_args *a,
+                                         const attn_cpu_pages *pg);
 
 /* Runs a (with a->seqs) one sequence at a time. paged NULL: pages are
  * gathered for dense. */
-attn_status attn_cpu_seqs_forward(const attn_args *a, attn_cpu_dense_fn dense,
+attn_status attn_cpu_seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cpu_dense_fn dense,
                                   attn_cpu_paged_fn paged);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "attn/cuda/baselines/seqs_gather.h"
-#include "attn/cuda/cuda_common.h"
+#include "attn/cuda/common/cuda_common.h"
 #include "attn/seqs.h"
 
 // dst [Hkv, nk, D] contiguous <- key j of the sequence whose block-table row
@@ -93,7 +93,7 @@ typedef struct {
   float *lse_tmp;    // [Hq, max_q] for packed queries
 } seqs_bufs;
 
-static attn_status run_seq(const attn_args *a, const attn_seqs_view *v, int64_t b,
+static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v, int64_t b,
                            attn_cuda_dense_fn dense, const seqs_bufs *bufs, cudaStream_t s) {
   int64_t nq = attn_seqs_nq(v, b), nk = attn_seqs_nk(v, b), qb, q0, tb, row;
   if (nq == 0) return ATTN_STATUS_OK;
@@ -112,7 +112,7 @@ static attn_status run_seq(const attn_args *a, const attn_seqs_view *v, int64_t 
     attn_seqs_kv_at(v, b, 0, &tb, &row);
     d.k = rows_view(&a->k, tb, row, nk), d.v = rows_view(&a->v, tb, row, nk);
   }
-  if ((st = dense(&d))) return st;
+  if ((st = dense(ctx, &d))) return st;
   if (a->lse && v->q_packed) {
     const int n = (int)(v->hq * nq);
     lse_place_kernel<<<(n + 255) / 256, 256, 0, s>>>(a->lse, bufs->lse_tmp, (int)v->hq, (int)nq,
@@ -122,7 +122,8 @@ static attn_status run_seq(const attn_args *a, const attn_seqs_view *v, int64_t 
   return ATTN_STATUS_OK;
 }
 
-extern "C" attn_status attn_cuda_seqs_forward(const attn_args *a, attn_cuda_dense_fn dense) {
+extern "C" attn_status attn_cuda_seqs_forward(attn_ctx *ctx, const attn_args *a,
+                                              attn_cuda_dense_fn dense) {
   attn_seqs_view v;
   attn_status st = attn_seqs_view_make_host(a, &v);
   if (st) return st;
@@ -137,7 +138,7 @@ extern "C" attn_status attn_cuda_seqs_forward(const attn_args *a, attn_cuda_dens
   if (err == cudaSuccess && a->lse && v.q_packed)
     err = cudaMallocAsync((void **)&bufs.lse_tmp, (size_t)(v.hq * v.max_q) * 4 + 4, s);
   st = err == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(err, "cudaMallocAsync (seqs)");
-  for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(a, &v, b, dense, &bufs, s);
+  for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(ctx, a, &v, b, dense, &bufs, s);
   if (bufs.kbuf) cudaFreeAsync(bufs.kbuf, s);
   if (bufs.vbuf) cudaFreeAsync(bufs.vbuf, s);
   if (bufs.lse_tmp) cudaFreeAsync(bufs.lse_tmp, s);

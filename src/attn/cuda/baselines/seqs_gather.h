@@ -12,11 +12,11 @@
 extern "C" {
 #endif
 
-typedef attn_status (*attn_cuda_dense_fn)(const attn_args *a);
+typedef attn_status (*attn_cuda_dense_fn)(attn_ctx *ctx, const attn_args *a);
 
 /* Runs a (with a->seqs) one sequence at a time through dense. The tables
  * are copied to the host (the loop is on the host), trusted or not. */
-attn_status attn_cuda_seqs_forward(const attn_args *a, attn_cuda_dense_fn dense);
+attn_status attn_cuda_seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cuda_dense_fn dense);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
 
 #include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
 extern "C" {             // cuda_ctx.h is a C header without a C++ guard
-#include "attn/cuda/cuda_ctx.h"
+#include "attn/cuda/baselines/cuda_ctx.h"
 }
 #include "attn/cuda/fused/decode_cuda.h"
 #include "attn/cuda/fused/decode_launch.h"
@@ -113,7 +113,7 @@ static void fill_params(const attn_args *a, const attn_seqs_view *v, attn_decode
   p->part_rows = q->shape[0] * v->q_rows * v->hq;
 }
 
-static attn_status decode_launch(const attn_args *a, const attn_seqs_view *v) {
+static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_seqs_view *v) {
   attn_decode_params p;
   fill_params(a, v, &p);
   const int wm = rows_atoms((int64_t)p.group * v->max_q);
@@ -132,7 +132,7 @@ static attn_status decode_launch(const attn_args *a, const attn_seqs_view *v) {
     attn_cuda_ctx *ctx;
     void *ws;
     size_t part = attn_cuda_align((size_t)(p.splits * p.part_rows * v->d) * 4);
-    attn_status st = attn_cuda_ctx_get(a->q.device, &ctx);
+    attn_status st = attn_cuda_ctx_get(actx, a->q.device, &ctx);
     if (!st) st = attn_cuda_ctx_begin(ctx, stream);
     if (!st) st = attn_cuda_ctx_scratch(ctx, part + (size_t)(p.splits * p.part_rows) * 4, &ws);
     if (st) return st;
@@ -148,19 +148,20 @@ static int prefer_dense(const attn_seqs_view *v) {
   return v->kv != ATTN_KV_PAGED && v->max_q >= DECODE_DENSE_MIN_Q && v->batch <= 64;
 }
 
-extern "C" attn_status attn_decode_cuda_forward(const attn_args *a, attn_cuda_dense_fn dense) {
+extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
+                                                attn_cuda_dense_fn dense) {
   attn_seqs_view v;
   attn_status st = attn_seqs_view_make(a, &v);
   if (st) return st;
   if (dense && prefer_dense(&v)) {
     attn_seqs_view_free(&v);
-    return attn_cuda_seqs_forward(a, dense);
+    return attn_cuda_seqs_forward(ctx, a, dense);
   }
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = a->q.device;
   if (prev != a->q.device && cudaSetDevice(a->q.device) != cudaSuccess)
     st = attn_fail(ATTN_STATUS_NO_DEVICE, "flash_cuda: cannot use CUDA device %d", a->q.device);
-  if (!st && v.total_q > 0) st = decode_launch(a, &v);
+  if (!st && v.total_q > 0) st = decode_launch(ctx, a, &v);
   if (prev != a->q.device) cudaSetDevice(prev);
   attn_seqs_view_free(&v);
   return st;

@@ -18,7 +18,8 @@ attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, size_t len);
  * instance and the split count, launches (and combines). Unpaged prefill
  * (128+ query rows in some sequence, B <= 64) runs `dense` once per
  * sequence on views instead, when dense is not NULL. */
-attn_status attn_decode_cuda_forward(const attn_args *a, attn_cuda_dense_fn dense);
+attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
+                                     attn_cuda_dense_fn dense);
 /* The split count it would use (for the bench's table), -1 if refused. */
 int attn_decode_cuda_splits(const attn_args *a);
 

@@ -34,7 +34,7 @@
 #include <math.h>
 
 #include "attn/cuda/fused/decode_launch.h"
-#include "attn/cuda/fused_mma.cuh"
+#include "attn/cuda/fused/fused_mma.cuh"
 
 #define DECODE_BK 64
 #define DECODE_THREADS 128

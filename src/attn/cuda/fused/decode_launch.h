@@ -7,9 +7,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
-#include "attn/cuda/cuda_common.h"
+#include "attn/cuda/common/cuda_common.h"
 #include "attn/cuda/fused/decode_params.h"
-#include "attn/cuda/fused_launch.h"
+#include "attn/cuda/fused/fused_launch.h"
 
 // The kernel (and, with splits > 1, the combine) for storage type T, head
 // dim kD, kWM row atoms (16 * kWM query rows per CTA).
