@@ -20,6 +20,13 @@ static const attn_backend backends[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_MATH,
                                         ATTN_BACKEND_NAIVE, ATTN_BACKEND_NAIVE_INPLACE,
                                         ATTN_BACKEND_AUTO};
 
+/* The bound on ||out - ref|| / ||ref||: 16-bit outputs are rounded once to
+ * storage (1e-2 = 2.6 units of bf16 roundoff, 20 of f16); f32 sums in fp32
+ * over at most 90 keys (1e-5 = 168 units of 2^-24). */
+static double seqs_tol(attn_dtype dt) {
+  return dt == ATTN_DTYPE_F32 ? 168 * test_unit_roundoff(dt) : 1e-2;
+}
+
 static void run_case(const seqs_spec *s, test_rng *r) {
   seqs_case c;
   char desc[256], why[512];
@@ -37,7 +44,7 @@ static void run_case(const seqs_spec *s, test_rng *r) {
     int naive = b == ATTN_BACKEND_NAIVE || b == ATTN_BACKEND_NAIVE_INPLACE;
     if (st) {
       snprintf(why, sizeof why, "refused: %s", attn_last_error());
-    } else if (!seqs_case_check(&c, c.out, c.lse, naive, test_tolerance(s->dtype), why,
+    } else if (!seqs_case_check(&c, c.out, c.lse, naive, seqs_tol(s->dtype), why,
                                 sizeof why)) {
       passes++;
       continue;
