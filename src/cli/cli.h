@@ -29,6 +29,7 @@ typedef struct {
   int want_lse;
   int device;    /* ATTN_DEVICE_CPU or a CUDA ordinal */
   uint64_t seed;
+  int64_t page_size; /* > 0: K/V in a paged cache of pages this long (decode problems) */
 } cli_problem;
 
 /* How to measure and what to print. */
@@ -76,6 +77,11 @@ typedef struct {
    * (dev_bufs) of these host buffers. */
   attn_args host;
   void *dev_bufs[6];
+  /* --page-size: the sequences (host tables in tables[], device copies in
+   * dev_tables[]; args.seqs points at dev_seqs on a device, at seqs here). */
+  attn_seqs seqs, dev_seqs;
+  int32_t *tables[2]; /* kv_lens [B], block_table [B, pages per sequence] */
+  void *dev_tables[2];
 } cli_inputs;
 
 attn_status cli_inputs_create(const cli_problem *p, cli_inputs *in);
@@ -91,6 +97,7 @@ typedef struct {
   double time_us_median;         /* wall time of one forward, median */
   double host_us_median;         /* time for attn_forward to return, median */
   double gflops;                 /* from time_us_median */
+  double bytes, gbps;            /* attn_bytes and bytes / time_us_median */
   double rel_err;                /* against the fp64 reference; NaN when not checked */
   prof_trace *trace;             /* the profiled forwards; owned */
   int device;                    /* the problem's: ATTN_DEVICE_CPU or a CUDA ordinal */

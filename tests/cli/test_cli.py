@@ -176,6 +176,30 @@ class RunAndExpect(unittest.TestCase):
                              "--mask", "additive", "--json", "--iters", "2", check_rc=0).stdout)
         self.assertLessEqual(doc["backend"]["rel_err"], 1e-2)
 
+    def test_paged_decode_problem(self):
+        """--page-size: K/V in a shuffled paged cache, every CPU backend against fp64;
+        math's page gather shows in the trace as a copy op per sequence."""
+        dec = ["--batch", "2", "--heads", "8/2", "--new-tokens", "3", "--kv-len", "70",
+               "--page-size", "16", "--shape", "1x1x1x32", "--iters", "2", "--warmup", "1"]
+        # --shape first would reset the heads: give the serving options after it
+        dec = dec[-6:-4] + dec[:-6] + dec[-4:]
+        for backend in ("flash", "math", "naive"):
+            doc = json.loads(run("run", "--backend", backend, *dec, "--json", check_rc=0).stdout)
+            b = doc["backend"]
+            self.assertEqual(doc["shape"]["page_size"], 16)
+            self.assertLessEqual(b["rel_err"], 1e-2, backend)
+            self.assertGreater(b["bytes"], 0)
+            self.assertGreater(b["gbps"], 0)
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "t.json")
+            run("run", "--backend", "math", *dec, "--trace", trace, check_rc=0)
+            with open(trace) as f:
+                per = ops_per_range(json.load(f))
+            self.assertTrue(per and all(k.get("copy", 0) >= 2 for _, k in per), per)
+
+    def test_text_table_has_gbps(self):
+        self.assertIn("GB/s", run("run", *SMALL, check_rc=0).stdout)
+
 
 class BadInput(unittest.TestCase):
     def bad(self, *args, contains=None):
@@ -194,6 +218,11 @@ class BadInput(unittest.TestCase):
         for s in ("8x16x1024", "8x16x1024x64x2", "axbxcxd", "8x16x1024x", "1x1x1x0",
                   "-1x1x1x1", "1x1x1x99999999999", "8 x16x1024x64"):
             self.bad("run", "--shape", s, contains="--shape")
+
+    def test_bad_serving_options(self):
+        self.bad("run", "--heads", "8/3", contains="--heads")
+        self.bad("run", "--page-size", "0", contains="--page-size")
+        self.bad("run", "--page-size", "16", "--mask", "bool", contains="--page-size")
 
     def test_unknown_backend_and_dtype(self):
         self.bad("run", "--backend", "fast", contains="accepted are")

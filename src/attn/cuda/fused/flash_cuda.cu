@@ -19,6 +19,7 @@
 
 #include "attn/cuda/common/cuda_common.h"
 #include "attn/cuda/fused/fused_launch.h"
+#include "attn/cuda/fused/decode_cuda.h"
 #ifdef ATTNPROF_HAVE_WGMMA
 #include "attn/cuda/fused/ws_tma.h"
 #endif
@@ -130,6 +131,7 @@ static fused_fn flash_pick(const attn_ctx *ctx, const attn_args *a, char *why, s
 static attn_status flash_why_not(attn_ctx *ctx, const attn_args *a, char *why,
                                  size_t why_len) {
   char vwhy[160];
+  if (a->seqs) return attn_decode_cuda_why_not(a, why, why_len); // fused/decode_cuda.cu
   if (!flash_pick(ctx, a, why, why_len)) return ATTN_STATUS_UNSUPPORTED;
   if (a->mask_kind != ATTN_MASK_NONE) {
     snprintf(why, why_len, "flash_cuda takes no mask tensor (causal or none): efficient takes "
@@ -152,11 +154,15 @@ static attn_status flash_why_not(attn_ctx *ctx, const attn_args *a, char *why,
   return attn_fused_device_ok(a, "flash_cuda", why, why_len);
 }
 
-static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status flash_dense(attn_ctx *ctx, const attn_args *a) {
   char why[256];
   fused_fn fn = flash_pick(ctx, a, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
   return attn_fused_call(ctx, fn, a);
+}
+
+static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_decode_cuda_forward(ctx, a, flash_dense) : flash_dense(ctx, a);
 }
 
 extern "C" {
@@ -172,5 +178,6 @@ const attn_backend_impl attn_backend_flash_cuda = {
     flash_why_not,
     flash_forward,
     attn_cuda_available,
+    1, /* takes attn_seqs: the split-KV decode kernel */
 };
 }
