@@ -306,6 +306,25 @@ attn_status prof_write_chrome_trace(const prof_trace *t, const char *path);
  * and the reason otherwise. */
 attn_status prof_check_writable(const char *path);
 
+/* Trace file formats: Kineto JSON, the same gzip-compressed (.json.gz, as
+ * torch.profiler writes it), and Perfetto's protobuf (.pftrace: interned
+ * names, zlib-compressed packet batches; about 15x smaller than the JSON). */
+typedef enum {
+  PROF_FORMAT_AUTO,    /* by the path: .pftrace, .gz, else JSON */
+  PROF_FORMAT_JSON,
+  PROF_FORMAT_JSON_GZ,
+  PROF_FORMAT_PFTRACE
+} prof_trace_format;
+
+const char *prof_trace_format_name(prof_trace_format f); /* "json", "json.gz", "pftrace" */
+/* The names above -> a format; -1 for any other name. */
+int prof_trace_format_from_name(const char *name);
+prof_trace_format prof_trace_format_for_path(const char *path);
+/* The trace in format f (AUTO: by the path's name); streamed to PATH.tmp and
+ * renamed, as prof_write_chrome_trace. The Perfetto file holds the same
+ * tracks, slices, args and launch flows as the JSON. */
+attn_status prof_write_trace(const prof_trace *t, const char *path, prof_trace_format f);
+
 void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n);
 void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,
                              int64_t max_rows);
@@ -339,7 +358,8 @@ typedef struct {
 } prof_read_stats;
 
 /* Reads a Chrome trace JSON as torch.profiler (Kineto) or attnprof writes it,
- * or a bare array of events; plain or gzip (told by content, not by name).
+ * or a bare array of events; plain or gzip; or a Perfetto protobuf trace as
+ * attnprof writes it (all told by content, not by name).
  * Streaming: memory holds the event model, never the document. Times become
  * ns exactly; the file's baseTimeNanoseconds becomes the epoch offset.
  * stats (may be NULL) says what was skipped. Returns OK and a new trace in
