@@ -397,7 +397,8 @@ static int read_all(pft_reader *r, byte_src *s) {
 /* ---- entry points ---------------------------------------------------------------- */
 
 int pft_sniff(const unsigned char *h, size_t n) {
-  if (n < 2 || h[0] != 0x0a) return 0;
+  if (n < 1 || h[0] != 0x0a) return 0;
+  if (n == 1) return 1; /* a file of one byte: a Perfetto packet's key, cut */
   /* JSON after a newline: white space, then { or [, then what JSON allows */
   size_t i = 0;
   while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r')) i++;
