@@ -125,6 +125,8 @@ void rd_finish_trace(rd_model *m);
  * its JSON text (a number, or a string's bytes), into m->ev by the JSON
  * args' table and bounds; dim: element index of a [x, y, z] arg. */
 void rd_take_arg_number(rd_model *m, const char *key, const char *text, size_t len);
+/* Whether an args key is one the reader takes (the rest are skipped). */
+int rd_arg_is_read(const char *key);
 void rd_take_arg_string(rd_model *m, const char *key, const char *s, size_t len);
 void rd_take_arg_dim(rd_model *m, const char *key, int index, const char *text, size_t len);
 

@@ -450,6 +450,10 @@ static sax_ctx arg_ctx(rd_model *m) {
   return c;
 }
 
+int rd_arg_is_read(const char *key) {
+  return lookup(arg_fields, (const unsigned char *)key, strlen(key)) != NULL;
+}
+
 void rd_take_arg_number(rd_model *m, const char *key, const char *text, size_t len) {
   const field *f = lookup(arg_fields, (const unsigned char *)key, strlen(key));
   sax_ctx c = arg_ctx(m);

@@ -53,8 +53,9 @@ typedef struct {
 } byte_src;
 
 static size_t src_read(byte_src *s, void *buf, size_t n) {
+  if (!n) return 0; /* an empty packet: buf may be NULL */
   size_t k = s->len - s->pos < n ? s->len - s->pos : n;
-  memcpy(buf, s->mem + s->pos, k);
+  if (k) memcpy(buf, s->mem + s->pos, k);
   s->pos += k;
   if (s->f && k < n) k += fread((unsigned char *)buf + k, 1, n - k, s->f);
   s->consumed += k;
@@ -188,7 +189,7 @@ static int take_descriptor(pft_reader *r, const Attnprof__Pftrace__TrackDescript
 
 static void take_annotation(pft_reader *r, const pft_annot *d) {
   const char *key = d->name ? d->name : d->has_name_iid ? intern_get(r, KIND_ARG, d->name_iid) : NULL;
-  if (!key) return;
+  if (!key || !rd_arg_is_read(key)) return; /* derived figures: the reader recomputes them */
   char text[64];
   int n = -1;
   if (d->has_int_value) n = snprintf(text, sizeof text, "%" PRId64, d->int_value);
