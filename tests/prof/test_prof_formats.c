@@ -124,6 +124,9 @@ static void test_sample_round_trip(void **state) {
   (void)state;
   prof_trace *t = synth_gpu_sample();
   round_trip(t);
+  /* A live trace's times are on the monotonic clock, its epoch offset set. */
+  prof_trace_set_epoch_offset(t, 987654321);
+  round_trip(t);
   prof_trace_destroy(t);
 }
 
