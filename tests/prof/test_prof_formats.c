@@ -130,6 +130,23 @@ static void test_sample_round_trip(void **state) {
   prof_trace_destroy(t);
 }
 
+/* A process with no events of its own (a trace of GPU work only) is still
+ * named, as the JSON's metadata rows name it. */
+static void test_process_without_events(void **state) {
+  (void)state;
+  prof_trace *t = prof_trace_create();
+  prof_trace_set_process(t, 777, "worker");
+  synth_gpu(t, PROF_CAT_KERNEL, "k", 0, 7, 1000, 500, 1);
+  prof_trace *json = write_and_read(t, "t.json");
+  prof_trace *pf = write_and_read(t, "t.pftrace");
+  assert_same_trace(json, pf);
+  prof_trace_destroy(json);
+  assert_i64(prof_trace_process_id(pf), 777);
+  assert_str(prof_trace_process_name(pf), "worker");
+  prof_trace_destroy(pf);
+  prof_trace_destroy(t);
+}
+
 static long file_size(const char *p) {
   struct stat st;
   return stat(p, &st) ? -1 : (long)st.st_size;
@@ -249,6 +266,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sample_round_trip),
       cmocka_unit_test(test_loop_round_trip_and_size),
+      cmocka_unit_test(test_process_without_events),
       cmocka_unit_test(test_cut_pftrace_refused),
       cmocka_unit_test(test_cut_gzip_refused),
       cmocka_unit_test(test_sniffing),

@@ -68,6 +68,9 @@ int pft_writer_init(pft_writer *w, FILE *f, int compress);
 /* The header packet: the Kineto JSON of the trace's devices, base time,
  * version and dropped count (from t). */
 void pft_write_header(pft_writer *w, const prof_trace *t, int64_t base_epoch);
+/* The trace's own process (prof_trace_process_id), named even when it has
+ * no events, as the JSON's metadata rows name it. */
+void pft_describe_own_process(pft_writer *w);
 /* The BEGIN packet of event e (at its start), with args and flow ids
  * (0 = none), describing its track first if new. */
 void pft_write_begin(pft_writer *w, const prof_trace *t, const prof_event *e, uint64_t flow_out,

@@ -266,6 +266,16 @@ static uint64_t track_of(pft_writer *w, const prof_event *e) {
   return tu;
 }
 
+void pft_describe_own_process(pft_writer *w) {
+  int64_t pid = w->t ? prof_trace_process_id(w->t) : 0;
+  if (!pid || prof_map_get(&w->tracks, (uint64_t)pid, PROCESS_TID) >= 0) return;
+  prof_event e = prof_event_init(PROF_CAT_CPU_OP, "");
+  e.pid = pid;
+  uint64_t pu = w->next_uuid++;
+  if (prof_map_put(&w->tracks, (uint64_t)pid, PROCESS_TID, (int64_t)pu) < 0) w->err = ENOMEM;
+  describe_process(w, &e, 1, pu);
+}
+
 /* ---- events ----------------------------------------------------------------- */
 
 static uint64_t epoch_ns(const pft_writer *w, int64_t ns) {

@@ -95,6 +95,7 @@ int pft_write_trace_to(const prof_trace *t, FILE *f, int compress) {
     w.t = t;
     w.offset = prof_trace_epoch_offset(t);
     pft_write_header(&w, t, chrome_base_epoch(t));
+    pft_describe_own_process(&w);
     write_events(&w, t, order, n, launch, launches, heap);
     err = pft_writer_finish(&w);
   }
