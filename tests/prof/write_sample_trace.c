@@ -2,7 +2,7 @@
  * .json.gz, .pftrace), for test_prof_perfetto.py: synth_gpu_sample()
  * (prof_test.h) plus a few hostile names (a GPU trace with flows, without a
  * GPU), or with --loop N the synthetic launch loop of N launches
- * (synth_launches.h), a trace of tens of MB. */
+ * (synth_launches.h): about 1.1 KB of JSON per launch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
