@@ -50,7 +50,8 @@ static int run_measured(const cli_problem *p, const cli_measure_opts *m, attn_ba
   char auto_log[2048] = "";
   attn_status st = cli_inputs_create(p, &in);
   if (st) return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
-  if (b == ATTN_BACKEND_AUTO && (st = attn_select(&in.args, &b, auto_log, sizeof auto_log)))
+  if (b == ATTN_BACKEND_AUTO &&
+      (st = attn_select(cli_engine(m), &in.args, &b, auto_log, sizeof auto_log)))
     return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
   double *ref = m->check ? cli_reference(&in) : NULL;
   cli_measure(b, &in, ref, m, &r);
@@ -85,7 +86,7 @@ int cmd_run(int argc, char **argv) {
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(run_usage, stdout), CLI_OK;
-  if (parse_run(argc, argv, &b, &p, &m)) return CLI_USAGE;
+  if (parse_run(argc, argv, &b, &p, &m) || !cli_engine(&m)) return CLI_USAGE;
   cli_gpu_default_shape(argc, argv, &p);
   prof_expect *ex = NULL;
   int rc = cli_prepare_outputs(&m, &ex);
