@@ -2,7 +2,8 @@
  * (External id; cbid and correlation on API calls; device, stream and
  * correlation on GPU rows; the kernel footprint; bytes and bandwidth on
  * copies), ours on CPU ops (op kind, flops, bytes) and kernels (cluster,
- * static/dynamic shared memory, CUPTI extras, our occupancy). */
+ * static/dynamic shared memory, CUPTI extras, the CUDA graph that ran it,
+ * our occupancy). */
 #include "prof/io/trace_args.h"
 
 #include "prof/io/kineto_keys.h"
@@ -48,6 +49,7 @@ static void kernel_args(const prof_trace *t, const prof_event *e, trace_args_sin
   if (fp->shared_memory_executed > 0) s->i64(s, ATTNPROF_ARG_SMEM_EXECUTED, fp->shared_memory_executed);
   if (fp->shared_memory_limit_optin) s->i64(s, ATTNPROF_ARG_SMEM_OPTIN, 1);
   if (fp->max_active_clusters > 0) s->i64(s, ATTNPROF_ARG_MAX_ACTIVE_CLUSTERS, fp->max_active_clusters);
+  if (fp->graph_id) s->i64(s, ATTNPROF_ARG_GRAPH_ID, (int64_t)fp->graph_id); /* replayed by a CUDA graph */
   if (d) occupancy_args(s, fp, d);
 }
 
