@@ -208,5 +208,5 @@ static int mem_pull(void *src, unsigned char *buf, size_t cap, size_t *got) {
 
 int prof_read_chrome_trace_header(rd_model *m, const char *json, size_t len, const char *what) {
   mem_src s = {json, len, 0};
-  return rd_parse(m, mem_pull, &s, what);
+  return rd_parse_yajl(m, mem_pull, &s, what); /* a few hundred bytes: yajl alone, no restart */
 }
