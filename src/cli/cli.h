@@ -40,6 +40,7 @@ typedef struct {
   int max_ms; /* GPU: fewer timed forwards (at least 10) past this much device time; 0 = none */
   int json, check;
   const char *trace_path;
+  prof_trace_format trace_format; /* --format; AUTO: by --trace's name */
   const char *expect_text;
 } cli_measure_opts;
 
@@ -119,7 +120,7 @@ int cli_status_exit(attn_status st, const char *why);
 /* Before any work: parse --expect, check that --trace can be written. */
 int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex);
 /* Writes the trace if a path was given; CLI_OK or an exit status. */
-int cli_write_trace(const char *path, const prof_trace *t);
+int cli_write_trace(const char *path, prof_trace_format f, const prof_trace *t);
 /* Checks expectations (NULL: none) on the CLI_RANGE range; CLI_OK or
  * CLI_EXPECT_BROKEN. */
 int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f);

@@ -7,6 +7,7 @@ recounts the cpu_op events inside each attn_fwd range itself.
 
 usage: test_cli.py PATH_TO_ATTNPROF
 """
+import gzip
 import json
 import os
 import subprocess
@@ -201,6 +202,45 @@ class RunAndExpect(unittest.TestCase):
         self.assertIn("GB/s", run("run", *SMALL, check_rc=0).stdout)
 
 
+class TraceFormats(unittest.TestCase):
+    """--trace FILE in each format (by name, or --format): JSON, .json.gz
+    (gzip, as torch.profiler writes it) and Perfetto protobuf; `summary`
+    reads each back to the same counts."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        cls.paths = {"json": os.path.join(d, "t.json"), "json.gz": os.path.join(d, "t.json.gz"),
+                     "pftrace": os.path.join(d, "t.pftrace"), "forced": os.path.join(d, "t.bin")}
+        for fmt, path in cls.paths.items():
+            extra = ["--format", "pftrace"] if fmt == "forced" else []
+            run("run", "--backend", "math", *SMALL, "--trace", path, *extra, check_rc=0)
+        cls.summaries = {fmt: json.loads(run("summary", path, "--json", check_rc=0).stdout)
+                         for fmt, path in cls.paths.items()}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_files_are_what_they_say(self):
+        with gzip.open(self.paths["json.gz"], "rt") as f:
+            self.assertIn("traceEvents", json.load(f))
+        for fmt in ("pftrace", "forced"):
+            with open(self.paths[fmt], "rb") as f:
+                self.assertEqual(f.read(1), b"\x0a", fmt)  # Trace.packet, field 1
+
+    def test_same_counts_from_every_format(self):
+        def counts(doc):
+            return [(r["name"], r["calls"], {k: v for k, v in r["per_call"].items()
+                                             if k not in ("device_us", "host_us")})
+                    for r in doc["ranges"]]
+        want = counts(self.summaries["json"])
+        self.assertTrue(want)
+        for fmt, doc in self.summaries.items():
+            self.assertEqual(counts(doc), want, fmt)
+
+
 class BadInput(unittest.TestCase):
     def bad(self, *args, contains=None):
         with tempfile.TemporaryDirectory() as d:
@@ -232,6 +272,30 @@ class BadInput(unittest.TestCase):
         self.bad("run", "--expect", "ops=>5")
         self.bad("run", "--expect", "wibble==3")
         self.bad("run", "--expect", "@/nonexistent/expectations")
+
+    def test_bad_format(self):
+        self.bad("run", *SMALL, "--format", "protobuf", contains="json, json.gz or pftrace")
+        p = run("run", *SMALL, "--format", "pftrace")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--trace", p.stderr)
+
+    def test_cut_traces(self):
+        """A pftrace or a .json.gz cut short: exit 2, one line, never a shorter trace."""
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("t.pftrace", "t.json.gz"):
+                full = os.path.join(d, name)
+                run("run", "--backend", "math", *SMALL, "--trace", full, check_rc=0)
+                with open(full, "rb") as f:
+                    data = f.read()
+                cut = os.path.join(d, "cut")
+                with open(cut, "wb") as f:
+                    f.write(data[:len(data) * 2 // 3])
+                p = run("summary", cut)
+                self.assertEqual(p.returncode, 2, f"{name}: {p.stderr}")
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn("truncated" if name.endswith("pftrace") else "gzip", lines[0])
 
     def test_unwritable_trace(self):
         p = run("run", *SMALL, "--trace", "/nonexistent-dir/t.json")
