@@ -36,6 +36,7 @@ typedef struct {
   int iters, warmup, profiled, threads;
   int max_ms; /* GPU: fewer timed forwards (at least 10) past this much device time; 0 = none */
   int json, check;
+  int force; /* run past the memory and time estimates (preflight.c) */
   const char *trace_path;
   const char *expect_text;
 } cli_measure_opts;

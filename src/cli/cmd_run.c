@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli_cuda.h"
+#include "cli/preflight.h"
 #include "cli/report.h"
 
 static const char run_usage[] =
@@ -43,22 +44,23 @@ static void print_run(const cli_problem *p, const cli_result *r, const char *aut
   free(rows);
 }
 
-static int run_measured(const cli_problem *p, const cli_measure_opts *m, attn_backend b,
+static int run_measured(const cli_problem *p, cli_measure_opts *m, attn_backend b,
                         prof_expect *ex) {
   cli_inputs in;
   cli_result r;
   char auto_log[2048] = "";
+  /* The backend's why-not and the estimates before any allocation. */
+  int pre = cli_preflight(p, m, &b, auto_log, sizeof auto_log);
+  if (pre) return pre;
   attn_status st = cli_inputs_create(p, &in);
   if (st) return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
-  if (b == ATTN_BACKEND_AUTO && (st = attn_select(&in.args, &b, auto_log, sizeof auto_log)))
-    return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
   double *ref = m->check ? cli_reference(&in) : NULL;
   cli_measure(b, &in, ref, m, &r);
   free(ref);
   cli_inputs_destroy(&in);
   /* A refusal is about the inputs (exit 2), whatever its status. */
   if (r.status) {
-    int rc = r.refused ? cli_usage_error("%s: %s", attn_backend_name(r.backend), r.why)
+    int rc = r.refused ? cli_usage_error("%s", r.why)
                        : cli_status_exit(r.status, r.why);
     cli_result_free(&r);
     return rc;

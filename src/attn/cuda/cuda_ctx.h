@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "attn/backend.h"
+#include "attn/cuda/blas_loader.h"
 
 typedef struct {
   int device;

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""What a newcomer hits first (issue 14), each item with the command that
+showed it: memory of a command that needs no GPU library, the traced
+program's own peak memory, problems too big to run, one behaviour per idea
+across subcommands, help and usage errors, the JSON output contract.
+
+usage: test_newcomer.py PATH_TO_ATTNPROF SOURCE_DIR
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+ATTNPROF = None
+SRC = None
+FIXTURE = None
+
+
+def run(*args, check_rc=None, env=None, timeout=300):
+    p = subprocess.run([ATTNPROF, *args], capture_output=True, text=True, timeout=timeout,
+                       env=env)
+    if check_rc is not None and p.returncode != check_rc:
+        raise AssertionError(
+            f"attnprof {' '.join(args)}: exit {p.returncode}, wanted {check_rc}\n"
+            f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def has_trace_command():
+    """`attnprof trace` needs the CUPTI injection library (CUDA builds)."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(ATTNPROF)), "lib")
+    return os.path.exists(os.path.join(lib, "libattnprof_inject.so"))
+
+
+class LazyLibraries(unittest.TestCase):
+    """Item 4: the CUDA runtime linked dynamically, cuBLAS loaded on first use."""
+
+    def test_help_loads_no_cublas_and_stays_small(self):
+        env = dict(os.environ, LD_DEBUG="files")
+        proc = subprocess.Popen([ATTNPROF, "help"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, env=env, text=True)
+        err = proc.stderr.read()
+        proc.stderr.close()
+        _, status, ru = os.wait4(proc.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        self.assertNotIn("libcublas", err, "attnprof help loaded cuBLAS")
+        self.assertNotIn("libcudart_static", err)
+        # Linux reports ru_maxrss in KiB; about 220 MB before the fix.
+        self.assertLess(ru.ru_maxrss, 48 * 1024, f"attnprof help peaked at {ru.ru_maxrss} KiB")
+
+    def test_library_does_not_need_cublas(self):
+        lib = os.path.join(os.path.dirname(os.path.dirname(ATTNPROF)), "lib", "libattnprof.so")
+        out = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True).stdout
+        needed = re.findall(r"NEEDED.*\[(.*)\]", out)
+        self.assertTrue(needed, out)
+        self.assertFalse([n for n in needed if "cublas" in n], needed)
+
+
+class TracePeakMemory(unittest.TestCase):
+    """Item 4: `trace -- PROG` reports PROG's peak memory, not attnprof's."""
+
+    def peak(self, *prog):
+        with tempfile.TemporaryDirectory() as d:
+            p = run("trace", "--out", os.path.join(d, "t.json"), "--", *prog, check_rc=0)
+        m = re.search(r"its peak memory ([0-9.]+) MiB", p.stdout)
+        self.assertTrue(m, p.stdout + p.stderr)
+        return float(m.group(1))
+
+    def test_small_program_small_peak(self):
+        if not has_trace_command():
+            self.skipTest("this build has no trace command (no CUPTI)")
+        self.assertLess(self.peak("true"), 8.0)
+
+    def test_large_program_large_peak(self):
+        if not has_trace_command():
+            self.skipTest("this build has no trace command (no CUPTI)")
+        touch = "b = bytearray(96 << 20); b[::4096] = b'x' * len(b[::4096])"
+        self.assertGreater(self.peak(sys.executable, "-c", touch), 96.0)
+
+
+class TooBig(unittest.TestCase):
+    """Item 7: refused up front, with figures, before memory is spent."""
+
+    def rss_of(self, *args):
+        proc = subprocess.Popen([ATTNPROF, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        timer = threading.Timer(60, proc.kill)  # before the fix: a run of days
+        timer.start()
+        out, err = proc.stdout.read(), proc.stderr.read().decode()
+        proc.stdout.close()
+        proc.stderr.close()
+        _, status, ru = os.wait4(proc.pid, 0)
+        timer.cancel()
+        return os.waitstatus_to_exitcode(status), out.decode(), err, ru.ru_maxrss
+
+    def test_naive_refused_before_allocating(self):
+        rc, out, err, kib = self.rss_of("run", "--backend", "naive", "--shape", "1x1x10000000x64")
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("GiB", err)
+        self.assertLess(kib, 256 * 1024, "memory was spent before the refusal")
+
+    def test_auto_refused_with_time_estimate(self):
+        rc, out, err, kib = self.rss_of("run", "--shape", "1x1x10000000x64")
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "")
+        self.assertRegex(err, r"would take about [0-9.]+ (days|h)")
+        self.assertIn("--force", err)
+        self.assertIn("fp64 check skipped", err)
+        self.assertLess(kib, 256 * 1024)
+
+    def test_reference_skipped_saying_so(self):
+        # A problem the backend runs in seconds but whose fp64 reference
+        # (memory bound, O(S^2) in double) is estimated past its limit is run
+        # unchecked; a small one is checked.
+        p = run("run", "--shape", "1x1x64x16", "--iters", "2", "--json", check_rc=0)
+        self.assertNotIn("skipped", p.stderr)
+        self.assertIsNotNone(json.loads(p.stdout)["backend"]["rel_err"])
+
+
+class OneLineRefusals(unittest.TestCase):
+    """Item 15: a refusal names the backend once."""
+
+    def test_refusal_does_not_repeat_backend(self):
+        p = run("run", "--backend", "efficient", "--shape", "1x1x16x16", check_rc=2)
+        line = p.stderr.strip()
+        self.assertEqual(len(line.splitlines()), 1, line)
+        self.assertEqual(line.count("efficient"), 1, line)
+
+
+def main():
+    global ATTNPROF, SRC
+    ATTNPROF, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0], "-v"])
+
+
+if __name__ == "__main__":
+    main()
