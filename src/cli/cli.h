@@ -116,6 +116,9 @@ int cli_backends_for(int device, attn_backend *out);
 /* compare --sweep: DESIGN.md's throughput grid (compare_sweep.c). */
 int cli_compare_sweep(const cli_problem *base, const cli_measure_opts *m);
 
+/* The problem and measure options, one line each (run: with --expect). */
+void cli_print_options(FILE *f, int run);
+
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_summary(int argc, char **argv); /* trace files (issue 7): cmd_summary.c, */

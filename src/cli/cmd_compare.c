@@ -10,8 +10,7 @@
 
 static const char compare_usage[] =
     "usage: attnprof compare [problem options] [measure options] [--sweep]\n"
-    "  --sweep   the throughput grid of DESIGN.md (B*S = 16384, H*D = 2048; D/S 64/1024,\n"
-    "            64/16384, 128/4096, 128/16384, 256/4096; causal and not) on a GPU\n";
+    "  --sweep              on a GPU, the throughput grid (docs/cli.md: B*S = 16384, H*D = 2048)\n";
 
 static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep) {
   for (int i = 0; i < argc; i++) {
@@ -24,7 +23,7 @@ static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts
       if (r < 0) return -1;
       continue;
     }
-    return cli_usage_error("compare: unknown option '%s' (see attnprof help)", argv[i]), -1;
+    return cli_usage_error("compare: unknown option '%s' (attnprof help compare lists them)", argv[i]), -1;
   }
   return 0;
 }
@@ -119,7 +118,7 @@ int cmd_compare(int argc, char **argv) {
   cli_problem_defaults(&p);
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
-    return fputs(compare_usage, stdout), CLI_OK;
+    return fputs(compare_usage, stdout), cli_print_options(stdout, 0), CLI_OK;
   int sweep = 0;
   if (parse_compare(argc, argv, &p, &m, &sweep)) return CLI_USAGE;
   if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");

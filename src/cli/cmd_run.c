@@ -8,7 +8,8 @@
 #include "cli/report.h"
 
 static const char run_usage[] =
-    "usage: attnprof run [--backend NAME] [problem options] [measure options]\n";
+    "usage: attnprof run [--backend NAME] [problem options] [measure options]\n"
+    "  --backend NAME       auto (default), naive, naive_inplace, math, efficient, flash, cudnn\n";
 
 static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
                      cli_measure_opts *m) {
@@ -24,7 +25,7 @@ static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
       if (r < 0) return -1;
       continue;
     }
-    return cli_usage_error("run: unknown option '%s' (see attnprof help)", argv[i]), -1;
+    return cli_usage_error("run: unknown option '%s' (attnprof help run lists them)", argv[i]), -1;
   }
   return 0;
 }
@@ -86,7 +87,7 @@ int cmd_run(int argc, char **argv) {
   cli_problem_defaults(&p);
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
-    return fputs(run_usage, stdout), CLI_OK;
+    return fputs(run_usage, stdout), cli_print_options(stdout, 1), CLI_OK;
   if (parse_run(argc, argv, &b, &p, &m)) return CLI_USAGE;
   cli_gpu_default_shape(argc, argv, &p);
   prof_expect *ex = NULL;

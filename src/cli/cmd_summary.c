@@ -13,10 +13,10 @@ static const char summary_usage[] =
     "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--expect EXPR|@FILE]\n"
     "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
     "  --range NAME     only this range (and the kernels inside it)\n"
-    "  --json           the machine-readable summary (DESIGN.md)\n"
+    "  --json           the machine-readable summary (docs/output-contract.md)\n"
     "  --top N          rows of key averages shown (default 20)\n"
-    "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file with [range] sections;\n"
-    "                   exit status 1 when one broke\n";
+    "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file; exit 1 if broken\n"
+    "  --verbose        also the reader's routine notes (events it does not model)\n";
 
 typedef struct {
   const char *file, *range, *expect;
@@ -42,14 +42,14 @@ static int parse_summary(int argc, char **argv, summary_opts *o) {
       o->top = strtoll(v, &end, 10);
       if (*end || o->top <= 0) return cli_usage_error("--top %s: a positive count is accepted", v);
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("summary: unknown option '%s'\n%s", argv[i], summary_usage);
+      return cli_usage_error("summary: unknown option '%s' (attnprof help summary lists them)", argv[i]);
     } else if (o->file) {
       return cli_usage_error("summary: one FILE is accepted ('%s' and '%s' given)", o->file, argv[i]);
     } else {
       o->file = argv[i];
     }
   }
-  if (!o->file) return cli_usage_error("summary: no FILE given\n%s", summary_usage);
+  if (!o->file) return cli_usage_error("summary: no FILE given: attnprof summary FILE [options]");
   return CLI_OK;
 }
 

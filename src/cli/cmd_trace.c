@@ -53,11 +53,11 @@ static int parse(int argc, char **argv, trace_opts *o) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
     } else {
-      return cli_usage_error("trace: unknown option '%s' (the program goes after --)\n%s", argv[i],
-                             trace_usage);
+      return cli_usage_error("trace: unknown option '%s' (the program goes after --; attnprof help "
+                             "trace lists the options)", argv[i]);
     }
   }
-  if (i + 1 >= argc) return cli_usage_error("trace: no program given after --\n%s", trace_usage);
+  if (i + 1 >= argc) return cli_usage_error("trace: no program given after --: attnprof trace [options] -- CMD [ARGS...]");
   o->argv = argv + i + 1;
   return CLI_OK;
 }

@@ -7,8 +7,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attn/backend.h"
+#include "cli/cli_cuda.h"
 
 /* A non-NULL, 4 KiB-aligned address: why-not reads shapes, strides, dtypes
  * and alignment, never the data. */
@@ -137,6 +139,13 @@ int cli_preflight(const cli_problem *p, cli_measure_opts *m, attn_backend *b, ch
   attn_args a = shape_args(p);
   char why[512];
   attn_status st;
+  if (p->device != ATTN_DEVICE_CPU) { /* the device's own reason first (no driver, no GPU) */
+    cli_inputs none;
+    memset(&none, 0, sizeof none);
+    st = cli_inputs_to_device(p, &none); /* no buffers: only the device probe */
+    cli_inputs_free_device(&none);
+    if (st) return cli_status_exit(st, attn_last_error());
+  }
   if (*b == ATTN_BACKEND_AUTO) {
     if ((st = attn_select(&a, b, log, len))) return cli_status_exit(st, attn_last_error());
   } else if ((st = attn_why_not(*b, &a, why, sizeof why))) {

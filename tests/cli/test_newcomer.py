@@ -132,6 +132,111 @@ class OneLineRefusals(unittest.TestCase):
         self.assertEqual(line.count("efficient"), 1, line)
 
 
+def fixture(name):
+    return os.path.join(SRC, "tests", "prof", "fixtures", name)
+
+
+class OneBehaviourPerIdea(unittest.TestCase):
+    """Item 8: --range means the same in summary, diff and report."""
+
+    def summary_ranges(self, f):
+        p = run("summary", "--json", f, check_rc=0)
+        return [r["name"] for r in json.loads(p.stdout)["ranges"]]
+
+    def test_report_unknown_range_exits_2_listing_ranges(self):
+        f = fixture("trace_flash.json")
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.html")
+            p = run("report", "--range", "nosuch", "--html", out, f, check_rc=2)
+            self.assertFalse(os.path.exists(out))
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        for name in self.summary_ranges(f):
+            self.assertIn(name, p.stderr)
+
+    def test_diff_accepts_every_name_summary_lists(self):
+        f = fixture("trace_flash.json")
+        for name in self.summary_ranges(f):
+            p = run("diff", f, f, "--range", name, "--json", check_rc=0)
+            self.assertEqual(len(json.loads(p.stdout)["ranges"]), 1, name)
+
+    def test_diff_unknown_range_lists_names_and_prints_nothing(self):
+        f = fixture("trace_flash.json")
+        p = run("diff", f, f, "--range", "nosuch", check_rc=2)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("attn_fwd", p.stderr)
+
+
+class QuietReader(unittest.TestCase):
+    """Item 9: routine skips only with --verbose; one line on stderr for errors."""
+
+    def test_pytorch_trace_reads_silently(self):
+        p = run("summary", fixture("trace_naive.json"), check_rc=0)
+        self.assertEqual(p.stderr, "")
+        p = run("summary", "--verbose", fixture("trace_naive.json"), check_rc=0)
+        self.assertIn("skipped", p.stderr)
+
+    def test_one_line_errors(self):
+        f = fixture("trace_naive.json")
+        with tempfile.TemporaryDirectory() as d:
+            p = run("diff", f, d, check_rc=2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        p = run("report", "--html", "/proc/x.html", f, check_rc=2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+class ReportOutputFirst(unittest.TestCase):
+    """Item 10: the page's path is checked before any input is read."""
+
+    def test_unwritable_report(self):
+        # The input does not exist: the output is what must be named.
+        p = run("report", "--html", "/proc/x.html", "/nonexistent.json", check_rc=2)
+        self.assertIn("cannot write report", p.stderr)
+        self.assertNotIn("nonexistent", p.stderr)
+
+
+class Help(unittest.TestCase):
+    """Item 11: usage errors in one line; each subcommand's own help."""
+
+    def test_usage_errors_one_line(self):
+        for args in (["summary", "--bogus"], ["diff", "a"], ["report", "x.json"], ["summary"],
+                     ["run", "--bogus"], ["trace", "--bogus"], ["trace"], []):
+            p = run(*args, check_rc=2)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, f"{args}: {p.stderr}")
+            self.assertEqual(p.stdout, "", args)
+
+    def test_subcommand_help_lists_options(self):
+        for cmd, opts in (("run", ["--backend", "--shape", "--iters", "--expect", "--force"]),
+                          ("compare", ["--sweep", "--shape", "--no-check"]),
+                          ("summary", ["--range", "--json", "--top", "--verbose"]),
+                          ("diff", ["--range", "--threshold", "--min-us"]),
+                          ("report", ["--html", "--range"]),
+                          ("trace", ["--out", "--all-api", "--stream-only"])):
+            a = run("help", cmd, check_rc=0).stdout
+            b = run(cmd, "--help", check_rc=0).stdout
+            self.assertEqual(a, b, cmd)
+            for o in opts:
+                lines = [l for l in a.splitlines() if l.strip().startswith(o)]
+                self.assertEqual(len(lines), 1, f"{cmd} help: {o}\n{a}")
+        self.assertIn("naive_inplace", run("run", "--help").stdout)
+
+    def test_help_unknown_command(self):
+        self.assertEqual(len(run("help", "nosuch", check_rc=2).stderr.strip().splitlines()), 1)
+
+
+class NoDriver(unittest.TestCase):
+    """Item 12: without a driver, say so."""
+
+    def test_no_driver_message(self):
+        if os.path.exists("/dev/nvidiactl"):
+            self.skipTest("this machine has an NVIDIA driver")
+        p = run("run", "--device", "cuda", "--shape", "1x1x16x16", check_rc=3)
+        self.assertNotIn("insufficient", p.stderr)
+        if "no CUDA backends" not in p.stderr:  # a CUDA build
+            self.assertIn("no NVIDIA driver was found", p.stderr)
+
+
 def main():
     global ATTNPROF, SRC
     ATTNPROF, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
