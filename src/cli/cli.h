@@ -113,7 +113,7 @@ int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f);
 /* Backends with an implementation for `device` (CPU, or any CUDA device),
  * each once, in the table's order; returns the count. */
 int cli_backends_for(int device, attn_backend *out);
-/* compare --sweep: DESIGN.md's throughput grid (compare_sweep.c). */
+/* compare --sweep: the throughput grid (compare_sweep.c). */
 int cli_compare_sweep(const cli_problem *base, const cli_measure_opts *m);
 
 /* The problem and measure options, one line each (run: with --expect). */

@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 
-/* DESIGN.md's GPU shape, used when --device cuda comes without --shape. */
+/* The GPU default shape, used when --device cuda comes without --shape. */
 #define CLI_GPU_SHAPE_B 8
 #define CLI_GPU_SHAPE_H 16
 #define CLI_GPU_SHAPE_S 1024

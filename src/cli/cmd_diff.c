@@ -1,6 +1,6 @@
 /* attnprof diff A B: per range, the kernels and ops that vanished, appeared,
  * or changed count or device time per call between two trace files (any mix
- * of torch.profiler's and ours); --json in DESIGN.md's contract. */
+ * of torch.profiler's and ours); --json in docs/output-contract.md's contract. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

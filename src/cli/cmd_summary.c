@@ -1,7 +1,7 @@
 /* attnprof summary FILE: the analyses of a live run on a trace read from disk
  * (torch.profiler's or ours): per-range ops by kind and launch API, device and
  * host time, the kernel table with occupancy recomputed beside the file's
- * figure, key averages; --json in DESIGN.md's contract; --expect checks. */
+ * figure, key averages; --json in docs/output-contract.md's contract; --expect checks. */
 #include <stdlib.h>
 #include <string.h>
 

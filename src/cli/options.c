@@ -194,7 +194,7 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
 }
 
 void cli_problem_defaults(cli_problem *p) {
-  /* On the CPU a smaller default than DESIGN.md's GPU shape, so that a
+  /* On the CPU a smaller default than the GPU default shape, so that a
    * compare of four backends plus the fp64 reference takes seconds. */
   *p = (cli_problem){.b = 1, .hq = 8, .hkv = 8, .sq = 1024, .sk = 1024, .d = 64,
                      .dtype = ATTN_DTYPE_BF16, .causal = ATTN_CAUSAL_TOP_LEFT,

@@ -1,5 +1,5 @@
 /* How a measured backend is shown: a text row and the JSON object of the
- * compare/run contract (DESIGN.md "Machine-readable output"). */
+ * compare/run contract (docs/output-contract.md). */
 #include <math.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* The summary of a trace file (summary_json.h): built once from the
- * library's analyses, printed as text or as the JSON contract of DESIGN.md,
+ * library's analyses, printed as text or as the JSON contract of docs/output-contract.md,
  * and checked against expectations. */
 #include <stdlib.h>
 #include <string.h>

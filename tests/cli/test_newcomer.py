@@ -237,6 +237,55 @@ class NoDriver(unittest.TestCase):
             self.assertIn("no NVIDIA driver was found", p.stderr)
 
 
+class OutputContract(unittest.TestCase):
+    """Item 16: the JSON contract lives in docs/ and the output obeys its schemas."""
+
+    def validate(self, schema, *args):
+        import jsonschema  # scripts/install-deps.sh installs it
+        with open(os.path.join(SRC, "docs", "schema", schema)) as f:
+            s = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(s)
+        doc = json.loads(run(*args, check_rc=0).stdout)
+        jsonschema.validate(doc, s, cls=jsonschema.Draft202012Validator)
+        return doc, s
+
+    def test_compare(self):
+        self.validate("compare.schema.json", "compare", "--shape", "1x2x33x16", "--iters", "2",
+                      "--json")
+
+    def test_run_backend_entry(self):
+        import jsonschema
+        doc = json.loads(run("run", "--shape", "1x2x33x16", "--iters", "2", "--json",
+                             check_rc=0).stdout)
+        with open(os.path.join(SRC, "docs", "schema", "compare.schema.json")) as f:
+            s = json.load(f)
+        entry = dict(s["$defs"]["backend"], **{"$defs": s["$defs"]})
+        jsonschema.validate(doc["backend"], entry, cls=jsonschema.Draft202012Validator)
+
+    def test_summary_and_diff(self):
+        for f in ("trace_naive.json", "trace_flash.json"):
+            self.validate("summary.schema.json", "summary", "--json", fixture(f))
+        self.validate("diff.schema.json", "diff", "--json", fixture("trace_naive.json"),
+                      fixture("trace_naive_inplace.json"))
+
+    def test_schema_can_fail(self):
+        import jsonschema
+        doc, s = self.validate("diff.schema.json", "diff", "--json", fixture("trace_naive.json"),
+                               fixture("trace_flash.json"))
+        del doc["ranges"]
+        with self.assertRaises(jsonschema.ValidationError):
+            jsonschema.validate(doc, s)
+
+    def test_documents_stand_alone(self):
+        texts = [run("help").stdout] + [run("help", c).stdout for c in
+                                        ("run", "compare", "summary", "diff", "report", "trace")]
+        for root, _, files in os.walk(os.path.join(SRC, "docs")):
+            texts += [open(os.path.join(root, f)).read() for f in files if f.endswith(".md")]
+        texts.append(open(os.path.join(SRC, "README.md")).read())
+        for t in texts:
+            self.assertNotIn("DESIGN.md", t)
+
+
 def main():
     global ATTNPROF, SRC
     ATTNPROF, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
