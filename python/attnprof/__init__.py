@@ -1,54 +1,35 @@
-"""attnprof: a thin ctypes binding to libattnprof's attention API.
-
-Tensors are passed as what the C API takes: a data pointer, a shape, strides
-in elements, a dtype and a device, plus the CUDA stream to run on. Nothing
-here copies data or depends on a framework; ``from_torch`` reads those facts
-off anything shaped like a torch tensor (data_ptr(), shape, stride(), dtype,
-device) without importing torch.
-
-The library is found through $ATTNPROF_LIB (a path to libattnprof.so), then
-the build folders of this checkout (build*/lib, the most recently built
-first), then the loader's search path.
+"""attnprof: attention through libattnprof's backends, from Python.
 
     import attnprof
-    call = attnprof.Call(q, k, v, out, causal="top-left", stream=s)
-    call("naive_inplace")          # raises attnprof.Error with the reason
-    call.why_not("flash")          # None, or the reason it would refuse
+    out = attnprof.sdpa(q, k, v, causal=True)          # numpy arrays or torch tensors
+    attnprof.why_not(q, k, v, backend="flash")        # None, or why flash would refuse
+    attnprof.backends()                               # what this build has, per device
+    attnprof.compare(q, k, v)                         # every backend: time, error, [dicts]
+
+q, k, v are [B, H, S, D] (k and v may have fewer heads: grouped-query
+attention), as PyTorch's scaled_dot_product_attention takes them. numpy
+arrays run on the CPU; torch tensors on their device (CUDA work goes on the
+current stream). Inputs of the wrong kind raise TypeError, of the wrong
+shape/dtype/value ValueError, naming what is accepted; a backend that
+refuses the inputs raises attnprof.InputError (a ValueError and an
+attnprof.Error) with its reason; other failures attnprof.Error (a
+RuntimeError: out of memory, no device, a library error).
+
+The library: see _loader.py (never an AddressSanitizer build). The lower
+level (Call, tensor, from_torch) passes raw pointers for benchmarks.
 """
 
 import ctypes
-import glob
-import os
+import time
 
-__all__ = ["Error", "Call", "backends", "from_torch", "tensor", "dtype_code", "lib", "trim",
-           "status_name"]
+from . import _arrays, _capi
+from ._capi import DEVICE_CPU, DTYPES, Args, Tensor, lib, status_name  # noqa: F401
 
-DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "bool": 3}
-_TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16",
-                 "torch.bool": "bool"}
-CAUSAL = {None: 0, "none": 0, "top-left": 1, "bottom-right": 2}
-MASK = {None: 0, "bool": 1, "additive": 2}
-DEVICE_CPU = -1
+__all__ = ["sdpa", "why_not", "backends", "compare", "Error", "InputError", "Call", "from_torch", "tensor",
+           "dtype_code", "lib", "trim", "status_name"]
+__version__ = "0.1.0"
 
-
-class Tensor(ctypes.Structure):
-    """attn_tensor: data, dtype, device, shape[4], strides[4] (elements)."""
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("device", ctypes.c_int),
-                ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4)]
-
-
-class Args(ctypes.Structure):
-    """attn_args, field for field."""
-    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
-                ("causal", ctypes.c_int), ("scale", ctypes.c_double),
-                ("mask_kind", ctypes.c_int), ("mask", Tensor),
-                ("lse", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
-
-
-class BackendInfo(ctypes.Structure):
-    """attn_backend_info."""
-    _fields_ = [("backend", ctypes.c_int), ("name", ctypes.c_char_p), ("impl", ctypes.c_char_p),
-                ("device_kind", ctypes.c_int), ("summary", ctypes.c_char_p)]
+CAUSAL_ACCEPTED = "None, False, True, 'none', 'top-left' or 'bottom-right'"
 
 
 class Error(RuntimeError):
@@ -59,74 +40,199 @@ class Error(RuntimeError):
         self.status = status
 
 
-def _candidates():
-    env = os.environ.get("ATTNPROF_LIB")
-    if env:
-        yield env
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    # Several build folders may exist: the most recently built first.
-    found = glob.glob(os.path.join(root, "build*", "lib", "libattnprof.so"))
-    for path in sorted(found, key=os.path.getmtime, reverse=True):
-        yield path
-    yield "libattnprof.so"
+class InputError(Error, ValueError):
+    """Inputs the library refused (invalid, or not taken by that backend):
+    both an attnprof.Error and a ValueError."""
 
 
-def _load():
-    errors = []
-    for path in _candidates():
-        try:
-            return ctypes.CDLL(path)
-        except OSError as e:
-            errors.append("%s: %s" % (path, e))
-    raise OSError("libattnprof.so not found; set ATTNPROF_LIB. Tried: " + "; ".join(errors))
-
-
-def _bind(l):
-    l.attn_forward.argtypes = [ctypes.c_int, ctypes.POINTER(Args)]
-    l.attn_forward.restype = ctypes.c_int
-    l.attn_why_not.argtypes = [ctypes.c_int, ctypes.POINTER(Args), ctypes.c_char_p, ctypes.c_size_t]
-    l.attn_why_not.restype = ctypes.c_int
-    l.attn_last_error.restype = ctypes.c_char_p
-    l.attn_status_string.argtypes = [ctypes.c_int]
-    l.attn_status_string.restype = ctypes.c_char_p
-    l.attn_backend_from_name.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
-    l.attn_backend_from_name.restype = ctypes.c_int
-    l.attn_backend_list.argtypes = [ctypes.POINTER(BackendInfo), ctypes.c_size_t]
-    l.attn_backend_list.restype = ctypes.c_size_t
-    l.attn_flops.argtypes = [ctypes.POINTER(Args)]
-    l.attn_flops.restype = ctypes.c_double
-    return l
-
-
-lib = _bind(_load())
-
-
-def status_name(st):
-    """The attn_status message of a status code ("out of memory", ...)."""
-    return lib.attn_status_string(st).decode()
+def _raise(st):
+    cls = InputError if st in (_capi.STATUS_INVALID_ARGUMENT, _capi.STATUS_UNSUPPORTED) else Error
+    raise cls(status_name(st), _capi.last_error())
 
 
 def backend_code(name):
+    if not isinstance(name, str):
+        raise TypeError(f"backend: got {type(name).__name__}; accepted: a name, one of "
+                        f"{', '.join(_names())}")
     code = ctypes.c_int()
     if lib.attn_backend_from_name(name.encode(), ctypes.byref(code)):
-        raise Error("invalid argument", lib.attn_last_error().decode())
+        raise ValueError(f"backend {name!r} is not known; accepted: {', '.join(_names())}")
     return code.value
 
 
-def backends(device="cuda"):
-    """The implementations compiled in for 'cuda' or 'cpu', in the table's
-    order, each backend once: [{'name', 'impl', 'summary'}]."""
-    infos = (BackendInfo * 64)()
+def _names():
+    return ["auto", "naive", "naive_inplace", "math", "efficient", "flash", "cudnn"]
+
+
+def backends(device=None):
+    """The implementations compiled in, in AUTO's order of preference, each
+    backend once per device kind: [{'name', 'device', 'impl', 'summary'}];
+    device 'cpu' or 'cuda' keeps one kind."""
+    if device not in (None, "cpu", "cuda"):
+        raise ValueError(f"device {device!r} is not accepted: None, 'cpu' or 'cuda'")
+    infos = (_capi.BackendInfo * 64)()
     n = min(lib.attn_backend_list(infos, 64), 64)
     out, seen = [], set()
     for i in infos[:n]:
-        on_gpu = i.device_kind >= 0
-        if (device == "cuda") != on_gpu or i.name in seen:
+        kind = "cuda" if i.device_kind >= 0 else "cpu"
+        if (device and device != kind) or (i.name, kind) in seen:
             continue
-        seen.add(i.name)
-        out.append({"name": i.name.decode(), "impl": i.impl.decode(), "summary": i.summary.decode()})
+        seen.add((i.name, kind))
+        out.append({"name": i.name.decode(), "device": kind, "impl": i.impl.decode(),
+                    "summary": i.summary.decode()})
     return out
 
+
+def _causal(causal):
+    if causal is None or causal is False:
+        return 0
+    if causal is True:
+        return 1
+    if isinstance(causal, str) and causal in _capi.CAUSAL:
+        return _capi.CAUSAL[causal]
+    raise ValueError(f"causal={causal!r} is not accepted: {CAUSAL_ACCEPTED}")
+
+
+def _scale(scale):
+    if scale is None:
+        return 0.0
+    try:
+        s = float(scale)
+    except (TypeError, ValueError):
+        raise TypeError(f"scale: got {type(scale).__name__}; accepted: None or a positive number")
+    if not s > 0 or s == float("inf"):
+        raise ValueError(f"scale={scale!r} is not accepted: None (1/sqrt(D)) or a positive number")
+    return s
+
+
+class _Problem:
+    """q, k, v (and mask, out) converted once; .args is the C struct."""
+
+    def __init__(self, q, k, v, causal, scale, mask, out=None):
+        self.kind = _arrays.kind_of(q, "q")
+        keep = []
+        a = Args()
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            obj, t = _arrays.as_tensor(x, name, self.kind)
+            keep.append(obj)
+            setattr(a, name, t)
+        if out is None:
+            out = _arrays.empty_like_q(keep[0], self.kind, int(a.v.shape[3]))
+        self.out, a.out = _arrays.as_tensor(out, "out", self.kind)
+        a.causal, a.scale = _causal(causal), _scale(scale)
+        if mask is not None:
+            obj, a.mask = _arrays.as_tensor(mask, "mask", self.kind, mask=True)
+            a.mask_kind = _capi.MASK["bool" if a.mask.dtype == DTYPES["bool"] else "additive"]
+            keep.append(obj)
+        stream = _arrays.stream_of(keep[0], self.kind)
+        a.stream = stream
+        self.keep, self.args, self.ref = keep, a, ctypes.byref(a)
+
+    def run(self, code):
+        st = _capi.forward(code, self.ref)
+        if st:
+            _raise(st)
+        return self.out
+
+    def why_not(self, code):
+        buf = ctypes.create_string_buffer(1024)
+        return None if _capi.why_not(code, self.ref, buf) == 0 else buf.value.decode()
+
+
+def sdpa(q, k, v, *, backend="auto", causal=None, scale=None, mask=None):
+    """softmax(q k^T * scale + mask) v through one backend (default: the one
+    AUTO picks). Returns a new array/tensor [B, H, Sq, Dv] of q's dtype and
+    device. causal: None/False, True (= 'top-left', PyTorch's is_causal) or
+    'bottom-right'; scale None means 1/sqrt(D); mask bool (True = attend) or
+    additive, [Sq, Sk] or [B|1, H|1, Sq, Sk]."""
+    code = backend_code(backend)
+    return _Problem(q, k, v, causal, scale, mask).run(code)
+
+
+def why_not(q, k, v, *, backend="auto", causal=None, scale=None, mask=None):
+    """None if `backend` takes these inputs, else its reason in words."""
+    code = backend_code(backend)
+    return _Problem(q, k, v, causal, scale, mask).why_not(code)
+
+
+def _host_problem(p):
+    """The same problem with host copies (the fp64 reference reads host memory)."""
+    if p.kind == "numpy" or p.keep[0].device.type == "cpu":
+        return p, None
+    ins = [x.cpu() for x in p.keep[:3]]
+    mask = p.keep[3].cpu() if len(p.keep) > 3 else None
+    causal = {0: None, 1: "top-left", 2: "bottom-right"}[p.args.causal]
+    host = _Problem(*ins, causal, p.args.scale or None, mask, out=p.out.cpu())
+    return host, ins
+
+
+def _reference(p):
+    host, _ = _host_problem(p)
+    n = 1
+    for s in host.args.out.shape:
+        n *= s
+    ref = (ctypes.c_double * n)()
+    st = lib.attn_reference_f64(host.ref, ref, None)
+    if st:
+        _raise(st)
+    return ref
+
+
+def _rel_err(p, ref):
+    if p.kind == "torch" and p.keep[0].device.type == "cuda":
+        import torch
+        torch.cuda.synchronize(p.keep[0].device)
+        host, _ = _host_problem(p)
+        host.out.copy_(p.out.cpu())
+        return lib.attn_rel_error(ctypes.byref(host.args.out), ref)
+    return lib.attn_rel_error(ctypes.byref(p.args.out), ref)
+
+
+def _sync(p):
+    if p.kind == "torch" and p.keep[0].device.type == "cuda":
+        import torch
+        torch.cuda.synchronize(p.keep[0].device)
+
+
+def compare(q, k, v, *, causal=None, scale=None, mask=None, backends=None, iters=10, warmup=2,
+            check=True):
+    """Every backend of q's device (or the names given) on these inputs, as
+    the compare table: one dict per backend with 'name', 'status' ('ok' or
+    'refused'), 'why', 'time_us' (median of iters calls, wall clock, the
+    device drained after each), 'time_us_min', 'time_us_max', 'gflops',
+    'rel_err' (against the fp64 reference; None when check=False)."""
+    if not isinstance(iters, int) or iters < 1:
+        raise ValueError(f"iters={iters!r} is not accepted: a positive integer")
+    p = _Problem(q, k, v, causal, scale, mask)
+    device = "cpu" if p.args.q.device < 0 else "cuda"
+    names = backends if backends is not None else [b["name"] for b in globals()["backends"](device)]
+    ref = _reference(p) if check else None
+    flops = lib.attn_flops(p.ref)
+    rows = []
+    for name in names:
+        code = backend_code(name)
+        why = p.why_not(code)
+        if why is not None:
+            rows.append({"name": name, "status": "refused", "why": why})
+            continue
+        for _ in range(warmup):
+            p.run(code)
+        _sync(p)
+        times = []
+        for _ in range(iters):
+            t0 = time.perf_counter()
+            p.run(code)
+            _sync(p)
+            times.append((time.perf_counter() - t0) * 1e6)
+        times.sort()
+        med = times[len(times) // 2] if len(times) % 2 else 0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2])
+        rows.append({"name": name, "status": "ok", "why": None, "time_us": med,
+                     "time_us_min": times[0], "time_us_max": times[-1],
+                     "gflops": flops / (med * 1e3), "rel_err": _rel_err(p, ref) if check else None})
+    return rows
+
+
+# ---- the lower level: raw pointers (bench/vs_torch.py) -------------------------
 
 def dtype_code(name):
     return DTYPES[name]
@@ -138,18 +244,14 @@ def tensor(data_ptr, shape, strides, dtype, device):
     ordinal."""
     if len(shape) != 4 or len(strides) != 4:
         raise ValueError("attnprof tensors are 4-D: [B, H, S, D]")
-    t = Tensor()
-    t.data, t.dtype, t.device = data_ptr, DTYPES[dtype], device
-    t.shape[:] = list(shape)
-    t.strides[:] = list(strides)
-    return t
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not accepted: {', '.join(DTYPES)}")
+    return _arrays._capi_tensor(data_ptr, shape, strides, dtype, device)
 
 
 def from_torch(t):
     """Pointer, shape, strides, dtype and device of a torch tensor (4-D)."""
-    dev = t.device
-    index = -1 if dev.type == "cpu" else (dev.index if dev.index is not None else 0)
-    return tensor(t.data_ptr(), tuple(t.shape), tuple(t.stride()), _TORCH_DTYPES[str(t.dtype)], index)
+    return _arrays._torch_tensor(t, "tensor", mask=True)[1]
 
 
 def _as_tensor(x):
@@ -159,17 +261,19 @@ def _as_tensor(x):
 class Call:
     """One attention problem prepared once (the C struct is built here, so a
     call costs one ctypes call): q, k, v, out as Tensor or torch tensors;
-    causal None|'top-left'|'bottom-right'; scale 0 = 1/sqrt(D); mask with
-    mask_kind 'bool'|'additive'; lse a pointer to [B, Hq, Sq] fp32 (or a
-    tensor); stream a cudaStream_t as an int (torch: stream.cuda_stream)."""
+    causal as sdpa's; scale 0 = 1/sqrt(D); mask with mask_kind
+    'bool'|'additive'; lse a pointer to [B, Hq, Sq] fp32 (or a tensor);
+    stream a cudaStream_t as an int (torch: stream.cuda_stream)."""
 
     def __init__(self, q, k, v, out, causal=None, scale=0.0, mask=None, mask_kind=None,
                  lse=None, stream=0):
         a = Args()
         a.q, a.k, a.v, a.out = (_as_tensor(x) for x in (q, k, v, out))
-        a.causal, a.scale = CAUSAL[causal], float(scale)
+        a.causal, a.scale = _causal(causal), float(scale)
         if mask is not None:
-            a.mask, a.mask_kind = _as_tensor(mask), MASK[mask_kind or "bool"]
+            if mask_kind not in (None, "bool", "additive"):
+                raise ValueError(f"mask_kind={mask_kind!r} is not accepted: 'bool' or 'additive'")
+            a.mask, a.mask_kind = _as_tensor(mask), _capi.MASK[mask_kind or "bool"]
         a.lse = lse if isinstance(lse, int) or lse is None else lse.data_ptr()
         a.stream = stream or None
         self.args = a
@@ -183,18 +287,18 @@ class Call:
         return code
 
     def __call__(self, backend="auto"):
-        st = lib.attn_forward(self._code(backend), self._ref)
+        st = _capi.forward(self._code(backend), self._ref)
         if st:
-            raise Error(status_name(st), lib.attn_last_error().decode())
+            _raise(st)
 
     def raw(self, backend):
         """(function, code, args): call function(code, args) for the lowest
         per-call overhead; it returns the attn_status (0 = ok)."""
-        return lib.attn_forward, self._code(backend), self._ref
+        return _capi.forward_fn(), self._code(backend), self._ref
 
     def why_not(self, backend):
         buf = ctypes.create_string_buffer(512)
-        st = lib.attn_why_not(self._code(backend), self._ref, buf, len(buf))
+        st = _capi.why_not(self._code(backend), self._ref, buf)
         return None if st == 0 else buf.value.decode()
 
     def flops(self):
