@@ -82,12 +82,16 @@ typedef struct {
   char why[512];                 /* refusal or failure, one line */
   prof_range_summary per_fwd;    /* range "attn_fwd" of the profiled forwards */
   double time_us_median;         /* wall time of one forward, median */
+  double time_us_q1, time_us_q3; /* its quartiles: the spread under load */
   double host_us_median;         /* time for attn_forward to return, median */
   double gflops;                 /* from time_us_median */
   double rel_err;                /* against the fp64 reference; NaN when not checked */
   prof_trace *trace;             /* the profiled forwards; owned */
   int device;                    /* the problem's: ATTN_DEVICE_CPU or a CUDA ordinal */
 } cli_result;
+
+/* Sorts v[0..n) and gives its quartiles and median (linear interpolation). */
+void cli_quartiles(double *v, int n, double *q1, double *median, double *q3);
 
 /* The fp64 reference for the problem's inputs (NULL when not checking). */
 double *cli_reference(const cli_inputs *in);

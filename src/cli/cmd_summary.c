@@ -16,7 +16,8 @@ static const char summary_usage[] =
     "  --json           the machine-readable summary (docs/output-contract.md)\n"
     "  --top N          rows of key averages shown (default 20)\n"
     "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file; exit 1 if broken\n"
-    "  --verbose        also the reader's routine notes (events it does not model)\n";
+    "  --verbose        also the reader's routine notes (events it does not model)\n"
+    "  --wide           names whole in the tables (default: cut to 44 characters)\n";
 
 typedef struct {
   const char *file, *range, *expect;
@@ -72,15 +73,16 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   if (!gpu && s->n_ranges)
     printf("(no GPU events in the ranges: they count their CPU ops)\n");
   if (!s->n_ranges) printf("(no ranges in the trace: only the kernel table and key averages)\n");
-  printf("\nper range (ops per call; GPU events where the range launched any):\n");
+  printf("\nper range, each range's own events (ops per call; GPU events where the range "
+         "launched any):\n");
   prof_print_range_summary(stdout, s->ranges, s->n_ranges);
   if (s->n_kernels > 0) {
-    printf("\nkernels%s%s (occupancy: ours, estimated achieved; file: the trace's own figure):\n",
-           o->range ? " in " : "", o->range ? o->range : "");
+    printf("\nkernels %s%s (occupancy: ours, estimated achieved; file: the trace's own "
+           "figure):\n", o->range ? "in range " : "in the whole trace", o->range ? o->range : "");
     cli_print_kernels(stdout, s->kernels, s->n_kernels);
   }
   if (!o->range && s->n_keys > 0) {
-    printf("\nkey averages:\n");
+    printf("\nkey averages over the whole trace:\n");
     prof_print_key_averages(stdout, s->keys, s->n_keys, o->top);
   }
 }

@@ -47,6 +47,7 @@ static const char *const measure_options[] = {
     "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace",
     "  --json               machine-readable output (docs/output-contract.md)",
     "  --verbose            routine notes too",
+    "  --wide               tables show names whole (default: cut to fit)",
 };
 
 void cli_print_options(FILE *f, int run) {
@@ -94,7 +95,8 @@ static int cmd_version(int argc, char **argv) {
   return CLI_OK;
 }
 
-/* --verbose anywhere before "--" is taken out of argv for every subcommand. */
+/* --verbose and --wide anywhere before "--" are taken out of argv for every
+ * subcommand. */
 static int take_verbose(int argc, char **argv) {
   int n = 0;
   for (int i = 0; i < argc; i++) {
@@ -103,6 +105,7 @@ static int take_verbose(int argc, char **argv) {
       break;
     }
     if (!strcmp(argv[i], "--verbose")) cli_verbose = 1;
+    else if (!strcmp(argv[i], "--wide")) cli_wide = 1;
     else argv[n++] = argv[i];
   }
   argv[n] = NULL;

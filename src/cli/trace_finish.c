@@ -197,8 +197,9 @@ static int print_summary(const trace_opts *o, const prof_trace *t, const prof_re
     printf("\nper range (GPU events per call, by NVTX range):\n");
     prof_print_range_summary(stdout, s.ranges, s.n_ranges);
     if (s.n_kernels > 0) {
-      printf("\nkernels (occupancy: ours, estimated achieved, then theoretical; file: the trace's "
-             "own figure):\n");
+      printf("\nkernels %s%s (occupancy: ours, estimated achieved, then theoretical; file: "
+             "the trace's own figure):\n", o->range ? "in range " : "in the whole trace",
+             o->range ? o->range : "");
       cli_print_kernels(stdout, s.kernels, s.n_kernels);
     }
   }

@@ -5,7 +5,7 @@
 
 #include "cli/traces.h"
 
-int cli_verbose;
+int cli_verbose, cli_wide;
 
 int cli_load_trace(const char *path, prof_trace **out, prof_read_stats *stats) {
   attn_status st = prof_read_chrome_trace(path, out, stats);

@@ -10,6 +10,8 @@
 
 /* --verbose (any subcommand; main.c takes it out of argv): routine notes too. */
 extern int cli_verbose;
+/* --wide (likewise): tables show names whole instead of cut to a width. */
+extern int cli_wide;
 
 /* Reads path; prints the reader's warnings to stderr (routine skips only
  * with --verbose). Returns CLI_OK and the

@@ -286,6 +286,67 @@ class OutputContract(unittest.TestCase):
             self.assertNotIn("DESIGN.md", t)
 
 
+class Spread(unittest.TestCase):
+    """Item 13: CPU timings with their spread; the CPU's traced time named
+    for what it is; the HTML report's device time consistent."""
+
+    def test_quartiles_in_json_and_table(self):
+        doc = json.loads(run("run", "--shape", "1x2x33x16", "--iters", "7", "--json",
+                             check_rc=0).stdout)["backend"]
+        self.assertLessEqual(doc["time_us_q1"], doc["time_us"])
+        self.assertLessEqual(doc["time_us"], doc["time_us_q3"])
+        text = run("run", "--shape", "1x2x33x16", "--iters", "7", check_rc=0).stdout
+        self.assertIn("[q1 - q3]", text)
+        self.assertIn("traced_us", text)
+        self.assertRegex(text, r"\[[0-9.]+ - [0-9.]+\]")
+
+    def test_html_device_time_consistent_on_cpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            t, h = os.path.join(d, "t.json"), os.path.join(d, "r.html")
+            run("run", "--shape", "1x2x33x16", "--iters", "2", "--trace", t, check_rc=0)
+            run("report", "--html", h, t, check_rc=0)
+            html = open(h).read()
+        rows = re.search(r'<table class="ranges">(.*?)</table>', html, re.S).group(1)
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", rows.split("</tr>")[1])
+        self.assertEqual(cells[6], "-", f"device us of a CPU range: {cells}")
+        data = re.search(r'"ranges": \[\{"name": "attn_fwd".*?\}', html)
+        self.assertIn('"device_us": null', data.group(0))
+
+
+class Scopes(unittest.TestCase):
+    """Item 14: every kernel table says what it counts over; the docs list
+    every --expect metric."""
+
+    def test_summary_labels(self):
+        f = fixture("trace_flash.json")
+        out = run("summary", f, check_rc=0).stdout
+        self.assertIn("kernels in the whole trace", out)
+        self.assertIn("key averages over the whole trace", out)
+        out = run("summary", "--range", "attn_fwd", f, check_rc=0).stdout
+        self.assertIn("kernels in range attn_fwd", out)
+
+    def test_docs_list_every_metric(self):
+        doc = open(os.path.join(SRC, "docs", "cli.md")).read()
+        section = doc[doc.index("## Expectations"):doc.index("## JSON")]
+        for metric in ("ops", "gemm", "copies", "kernel", "memcpy", "memset", "device_us",
+                       "host_us", "calls", "occupancy(K)", "launch(K)"):
+            self.assertIn(f"`{metric}", section, metric)
+        f = fixture("trace_flash.json")
+        run("summary", f, "--expect", "occupancy(top) > 5, launch(top) == cudaLaunchKernel",
+            check_rc=0)
+
+
+class Wide(unittest.TestCase):
+    """Item 15: --wide shows long kernel names whole."""
+
+    def test_wide_kernel_names(self):
+        f = fixture("trace_flash.json")
+        full = json.loads(run("summary", "--json", f, check_rc=0).stdout)["kernels"][0]["name"]
+        self.assertGreater(len(full), 44)
+        self.assertNotIn(full, run("summary", f, check_rc=0).stdout)
+        self.assertIn(full, run("summary", "--wide", f, check_rc=0).stdout)
+
+
 def main():
     global ATTNPROF, SRC
     ATTNPROF, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
