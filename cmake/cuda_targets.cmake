@@ -7,27 +7,29 @@ if(ATTNPROF_HAVE_CUDA)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  target_compile_definitions(attnprof_objects PUBLIC ATTNPROF_HAVE_CUDA=1)
   target_compile_definitions(attnprof PUBLIC ATTNPROF_HAVE_CUDA=1)
-  target_compile_definitions(attnprof PRIVATE
+  target_compile_definitions(attnprof_objects PRIVATE
     ATTNPROF_CUDA_LIBDIR="${CUDAToolkit_LIBRARY_DIR}")
-  target_include_directories(attnprof PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(attnprof_objects PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   # Every later CUDA target (tests, benches) shares that one runtime.
   set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
-  set_target_properties(attnprof PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
-  target_link_libraries(attnprof PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
+  set_target_properties(attnprof attnprof_static attnprof_objects PROPERTIES
+                        CUDA_RUNTIME_LIBRARY Shared)
+  target_link_libraries(attnprof_objects PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
   if(ATTNPROF_HAVE_CUBLAS)
-    # Headers only: src/attn/cuda/blas_loader.c opens libcublas.
-    target_compile_definitions(attnprof PRIVATE ATTNPROF_HAVE_CUBLAS=1)
+    # Headers only: src/attn/cuda/baselines/blas_loader.c opens libcublas.
+    target_compile_definitions(attnprof_objects PRIVATE ATTNPROF_HAVE_CUBLAS=1)
   endif()
   if(ATTNPROF_HAVE_CUPTI)
-    target_compile_definitions(attnprof PRIVATE ATTNPROF_HAVE_CUPTI=1)
+    target_compile_definitions(attnprof_objects PRIVATE ATTNPROF_HAVE_CUPTI=1)
   endif()
   if(ATTNPROF_HAVE_CUDNN)
-    target_compile_definitions(attnprof PRIVATE ATTNPROF_HAVE_CUDNN=1)
-    target_include_directories(attnprof PRIVATE ${CUDNN_INCLUDE_DIR})
+    target_compile_definitions(attnprof_objects PRIVATE ATTNPROF_HAVE_CUDNN=1)
+    target_include_directories(attnprof_objects PRIVATE ${CUDNN_INCLUDE_DIR})
   endif()
   # nvcc: line info for profilers, resource report with -DATTNPROF_PTXAS_VERBOSE=ON.
   option(ATTNPROF_PTXAS_VERBOSE "Print registers/smem/spills of every kernel" OFF)
-  target_compile_options(attnprof PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>
+  target_compile_options(attnprof_objects PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>
     $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${ATTNPROF_PTXAS_VERBOSE}>>:-Xptxas=-v>)
 endif()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/attn/cuda/wgmma_ops.cuh: the wgmma.mma_async wrappers the Hopper
+"""Writes src/attn/cuda/fused/wgmma_ops.cuh: the wgmma.mma_async wrappers the Hopper
 flash kernel uses (sm_90a), one per (16-bit type, N, operand form).
 
 A wgmma names every accumulator register in its operand list (N/2 of them per
@@ -14,7 +14,7 @@ Run from the repository root: python3 scripts/gen_wgmma.py
 """
 import os
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "src", "attn", "cuda", "wgmma_ops.cuh")
+OUT = os.path.join(os.path.dirname(__file__), "..", "src", "attn", "cuda", "fused", "wgmma_ops.cuh")
 TYPES = {"__nv_bfloat16": "bf16", "__half": "f16"}
 NS = [64, 128, 256]
 
@@ -53,7 +53,7 @@ def main():
              "// rs: D += A B, A the m64k16 register fragment, B a descriptor, N-major.\n"
              "#ifndef ATTNPROF_SRC_ATTN_CUDA_WGMMA_OPS_CUH\n#define ATTNPROF_SRC_ATTN_CUDA_WGMMA_OPS_CUH\n\n"
              "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <stdint.h>\n\n"
-             '#include "attn/cuda/fused_mma.cuh"\n\n'
+             '#include "attn/cuda/fused/fused_mma.cuh"\n\n'
              "template <typename T, int N>\nstruct wgmma_op;\n\n"]
     for ctype, ptx in TYPES.items():
         for n in NS:

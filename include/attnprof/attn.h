@@ -21,6 +21,12 @@ extern "C" {
 
 #define ATTNPROF_VERSION "0.1.0"
 
+/* The library exports only what is declared with ATTN_API (built with hidden
+ * visibility). */
+#ifndef ATTN_API
+#define ATTN_API __attribute__((visibility("default")))
+#endif
+
 /* One status table: X(enum suffix, message). */
 #define ATTN_STATUS_MAP(X)                                             \
   X(OK, "ok")                                                          \
@@ -38,9 +44,9 @@ typedef enum {
   ATTN_STATUS_COUNT
 } attn_status;
 
-const char *attn_status_string(attn_status s);
+ATTN_API const char *attn_status_string(attn_status s);
 /* The last error's one-line explanation on this thread ("" if none). */
-const char *attn_last_error(void);
+ATTN_API const char *attn_last_error(void);
 
 typedef enum {
   ATTN_DTYPE_F32,
@@ -50,10 +56,10 @@ typedef enum {
   ATTN_DTYPE_COUNT
 } attn_dtype;
 
-const char *attn_dtype_name(attn_dtype d);
-size_t attn_dtype_size(attn_dtype d);
+ATTN_API const char *attn_dtype_name(attn_dtype d);
+ATTN_API size_t attn_dtype_size(attn_dtype d);
 /* Parses "f32", "f16", "bf16" (and "float32", "float16", "bfloat16"). */
-attn_status attn_dtype_from_name(const char *name, attn_dtype *out);
+ATTN_API attn_status attn_dtype_from_name(const char *name, attn_dtype *out);
 
 /* device < 0 means host memory; device >= 0 is a CUDA device ordinal. */
 #define ATTN_DEVICE_CPU (-1)
@@ -67,7 +73,7 @@ typedef struct {
 } attn_tensor;
 
 /* A contiguous [B, H, S, D] tensor over data. */
-attn_tensor attn_tensor_bhsd(void *data, attn_dtype dtype, int device, int64_t b,
+ATTN_API attn_tensor attn_tensor_bhsd(void *data, attn_dtype dtype, int device, int64_t b,
                              int64_t h, int64_t s, int64_t d);
 
 typedef enum {
@@ -97,7 +103,7 @@ typedef struct {
 } attn_args;
 
 /* Fills args with q/k/v/out and defaults (no mask, no causal, default scale). */
-attn_args attn_args_make(attn_tensor q, attn_tensor k, attn_tensor v, attn_tensor out);
+ATTN_API attn_args attn_args_make(attn_tensor q, attn_tensor k, attn_tensor v, attn_tensor out);
 
 typedef enum {
   ATTN_BACKEND_AUTO,
@@ -110,26 +116,100 @@ typedef enum {
   ATTN_BACKEND_COUNT
 } attn_backend;
 
-const char *attn_backend_name(attn_backend b);
+ATTN_API const char *attn_backend_name(attn_backend b);
 /* Parses "auto", "naive", "naive_inplace", "math", "efficient", "flash", "cudnn". */
-attn_status attn_backend_from_name(const char *name, attn_backend *out);
+ATTN_API attn_status attn_backend_from_name(const char *name, attn_backend *out);
 
 /* Validates args (shapes, strides, dtypes, mask) without looking at backends. */
-attn_status attn_args_check(const attn_args *args);
+ATTN_API attn_status attn_args_check(const attn_args *args);
+
+/* ---- the engine handle ---------------------------------------------------
+ * An attn_ctx owns everything a call may keep between calls: per-device
+ * cuBLAS and cuDNN handles, device scratch and workspaces (bounded by
+ * workspace_limit), and one bounded LRU cache (cuDNN plans, TMA descriptors,
+ * causal masks, CUDA graphs) with hit/miss/eviction counts. Nothing is kept
+ * anywhere else: two handles share no state.
+ *
+ * Thread rule: a handle is used by one thread at a time. Give each thread its
+ * own handle, or create it with opts.locked = 1, and calls on it from several
+ * threads then take turns on its lock. Streams may change from call to call:
+ * buffers last used on another stream are waited for first. */
+typedef struct attn_ctx attn_ctx;
+
+/* Which kernel the CUDA flash backend runs. */
+typedef enum {
+  ATTN_FLASH_KERNEL_AUTO,     /* the fastest built for this device and input */
+  ATTN_FLASH_KERNEL_MMA_SYNC, /* FlashAttention-2 on mma.sync (sm_80 and later) */
+  ATTN_FLASH_KERNEL_WGMMA,    /* the same on Hopper's wgmma (compute capability 9.0) */
+  ATTN_FLASH_KERNEL_WS,       /* warp-specialized, TMA-fed (compute capability 9.0) */
+  ATTN_FLASH_KERNEL_COUNT
+} attn_flash_kernel;
+
+/* Which cuDNN operation graph the cudnn backend builds. */
+typedef enum {
+  ATTN_CUDNN_GRAPH_AUTO,      /* the SDPA node where it applies, else the composite graph */
+  ATTN_CUDNN_GRAPH_COMPOSITE, /* matmul, scale, mask, softmax, matmul */
+  ATTN_CUDNN_GRAPH_NODE       /* cuDNN's SDPA_FWD operation */
+} attn_cudnn_graph;
+
+typedef struct {
+  /* Device bytes of scratch and workspace the handle may hold per device
+   * (scores of the S x S baselines, cuBLAS and cuDNN workspaces); a call
+   * needing more is refused with the figures. 0: no limit. */
+  size_t workspace_limit;
+  size_t cache_capacity;          /* entries of the LRU cache; 0: 64 */
+  /* 1: the cuBLAS baselines capture a forward into a CUDA graph when the
+   * same arguments repeat, and replay it (the trace then shows
+   * cudaGraphLaunch and the kernels it ran). 0: eager launches. */
+  int cuda_graphs;
+  attn_flash_kernel flash_kernel;
+  attn_cudnn_graph cudnn_graph;
+  int cpu_threads;                /* threads of the CPU backends; 0: OpenMP's default */
+  /* The widest vector ISA the CPU flash backend may use: NULL or "auto",
+   * "portable" (no vector clone), "avx2", "avx512". */
+  const char *cpu_isa;
+  int locked;                     /* 1: calls from several threads take turns */
+} attn_ctx_opts;
+
+/* The defaults: no limit, 64 cache entries, eager launches, every choice auto. */
+ATTN_API attn_ctx_opts attn_ctx_opts_default(void);
+/* Overrides opts from the environment, for command lines (ATTNPROF_FLASH_KERNEL,
+ * ATTNPROF_CUDA_GRAPHS, ATTNPROF_CUDNN_GRAPH, ATTNPROF_CACHE_CAPACITY,
+ * ATTNPROF_CPU_ISA, ATTNPROF_WORKSPACE_LIMIT); INVALID_ARGUMENT on a value not
+ * understood, with the accepted ones in attn_last_error(). */
+ATTN_API attn_status attn_ctx_opts_from_env(attn_ctx_opts *opts);
+/* A new handle (opts NULL: the defaults). Creates no device state yet: the
+ * first call on a device does. */
+ATTN_API attn_status attn_ctx_create(const attn_ctx_opts *opts, attn_ctx **out);
+/* Waits for the handle's device work, frees everything it holds. NULL is fine. */
+ATTN_API void attn_ctx_destroy(attn_ctx *ctx);
+ATTN_API const attn_ctx_opts *attn_ctx_options(const attn_ctx *ctx);
+
+typedef struct {
+  size_t cache_entries, cache_capacity;
+  uint64_t cache_hits, cache_misses, cache_evictions;
+  size_t workspace_bytes; /* device scratch and workspaces held, all devices */
+  size_t workspace_limit;
+} attn_ctx_stats;
+
+ATTN_API void attn_ctx_stats_get(attn_ctx *ctx, attn_ctx_stats *out);
+/* Frees scratch, workspaces and every cache entry (after waiting for the
+ * device); library handles stay. The next call allocates again. */
+ATTN_API void attn_ctx_trim(attn_ctx *ctx);
 
 /* ATTN_STATUS_OK if `backend` (AUTO: the one AUTO would pick) takes these inputs
  * on their device; otherwise a status and, in why[0..why_len), the reason in
  * words a user can act on. */
-attn_status attn_why_not(attn_backend backend, const attn_args *args, char *why,
-                         size_t why_len);
+ATTN_API attn_status attn_why_not(attn_ctx *ctx, attn_backend backend, const attn_args *args,
+                                  char *why, size_t why_len);
 
 /* The backend AUTO picks for these inputs; writes into `log` (if non-NULL) one
  * line per candidate saying why it was taken or refused. */
-attn_status attn_select(const attn_args *args, attn_backend *picked, char *log,
-                        size_t log_len);
+ATTN_API attn_status attn_select(attn_ctx *ctx, const attn_args *args, attn_backend *picked,
+                                 char *log, size_t log_len);
 
 /* Runs attention. The backend may be AUTO. out (and lse) are written. */
-attn_status attn_forward(attn_backend backend, const attn_args *args);
+ATTN_API attn_status attn_forward(attn_ctx *ctx, attn_backend backend, const attn_args *args);
 
 /* What is compiled in and usable here. */
 typedef struct {
@@ -141,13 +221,10 @@ typedef struct {
 } attn_backend_info;
 
 /* Number of backend implementations compiled in; fills info[i] for i < n. */
-size_t attn_backend_list(attn_backend_info *info, size_t max);
+ATTN_API size_t attn_backend_list(attn_backend_info *info, size_t max);
 
 /* FLOPs of one forward: 4*B*Hq*Sq*Sk*D, halved (roughly) for causal. */
-double attn_flops(const attn_args *args);
-
-/* Number of threads CPU backends use (0 = the OpenMP default). */
-void attn_set_num_threads(int n);
+ATTN_API double attn_flops(const attn_args *args);
 
 /* ---- utilities shared by the CLI, tests and benches -------------------- */
 
@@ -155,23 +232,23 @@ void attn_set_num_threads(int n);
  * the conventions every careful backend follows (a fully masked row gives 0 and
  * lse -inf; NaN/Inf in inputs propagate as IEEE arithmetic does). Reads host
  * tensors only. out_ref is [B, Hq, Sq, D] contiguous; lse_ref [B, Hq, Sq] or NULL. */
-attn_status attn_reference_f64(const attn_args *args, double *out_ref, double *lse_ref);
+ATTN_API attn_status attn_reference_f64(const attn_args *args, double *out_ref, double *lse_ref);
 
 /* ||out - ref|| / ||ref|| over the logical elements of a host tensor (ref is
  * contiguous [B, H, S, D]). NaN if either holds NaN where the other does not. */
-double attn_rel_error(const attn_tensor *out, const double *ref);
+ATTN_API double attn_rel_error(const attn_tensor *out, const double *ref);
 
 /* Storage conversions (bf16/f16 are storage only; compute is fp32). Rounding
  * to nearest even. */
-float attn_bf16_to_f32(uint16_t v);
-uint16_t attn_f32_to_bf16(float v);
-float attn_f16_to_f32(uint16_t v);
-uint16_t attn_f32_to_f16(float v);
+ATTN_API float attn_bf16_to_f32(uint16_t v);
+ATTN_API uint16_t attn_f32_to_bf16(float v);
+ATTN_API float attn_f16_to_f32(uint16_t v);
+ATTN_API uint16_t attn_f32_to_f16(float v);
 /* Element i (logical, row-major over shape) of a host tensor as double. */
-double attn_tensor_get(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d);
-void attn_tensor_set(attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d, double v);
+ATTN_API double attn_tensor_get(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d);
+ATTN_API void attn_tensor_set(attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d, double v);
 /* Number of elements the strides can reach (the allocation a tensor needs). */
-int64_t attn_tensor_span(const attn_tensor *t);
+ATTN_API int64_t attn_tensor_span(const attn_tensor *t);
 
 #ifdef __cplusplus
 }

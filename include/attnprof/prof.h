@@ -13,6 +13,11 @@
 
 #include "attnprof/attn.h"
 
+/* Exported from the library (built with hidden visibility). */
+#ifndef PROF_API
+#define PROF_API __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,8 +44,8 @@ typedef enum {
   PROF_CAT_COUNT
 } prof_cat;
 
-const char *prof_cat_name(prof_cat c);
-prof_cat prof_cat_from_name(const char *name); /* unknown -> PROF_CAT_OTHER */
+PROF_API const char *prof_cat_name(prof_cat c);
+PROF_API prof_cat prof_cat_from_name(const char *name); /* unknown -> PROF_CAT_OTHER */
 
 /* What one op or GPU activity is, for "ops per forward by kind". GPU
  * activities are KERNEL, MEMCPY or MEMSET; CPU ops carry the rest. */
@@ -63,9 +68,9 @@ typedef enum {
   PROF_KIND_COUNT
 } prof_kind;
 
-const char *prof_kind_name(prof_kind k);
+PROF_API const char *prof_kind_name(prof_kind k);
 /* Accepts the names above; returns -1 for an unknown name. */
-int prof_kind_from_name(const char *name);
+PROF_API int prof_kind_from_name(const char *name);
 
 /* Memcpy kinds as CUPTI numbers them (CUpti_ActivityMemcpyKind). */
 typedef enum {
@@ -107,7 +112,7 @@ typedef struct {
 } prof_event;
 
 /* An event with every field at its "unknown" value. */
-prof_event prof_event_init(prof_cat cat, const char *name);
+PROF_API prof_event prof_event_init(prof_cat cat, const char *name);
 
 /* Limits of one device, for occupancy and for the trace's deviceProperties. */
 typedef struct {
@@ -124,59 +129,59 @@ typedef struct {
 
 typedef struct prof_trace prof_trace;
 
-prof_trace *prof_trace_create(void);
-void prof_trace_destroy(prof_trace *t);
+PROF_API prof_trace *prof_trace_create(void);
+PROF_API void prof_trace_destroy(prof_trace *t);
 /* Copies the string into the trace's pool; the same text gives the same pointer. */
-const char *prof_trace_intern(prof_trace *t, const char *s);
+PROF_API const char *prof_trace_intern(prof_trace *t, const char *s);
 /* Appends a copy of ev (name interned); returns its index or -1 (out of memory).
  * Thread-safe. */
-int64_t prof_trace_append(prof_trace *t, const prof_event *ev);
-size_t prof_trace_count(const prof_trace *t);
+PROF_API int64_t prof_trace_append(prof_trace *t, const prof_event *ev);
+PROF_API size_t prof_trace_count(const prof_trace *t);
 /* Pointer stays valid until the trace is destroyed. */
-const prof_event *prof_trace_at(const prof_trace *t, size_t i);
-void prof_trace_add_device(prof_trace *t, const prof_device *d);
-size_t prof_trace_device_count(const prof_trace *t);
-const prof_device *prof_trace_device(const prof_trace *t, size_t i);
+PROF_API const prof_event *prof_trace_at(const prof_trace *t, size_t i);
+PROF_API void prof_trace_add_device(prof_trace *t, const prof_device *d);
+PROF_API size_t prof_trace_device_count(const prof_trace *t);
+PROF_API const prof_device *prof_trace_device(const prof_trace *t, size_t i);
 /* Counts of events a collector lost (CUPTI dropped records), reported, never hidden. */
-void prof_trace_add_dropped(prof_trace *t, int64_t n);
-int64_t prof_trace_dropped(const prof_trace *t);
+PROF_API void prof_trace_add_dropped(prof_trace *t, int64_t n);
+PROF_API int64_t prof_trace_dropped(const prof_trace *t);
 /* Process id and name written as trace metadata. */
-void prof_trace_set_process(prof_trace *t, int64_t pid, const char *name);
-int64_t prof_trace_process_id(const prof_trace *t);      /* 0 = not set */
-const char *prof_trace_process_name(const prof_trace *t); /* NULL = not set */
+PROF_API void prof_trace_set_process(prof_trace *t, int64_t pid, const char *name);
+PROF_API int64_t prof_trace_process_id(const prof_trace *t);      /* 0 = not set */
+PROF_API const char *prof_trace_process_name(const prof_trace *t); /* NULL = not set */
 /* Unix-epoch ns minus the trace's clock (prof_start sets it from
  * CLOCK_REALTIME - CLOCK_MONOTONIC), so writers can give wall-clock times.
  * 0 (the default) means event times are epoch ns already (a trace read from disk). */
-void prof_trace_set_epoch_offset(prof_trace *t, int64_t epoch_minus_clock_ns);
-int64_t prof_trace_epoch_offset(const prof_trace *t);
+PROF_API void prof_trace_set_epoch_offset(prof_trace *t, int64_t epoch_minus_clock_ns);
+PROF_API int64_t prof_trace_epoch_offset(const prof_trace *t);
 
 /* ---- collection -------------------------------------------------------- */
 
 /* The one clock: CLOCK_MONOTONIC in ns. GPU collectors convert to it. */
-int64_t prof_clock_ns(void);
+PROF_API int64_t prof_clock_ns(void);
 
 enum { PROF_COLLECT_CPU = 1, PROF_COLLECT_GPU = 2 };
 
 /* Names of the collectors compiled in ("cpu", "cupti"); returns the count. */
-size_t prof_collector_list(const char **names, size_t max);
+PROF_API size_t prof_collector_list(const char **names, size_t max);
 
 /* Starts recording into t (which the caller owns). Only one session at a time.
  * Asking for GPU collection where no GPU collector is usable records CPU
  * events only and says why in attn_last_error(), returning ATTN_STATUS_OK. */
-attn_status prof_start(prof_trace *t, unsigned collectors);
+PROF_API attn_status prof_start(prof_trace *t, unsigned collectors);
 /* Flushes every collector and stops. */
-void prof_stop(void);
-int prof_active(void);
+PROF_API void prof_stop(void);
+PROF_API int prof_active(void);
 /* PROF_COLLECT_* bits actually recording in the session now running (0 when
  * none): tells a caller whether its PROF_COLLECT_GPU request was honoured. */
-unsigned prof_collecting(void);
+PROF_API unsigned prof_collecting(void);
 
 /* User ranges (user_annotation), nested per thread. Recorded when popped (a
  * range still open at prof_stop is not in the trace); the name is copied at
  * the push. Recorded whenever a session runs, GPU-only ones too: GPU work is
  * attributed to them. */
-void prof_range_push(const char *name);
-void prof_range_pop(void);
+PROF_API void prof_range_push(const char *name);
+PROF_API void prof_range_pop(void);
 
 /* One CPU op, recorded as a cpu_op event when a session is active. */
 typedef struct {
@@ -186,8 +191,8 @@ typedef struct {
 } prof_op_scope;
 
 /* name must stay valid until prof_op_end (a string literal, typically). */
-prof_op_scope prof_op_begin(const char *name, prof_kind kind);
-void prof_op_end(prof_op_scope *op, int64_t bytes, double flops);
+PROF_API prof_op_scope prof_op_begin(const char *name, prof_kind kind);
+PROF_API void prof_op_end(prof_op_scope *op, int64_t bytes, double flops);
 
 /* ---- analyses ---------------------------------------------------------- */
 
@@ -196,7 +201,7 @@ void prof_op_end(prof_op_scope *op, int64_t bytes, double flops);
  * of their launch call, wherever the activity itself falls in time), or -1. A
  * range's own entry is the range around it. Returns a malloc'd array of
  * prof_trace_count entries (NULL on out of memory). O(n log n). */
-int64_t *prof_attribute(const prof_trace *t);
+PROF_API int64_t *prof_attribute(const prof_trace *t);
 
 enum { PROF_MAX_LAUNCH_APIS = 8 };
 
@@ -232,9 +237,9 @@ typedef struct {
  * - device_us is the summed duration of the ops counted; host_us the range's
  *   own duration; launch APIs name the call behind each GPU activity
  *   (PROF_MAX_LAUNCH_APIS distinct names; the rest are summed under "other"). */
-int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out);
+PROF_API int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out);
 /* The row named `name`, or NULL. */
-const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,
+PROF_API const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,
                                                   const char *name);
 
 typedef struct {
@@ -250,14 +255,14 @@ typedef struct {
  * total (then cat and name, so the order is stable). Self time is the event's
  * duration minus its direct children's on the same thread. A host event's
  * device time is that of the GPU activities launched inside it (inclusive). */
-int64_t prof_key_averages(const prof_trace *t, prof_key_average **out);
+PROF_API int64_t prof_key_averages(const prof_trace *t, prof_key_average **out);
 
 /* Adds torch.profiler's gpu_user_annotation spans: for each user-range call
  * and each (device, stream) its GPU activities ran on, one span from the
  * first to the last of them (the innermost range of each activity's launch).
  * A trace that has such spans already is left alone. Returns the number
  * added, or -1 (out of memory). */
-int64_t prof_add_gpu_annotations(prof_trace *t);
+PROF_API int64_t prof_add_gpu_annotations(prof_trace *t);
 
 /* ---- occupancy (src/prof/analysis/occupancy.c) ---------------------------------- */
 
@@ -290,24 +295,29 @@ typedef struct {
  * table. Returns 0; -1 with attn_last_error() when the device is unknown or
  * the footprint cannot be resident at all (then *out holds the limits with
  * active_blocks 0). */
-int prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev,
+PROF_API int prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev,
                            prof_occupancy *out);
 /* "REGS|SMEM" etc. for the bits; "" for none. */
-const char *prof_occupancy_limit_names(unsigned limiting, char *buf, size_t len);
+PROF_API const char *prof_occupancy_limit_names(unsigned limiting, char *buf, size_t len);
 
 /* ---- writers ----------------------------------------------------------- */
 
 /* Chrome trace JSON in Kineto's schema. Written to path.tmp and renamed, so a
  * failed write leaves no partial file. */
-attn_status prof_write_chrome_trace(const prof_trace *t, const char *path);
+PROF_API attn_status prof_write_chrome_trace(const prof_trace *t, const char *path);
+/* Completes a streamed trace file whose writer never closed it (a traced
+ * program that died): cuts it to safe_offset, the end of the last chunk
+ * written whole (0: none), and closes the event list and the document,
+ * recording `dropped` lost events. 0 or errno. */
+PROF_API int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped);
 /* Checks that the trace can be written to path (the writer creates path.tmp
  * and renames it over path, so that is what is tried, then removed); an
  * existing file at path is never touched. ATTN_STATUS_IO_ERROR naming the path
  * and the reason otherwise. */
-attn_status prof_check_writable(const char *path);
+PROF_API attn_status prof_check_writable(const char *path);
 
-void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n);
-void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,
+PROF_API void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n);
+PROF_API void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,
                              int64_t max_rows);
 
 /* ---- reading traces (src/prof/io/chrome_reader.c) ---------------------- */
@@ -346,11 +356,11 @@ typedef struct {
  * *out, or INVALID_ARGUMENT (not JSON, not a trace), IO_ERROR (cannot
  * read) or OUT_OF_MEMORY with one line in attn_last_error() saying what was
  * wrong and where. */
-attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read_stats *stats);
-attn_status prof_read_chrome_trace_buffer(const void *data, size_t len, prof_trace **out,
+PROF_API attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read_stats *stats);
+PROF_API attn_status prof_read_chrome_trace_buffer(const void *data, size_t len, prof_trace **out,
                                           prof_read_stats *stats);
 /* One line per reason something was skipped or cut, each starting with prefix. */
-void prof_read_stats_print(FILE *f, const char *prefix, const prof_read_stats *s);
+PROF_API void prof_read_stats_print(FILE *f, const char *prefix, const prof_read_stats *s);
 
 /* ---- kernel table, diff, HTML report (issue 7) ------------------------- */
 
@@ -370,12 +380,12 @@ typedef struct {
 /* One row per kernel name and footprint among the kernels inside a range
  * named `range` (NULL: every kernel), by device time, largest first. Returns
  * the row count (malloc'd array in *out; strings point into t), or -1. */
-int64_t prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out);
+PROF_API int64_t prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out);
 
 /* The name two runs share: template argument lists -> "<>", hex addresses
  * -> "0x?", counters after '#' -> "#N" (ProfilerStep#3 -> ProfilerStep#N).
  * Writes at most len bytes (NUL included) into buf; returns the length. */
-size_t prof_normalize_name(const char *name, char *buf, size_t len);
+PROF_API size_t prof_normalize_name(const char *name, char *buf, size_t len);
 
 typedef enum { PROF_DIFF_SAME, PROF_DIFF_CHANGED, PROF_DIFF_APPEARED, PROF_DIFF_VANISHED } prof_diff_status;
 
@@ -411,9 +421,9 @@ typedef struct {
 /* Per range name (normalized), the ops of A and B matched by exact name, then
  * by normalized name; counts and device time per call (the summary's
  * counting rules). opts NULL: the defaults above. */
-attn_status prof_diff_traces(const prof_trace *a, const prof_trace *b, const prof_diff_opts *opts,
+PROF_API attn_status prof_diff_traces(const prof_trace *a, const prof_trace *b, const prof_diff_opts *opts,
                              prof_diff *out);
-void prof_diff_free(prof_diff *d);
+PROF_API void prof_diff_free(prof_diff *d);
 
 /* One trace of an HTML report and the label the page gives it. */
 typedef struct {
@@ -427,9 +437,9 @@ typedef struct {
  * average tables. range: the range the charts and timelines show (NULL or
  * absent from a trace: attn_fwd, else its earliest range). Every string from
  * a trace is escaped. Written to path.tmp and renamed. */
-attn_status prof_write_html_report(const char *path, const prof_report_input *in, size_t n,
+PROF_API attn_status prof_write_html_report(const char *path, const prof_report_input *in, size_t n,
                                    const char *range);
-attn_status prof_write_html_report_file(FILE *f, const prof_report_input *in, size_t n,
+PROF_API attn_status prof_write_html_report_file(FILE *f, const prof_report_input *in, size_t n,
                                         const char *range);
 
 /* ---- expectations ("guess first, then look") --------------------------- */
@@ -443,17 +453,17 @@ attn_status prof_write_html_report_file(FILE *f, const prof_report_input *in, si
 typedef struct prof_expect prof_expect;
 
 /* Parses text; on error returns NULL and sets attn_last_error(). */
-prof_expect *prof_expect_parse(const char *text);
-void prof_expect_free(prof_expect *e);
+PROF_API prof_expect *prof_expect_parse(const char *text);
+PROF_API void prof_expect_free(prof_expect *e);
 
 /* Checks every expectation against the range named `range` in t (its per-call
  * figures, see prof_summarize_ranges); prints one line each ("held" / "BROKEN" with the observed value)
  * to f (may be NULL). Returns the number broken, or -1 (attn_last_error) when
  * the range is not in the trace. */
-int prof_expect_check(const prof_expect *e, const prof_trace *t, const char *range,
+PROF_API int prof_expect_check(const prof_expect *e, const prof_trace *t, const char *range,
                       FILE *f);
 
-size_t prof_expect_count(const prof_expect *e);
+PROF_API size_t prof_expect_count(const prof_expect *e);
 
 /* One checked expectation, for machine-readable output. */
 typedef struct {
@@ -464,7 +474,7 @@ typedef struct {
 
 /* As prof_expect_check, into out[prof_expect_count(e)] instead of lines.
  * range NULL: the trace's only range name (an error when there are several). */
-int prof_expect_evaluate(const prof_expect *e, const prof_trace *t, const char *range,
+PROF_API int prof_expect_evaluate(const prof_expect *e, const prof_trace *t, const char *range,
                          prof_expect_result *out);
 
 #ifdef __cplusplus

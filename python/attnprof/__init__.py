@@ -306,8 +306,10 @@ class Call:
 
 
 def trim():
-    """Frees the device memory the S x S backends keep between calls on this
-    thread (a no-op in builds without CUDA)."""
-    fn = getattr(lib, "attn_cuda_trim", None)
-    if fn is not None:
-        fn()
+    """Frees the device memory and cached plans the package's engine handle
+    keeps between calls (a no-op in builds without CUDA)."""
+    c = _capi.ctx()
+    if c is not None and hasattr(lib, "attn_ctx_trim"):
+        lib.attn_ctx_trim(c)
+    elif hasattr(lib, "attn_cuda_trim"):
+        lib.attn_cuda_trim()

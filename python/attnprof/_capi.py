@@ -58,6 +58,9 @@ def _bind(l):
     if has_ctx:
         l.attn_ctx_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         l.attn_ctx_create.restype = ctypes.c_int
+        if hasattr(l, "attn_ctx_trim"):
+            l.attn_ctx_trim.argtypes = [ctypes.c_void_p]
+            l.attn_ctx_trim.restype = None
     return l
 
 

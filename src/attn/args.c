@@ -105,18 +105,6 @@ size_t attn_scores_bytes(const attn_args *a, int n_buffers) {
   return bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes;
 }
 
-size_t attn_host_memory_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  char line[256];
-  unsigned long long kb = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-  if (f) fclose(f);
-  if (kb) return (size_t)kb * 1024;
-  long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
-}
-
 /* ---- validation -------------------------------------------------------- */
 
 static attn_status check_tensor(const char *name, const attn_tensor *t, int allow_zero_stride) {

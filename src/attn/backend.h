@@ -7,7 +7,9 @@
 
 #include <stddef.h>
 
+#include "attn/ctx.h"
 #include "attnprof/attn.h"
+#include "core/error.h"
 
 #ifdef __cplusplus /* the CUDA backends (.cu) include this too */
 extern "C" {
@@ -24,29 +26,24 @@ typedef struct {
   int max_head_dim;
   /* Checks that need more than the fields above (memory, strides, ...).
    * Returns ATTN_STATUS_OK or writes a reason into why. May be NULL. */
-  attn_status (*why_not)(const attn_args *args, char *why, size_t why_len);
-  attn_status (*forward)(const attn_args *args);
+  attn_status (*why_not)(attn_ctx *ctx, const attn_args *args, char *why, size_t why_len);
+  attn_status (*forward)(attn_ctx *ctx, const attn_args *args);
   /* Whether this implementation can run at all here (a GPU present, a
    * library loadable). May be NULL (always available). */
   attn_status (*available)(char *why, size_t why_len);
 } attn_backend_impl;
 
-/* The table, in the order AUTO tries backends for a device. */
+/* The table: which implementations exist (AUTO's preference is dispatch.c's). */
 extern const attn_backend_impl *const attn_backend_table[];
 extern const size_t attn_backend_table_len;
 
 /* The implementation of `backend` for the device the tensors are on, or NULL. */
 const attn_backend_impl *attn_backend_find(attn_backend backend, int device);
 
-/* Sets this thread's attn_last_error() (printf-style) and returns status. */
-attn_status attn_fail(attn_status status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* Byte count of the S x S score buffer(s) naive and math need; the memory
  * check reports it before anything is allocated. */
 size_t attn_scores_bytes(const attn_args *args, int n_buffers);
-/* Host memory available now (MemAvailable), in bytes; 0 if unknown. */
-size_t attn_host_memory_available(void);
 
 /* Accessors used by every CPU backend. */
 int64_t attn_batch(const attn_args *a);

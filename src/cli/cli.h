@@ -34,6 +34,8 @@ typedef struct {
 /* How to measure and what to print. */
 typedef struct {
   int iters, warmup, profiled, threads;
+  int cuda_graphs;  /* --cuda-graphs: the engine handle's graph mode */
+  int flash_kernel; /* --flash-kernel: an attn_flash_kernel, or -1 (the environment's) */
   int max_ms; /* GPU: fewer timed forwards (at least 10) past this much device time; 0 = none */
   int json, check;
   int force; /* run past the memory and time estimates (preflight.c) */
@@ -59,6 +61,12 @@ void cli_problem_describe(const cli_problem *p, char *buf, size_t len);
 /* Resolves the --expect value: inline text, or @FILE read whole. NULL on error
  * (message printed); the caller frees. */
 char *cli_expect_text(const char *value);
+
+/* The command's engine handle: made once from the environment
+ * (attn_ctx_opts_from_env) and the options (--threads, --cuda-graphs,
+ * --flash-kernel); freed at exit. Returns NULL after printing a usage error
+ * (exit status 2) when the environment holds a value not understood. */
+attn_ctx *cli_engine(const cli_measure_opts *m);
 
 /* Inputs for one problem, random but seeded. */
 typedef struct {

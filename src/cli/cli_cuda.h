@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 
-/* The GPU default shape, used when --device cuda comes without --shape. */
+/* The default GPU shape (8x16x1024x64), used when --device cuda comes without --shape. */
 #define CLI_GPU_SHAPE_B 8
 #define CLI_GPU_SHAPE_H 16
 #define CLI_GPU_SHAPE_S 1024

@@ -120,7 +120,7 @@ int cmd_compare(int argc, char **argv) {
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(compare_usage, stdout), cli_print_options(stdout, 0), CLI_OK;
   int sweep = 0;
-  if (parse_compare(argc, argv, &p, &m, &sweep)) return CLI_USAGE;
+  if (parse_compare(argc, argv, &p, &m, &sweep) || !cli_engine(&m)) return CLI_USAGE;
   if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");
   cli_gpu_default_shape(argc, argv, &p);
   if (sweep) return cli_compare_sweep(&p, &m);

@@ -88,7 +88,7 @@ int cmd_run(int argc, char **argv) {
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(run_usage, stdout), cli_print_options(stdout, 1), CLI_OK;
-  if (parse_run(argc, argv, &b, &p, &m)) return CLI_USAGE;
+  if (parse_run(argc, argv, &b, &p, &m) || !cli_engine(&m)) return CLI_USAGE;
   cli_gpu_default_shape(argc, argv, &p);
   prof_expect *ex = NULL;
   int rc = cli_prepare_outputs(&m, &ex);

@@ -1,4 +1,4 @@
-/* attnprof compare --sweep: the throughput grid on a GPU, every
+/* attnprof compare --sweep: the throughput grid (B*S = 16384, H*D = 2048) on a GPU, every
  * backend at every point. B*S = 16384 and H*D = 2048 keep the work per
  * point comparable; FLOPs are 4*B*H*S^2*D, halved when causal. No accuracy
  * check here (the fp64 reference at S = 16384 takes hours on the host: the

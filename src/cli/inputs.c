@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "cli/cli.h"
 #include "cli/cli_cuda.h"
 

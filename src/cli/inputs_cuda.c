@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "cli/cli_cuda.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attn/cuda/cuda_util.h"
+#include "attnprof/device.h"
 #endif
 
 static int given(int argc, char **argv, const char *name) {

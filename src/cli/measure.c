@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "cli/cli.h"
 #include "cli/cli_cuda.h"
 
@@ -49,12 +49,12 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
   attn_status st;
   if (a->q.device >= 0) return cli_cuda_time_forwards(r, a, m);
   for (int i = 0; i < m->warmup; i++)
-    if ((st = attn_forward(r->backend, a))) return fail(r, st);
+    if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
   double *t = malloc(sizeof *t * (size_t)m->iters);
   if (!t) return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for timings"));
   for (int i = 0; i < m->iters; i++) {
     int64_t t0 = prof_clock_ns();
-    if ((st = attn_forward(r->backend, a))) {
+    if ((st = attn_forward(cli_engine(NULL), r->backend, a))) {
       free(t);
       return fail(r, st);
     }
@@ -74,7 +74,7 @@ static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure
   if ((st = prof_start(r->trace, collect))) return fail(r, st);
   for (int i = 0; i < m->profiled && !st; i++) {
     prof_range_push(CLI_RANGE);
-    st = attn_forward(r->backend, a);
+    st = attn_forward(cli_engine(NULL), r->backend, a);
     prof_range_pop();
   }
   /* GPU work done before the collectors flush. */
@@ -98,10 +98,32 @@ static int check_accuracy(cli_result *r, cli_inputs *in, const double *ref) {
   attn_args *a = &in->args;
   if (a->q.device >= 0) return cli_cuda_check_accuracy(r, in, ref);
   memset(a->out.data, 0xff, (size_t)attn_tensor_span(&a->out) * attn_dtype_size(a->out.dtype));
-  attn_status st = attn_forward(r->backend, a);
+  attn_status st = attn_forward(cli_engine(NULL), r->backend, a);
   if (st) return fail(r, st);
   r->rel_err = attn_rel_error(&a->out, ref);
   return 0;
+}
+
+static attn_ctx *engine;
+
+static void engine_close(void) { attn_ctx_destroy(engine); }
+
+attn_ctx *cli_engine(const cli_measure_opts *m) {
+  if (engine) return engine;
+  attn_ctx_opts o = attn_ctx_opts_default();
+  if (attn_ctx_opts_from_env(&o)) {
+    cli_usage_error("%s", attn_last_error());
+    return NULL;
+  }
+  if (m && m->threads) o.cpu_threads = m->threads;
+  if (m && m->cuda_graphs) o.cuda_graphs = 1;
+  if (m && m->flash_kernel >= 0) o.flash_kernel = (attn_flash_kernel)m->flash_kernel;
+  if (attn_ctx_create(&o, &engine)) {
+    cli_failure("%s", attn_last_error());
+    return NULL;
+  }
+  atexit(engine_close);
+  return engine;
 }
 
 void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_measure_opts *m,
@@ -110,8 +132,7 @@ void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_me
   r->backend = b;
   r->device = in->args.q.device;
   r->rel_err = NAN;
-  if (m->threads) attn_set_num_threads(m->threads);
-  if ((r->status = attn_why_not(b, &in->args, r->why, sizeof r->why))) {
+  if ((r->status = attn_why_not(cli_engine(m), b, &in->args, r->why, sizeof r->why))) {
     r->refused = 1;
     return;
   }

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "cli/cli_cuda.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attn/cuda/cuda_util.h"
+#include "attnprof/device.h"
 #endif
 
 int cli_timed_iters(const cli_measure_opts *m, int device) {
@@ -43,7 +43,7 @@ static attn_status count_forwards(attn_backend b, const attn_args *a, const cli_
   attn_status st;
   *n = cli_timed_iters(m, a->q.device);
   if (!m->max_ms) return ATTN_STATUS_OK;
-  if ((st = attn_cuda_timer_mark(one, 0, a->stream)) || (st = attn_forward(b, a)) ||
+  if ((st = attn_cuda_timer_mark(one, 0, a->stream)) || (st = attn_forward(cli_engine(NULL), b, a)) ||
       (st = attn_cuda_timer_mark(one, 1, a->stream)) || (st = attn_cuda_timer_us(one, 0, 1, &us)))
     return st;
   int fit = us > 0 ? (int)(m->max_ms * 1e3 / us) : *n;
@@ -56,7 +56,7 @@ static attn_status device_times(attn_backend b, const attn_args *a, attn_cuda_ti
                                 double *us) {
   attn_status st;
   for (int i = 0; i < n; i++)
-    if ((st = attn_cuda_timer_mark(t, 2 * i, a->stream)) || (st = attn_forward(b, a)) ||
+    if ((st = attn_cuda_timer_mark(t, 2 * i, a->stream)) || (st = attn_forward(cli_engine(NULL), b, a)) ||
         (st = attn_cuda_timer_mark(t, 2 * i + 1, a->stream)))
       return st;
   for (int i = 0; i < n; i++)
@@ -69,7 +69,7 @@ static attn_status host_times(attn_backend b, const attn_args *a, int n, double 
   for (int i = 0; i < n; i++) {
     if ((st = attn_cuda_synchronize(a->q.device))) return st;
     int64_t t0 = prof_clock_ns();
-    if ((st = attn_forward(b, a))) return st;
+    if ((st = attn_forward(cli_engine(NULL), b, a))) return st;
     us[i] = (double)(prof_clock_ns() - t0) / 1e3;
   }
   return attn_cuda_synchronize(a->q.device);
@@ -80,7 +80,7 @@ static attn_status time_all(cli_result *r, const attn_args *a, const cli_measure
   attn_status st;
   int n = 0;
   for (int i = 0; i < (m->warmup > 2 ? m->warmup : 2); i++)
-    if ((st = attn_forward(r->backend, a))) return st;
+    if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return st;
   if ((st = attn_cuda_timer_create(a->q.device, 2, t)) ||
       (st = count_forwards(r->backend, a, m, *t, &n)))
     return st;
@@ -112,7 +112,7 @@ int cli_cuda_check_accuracy(cli_result *r, cli_inputs *in, const double *ref) {
   size_t bytes = (size_t)attn_tensor_span(&a->out) * attn_dtype_size(a->out.dtype);
   attn_status st;
   if ((st = attn_cuda_fill_bytes(dev, a->out.data, 0xff, bytes)) ||
-      (st = attn_forward(r->backend, a)) || (st = attn_cuda_synchronize(dev)) ||
+      (st = attn_forward(cli_engine(NULL), r->backend, a)) || (st = attn_cuda_synchronize(dev)) ||
       (st = attn_cuda_to_host(dev, in->host.out.data, a->out.data, bytes)))
     return fail(r, st);
   r->rel_err = attn_rel_error(&in->host.out, ref);

@@ -67,12 +67,12 @@ static double seconds_per_flop(const cli_problem *p, attn_backend b, int ref) {
     size_t n = (size_t)(s.b * s.hq * s.sq * s.d);
     double *out = ref ? malloc(n * sizeof *out) : NULL;
     attn_status st = ref ? (out ? ATTN_STATUS_OK : ATTN_STATUS_OUT_OF_MEMORY)
-                         : attn_forward(b, &in.args); /* warm-up */
+                         : attn_forward(cli_engine(NULL), b, &in.args); /* warm-up */
     /* Repeated up to 50 ms, so start-up costs do not pass for the rate. */
     int64_t t0 = prof_clock_ns(), t1 = t0;
     int reps = 0;
     while (!st && reps < 20 && t1 - t0 < 50000000) {
-      st = ref ? attn_reference_f64(&in.host, out, NULL) : attn_forward(b, &in.args);
+      st = ref ? attn_reference_f64(&in.host, out, NULL) : attn_forward(cli_engine(NULL), b, &in.args);
       reps++, t1 = prof_clock_ns();
     }
     if (!st) spf = (double)(t1 - t0) / 1e9 / reps / attn_flops(&in.args);
@@ -147,8 +147,8 @@ int cli_preflight(const cli_problem *p, cli_measure_opts *m, attn_backend *b, ch
     if (st) return cli_status_exit(st, attn_last_error());
   }
   if (*b == ATTN_BACKEND_AUTO) {
-    if ((st = attn_select(&a, b, log, len))) return cli_status_exit(st, attn_last_error());
-  } else if ((st = attn_why_not(*b, &a, why, sizeof why))) {
+    if ((st = attn_select(cli_engine(m), &a, b, log, len))) return cli_status_exit(st, attn_last_error());
+  } else if ((st = attn_why_not(cli_engine(m), *b, &a, why, sizeof why))) {
     return cli_usage_error("%s", why);
   }
   cli_preflight_reference(p, m);

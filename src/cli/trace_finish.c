@@ -18,7 +18,6 @@
 #include "cli/report.h"
 #include "cli/summary_json.h"
 #include "cli/traces.h"
-#include "prof/io/chrome_stream.h"
 
 typedef struct {
   int found, closed, api_all;
@@ -241,7 +240,7 @@ int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome 
   struct stat st;
   if (stat(p->partial, &st)) return write_empty(o->out);
   if (!rep.closed) {
-    int err = chrome_stream_repair(p->partial, rep.safe_offset, rep.dropped);
+    int err = prof_chrome_trace_repair(p->partial, rep.safe_offset, rep.dropped);
     if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
   }
   if (o->stream_only) {

@@ -3,8 +3,9 @@
  * work is found through the correlation ids of the launch calls, and the
  * figures per call match what the traces hold (fixtures/README.md, computed
  * independently). Then the loaded trace is written back in our schema and
- * parsed again. The loader here is a small test-only one over jansson; the
- * trace reader proper is a later issue. */
+ * parsed again. The loader here is a small test-only one over jansson,
+ * independent of the library's trace reader (src/prof/io/chrome_reader.c),
+ * so that the two check each other. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>

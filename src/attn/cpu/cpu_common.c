@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
-#include "attnprof/prof.h"
 
 void attn_cpu_load_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t n,
                        float *dst) {

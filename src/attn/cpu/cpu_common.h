@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attn/backend.h"
+#include "attn/op_trace.h"
 
 /* "#pragma omp simd" below (and in flash_cpu.c) is a hint for gcc's
  * vectorizer. clang takes it too, but warns (-Wpass-failed) where it cannot

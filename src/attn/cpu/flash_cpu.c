@@ -33,7 +33,6 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
-#include "attnprof/prof.h"
 
 enum { FL_BQ = 64, FL_BK = 64, FL_MR_MAX = 8, FL_NR_MAX = 32, FL_MAX_D = 256 };
 
@@ -289,12 +288,12 @@ __attribute__((target("avx512f"))) static void fl_item_avx512(const fl_problem *
 }
 #endif
 
-/* The clone this CPU runs; *isa says its microkernel shape. The environment
- * variable ATTNPROF_CPU_ISA=portable|avx2 caps the choice, so that the tests
- * run every clone on a machine that has AVX-512. */
-static fl_item_fn fl_pick(fl_isa *isa) {
+/* The clone this CPU runs; *isa says its microkernel shape. The handle's
+ * opts.cpu_isa ("portable", "avx2") caps the choice, so that the tests run
+ * every clone on a machine that has AVX-512. */
+static fl_item_fn fl_pick(const attn_ctx *ctx, fl_isa *isa) {
 #ifdef FL_HAVE_X86_CLONES
-  const char *cap = getenv("ATTNPROF_CPU_ISA");
+  const char *cap = ctx->opts.cpu_isa;
   int portable = cap && strcmp(cap, "portable") == 0, avx2 = cap && strcmp(cap, "avx2") == 0;
   if (!portable && !avx2 && __builtin_cpu_supports("avx512f")) {
     *isa = (fl_isa){8, 32, 1};
@@ -304,6 +303,8 @@ static fl_item_fn fl_pick(fl_isa *isa) {
     *isa = (fl_isa){4, 16, 1};
     return fl_item_avx2;
   }
+#else
+  (void)ctx;
 #endif
   *isa = (fl_isa){4, 8, 0};
   return fl_item_portable;
@@ -337,9 +338,9 @@ static fl_problem fl_problem_of(const attn_args *a, int nr) {
   return p;
 }
 
-static attn_status flash_forward(const attn_args *a) {
+static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
   fl_isa isa;
-  fl_item_fn run_item = fl_pick(&isa);
+  fl_item_fn run_item = fl_pick(ctx, &isa);
   fl_problem p = fl_problem_of(a, isa.nr);
   int64_t items = attn_batch(a) * p.hq * p.q_tiles;
   int failed = 0;

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
-#include "attnprof/prof.h"
 
 enum { MATH_Q, MATH_K, MATH_V, MATH_OUT, MATH_NT };
 
@@ -155,7 +154,7 @@ static attn_status math_run_ops(math_run *r) {
   return ATTN_STATUS_OK;
 }
 
-static attn_status math_forward(const attn_args *a) {
+static attn_status math_forward(attn_ctx *ctx, const attn_args *a) {
   math_run r = {.a = a, .n = (int64_t)attn_cpu_score_elems(a), .bias_b = 1, .bias_h = 1};
   if (a->mask_kind != ATTN_MASK_NONE) r.bias_b = a->mask.shape[0], r.bias_h = a->mask.shape[1];
   attn_status st = ATTN_STATUS_OUT_OF_MEMORY;
@@ -169,7 +168,7 @@ static attn_status math_forward(const attn_args *a) {
   return st;
 }
 
-static attn_status math_why_not(const attn_args *a, char *why, size_t len) {
+static attn_status math_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
   return attn_cpu_scores_why_not(a, needs_bias(a) ? 2 : 1, "math_cpu", why, len);
 }
 

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
-#include "attnprof/prof.h"
 
 typedef struct {
   const attn_args *a;
@@ -164,16 +163,19 @@ static attn_status naive_forward_common(const attn_args *a, int out_of_place) {
   return st;
 }
 
-static attn_status naive_why_not(const attn_args *a, char *why, size_t len) {
+static attn_status naive_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
   return attn_cpu_scores_why_not(a, score_buffers(a, 1), "naive_cpu", why, len);
 }
 
-static attn_status naive_inplace_why_not(const attn_args *a, char *why, size_t len) {
+static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why,
+                                         size_t len) {
   return attn_cpu_scores_why_not(a, score_buffers(a, 0), "naive_inplace_cpu", why, len);
 }
 
-static attn_status naive_forward(const attn_args *a) { return naive_forward_common(a, 1); }
-static attn_status naive_inplace_forward(const attn_args *a) {
+static attn_status naive_forward(attn_ctx *ctx, const attn_args *a) {
+  return naive_forward_common(a, 1);
+}
+static attn_status naive_inplace_forward(attn_ctx *ctx, const attn_args *a) {
   return naive_forward_common(a, 0);
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/analysis/diff.h"
 
 enum { NORM_MAX = 4096 };

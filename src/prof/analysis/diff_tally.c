@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/analysis/diff.h"
 #include "prof/analysis/nest.h"
 

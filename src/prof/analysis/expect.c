@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/analysis/expect.h"
 
 static const char *const op_text[] = {"==", "!=", "<", "<=", ">", ">="};

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/analysis/expect.h"
 
 /* Whole numbers without decimals, others with up to 3, trailing zeros cut. */

@@ -6,7 +6,7 @@
  * the GPU lanes above its kernels. */
 #include <stdlib.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
 

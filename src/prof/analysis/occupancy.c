@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 
 /* One row per compute capability (CUDA programming guide, "Technical
  * Specifications per Compute Capability"; cuda_occupancy.h granularities). */

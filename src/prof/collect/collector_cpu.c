@@ -40,20 +40,6 @@ static _Thread_local range_entry tls_ranges[RANGE_DEPTH];
 static _Thread_local int tls_depth;
 static _Thread_local int64_t tls_tid;
 
-int64_t prof_clock_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t prof_clock_epoch_offset(void) {
-  struct timespec rt;
-  int64_t a = prof_clock_ns();
-  clock_gettime(CLOCK_REALTIME, &rt);
-  int64_t b = prof_clock_ns();
-  return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
-}
-
 static int64_t thread_id(void) {
   if (!tls_tid) tls_tid = (int64_t)syscall(SYS_gettid);
   return tls_tid;

@@ -11,14 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/collect/collector.h"
 #ifdef ATTNPROF_HAVE_CUPTI
 #include "prof/collect/collector_cupti.h"
 #endif
 
-/* A GPU collector (CUPTI, a later issue) adds itself here, behind its
- * build switch. */
+/* The collectors, CPU first; the CUPTI collector joins behind its build
+ * switch. */
 static const prof_collector *const collectors[] = {
     &prof_collector_cpu,
 #ifdef ATTNPROF_HAVE_CUPTI

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome_reader.h"
 
 enum { CHUNK = 256 * 1024 };

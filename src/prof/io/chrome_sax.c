@@ -15,7 +15,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome_reader.h"
 #include "prof/io/kineto_keys.h"
 

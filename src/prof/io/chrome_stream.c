@@ -200,7 +200,7 @@ int chrome_stream_abandon(chrome_stream *s) {
   return err;
 }
 
-int chrome_stream_repair(const char *path, int64_t safe_offset, int64_t dropped) {
+int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped) {
   FILE *f = fopen(path, safe_offset > 0 ? "r+" : "w");
   if (!f) return errno;
   json_out o = {f, 0};

@@ -9,7 +9,7 @@
  * arrived yet (or the reverse) is held back for up to four chunks, so arrows
  * survive chunk boundaries. After each chunk the file is flushed and its
  * length noted (chrome_stream_safe_offset): if the program dies without
- * closing the stream, chrome_stream_repair cuts the file there and closes
+ * closing the stream, prof_chrome_trace_repair cuts the file there and closes
  * the JSON, so everything flushed is kept. */
 #ifndef ATTNPROF_SRC_PROF_CHROME_STREAM_H
 #define ATTNPROF_SRC_PROF_CHROME_STREAM_H
@@ -36,12 +36,12 @@ int64_t chrome_stream_dropped(const chrome_stream *s);
  * extra_dropped adds to the chunks' own dropped counts. Frees s. 0 or errno. */
 int chrome_stream_close(chrome_stream *s, int64_t extra_dropped, int64_t pid, const char *process);
 /* Closes the file as it stands, without the tail: what a writer that dies
- * leaves behind (tests of chrome_stream_repair); chrome_stream_close ends
+ * leaves behind (tests of prof_chrome_trace_repair); chrome_stream_close ends
  * here too. Frees s. 0 or the errno of the close. */
 int chrome_stream_abandon(chrome_stream *s);
 /* Completes a stream its writer never closed: cuts it to safe_offset (0:
  * nothing was written whole) and appends the closing of traceEvents and of
  * the document. 0 or errno. */
-int chrome_stream_repair(const char *path, int64_t safe_offset, int64_t dropped);
+/* prof_chrome_trace_repair (prof.h) completes a stream its writer never closed. */
 
 #endif

@@ -15,7 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome.h"
 #include "prof/io/kineto_keys.h"
 #include "prof/analysis/nest.h"

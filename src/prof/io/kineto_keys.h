@@ -1,7 +1,7 @@
 /* Every key and fixed value of Kineto's Chrome-trace JSON that attnprof writes
  * (and a trace reader reads), declared once. Names are as torch.profiler
- * writes them (Kineto's output_json.cpp; checked against the H200 fixtures in
- * ../shared/fixtures/torch-h200). Keys of our own are marked ATTNPROF_. */
+ * writes them (Kineto's output_json.cpp; checked against torch.profiler traces
+ * from an H200, tests/prof/fixtures). Keys of our own are marked ATTNPROF_. */
 #ifndef ATTNPROF_SRC_PROF_KINETO_KEYS_H
 #define ATTNPROF_SRC_PROF_KINETO_KEYS_H
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/report/report.h"
 
 /* Rows shown: a trace of thousands of ProfilerStep#N ranges would otherwise

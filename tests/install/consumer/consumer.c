@@ -24,11 +24,15 @@ int main(void) {
                                attn_tensor_bhsd(v, ATTN_DTYPE_F32, -1, B, H, S, D),
                                attn_tensor_bhsd(out, ATTN_DTYPE_F32, -1, B, H, S, D));
   a.causal = ATTN_CAUSAL_TOP_LEFT;
-  if (attn_forward(ATTN_BACKEND_NAIVE, &a) != ATTN_STATUS_OK ||
+  attn_ctx *ctx = NULL;
+  if (attn_ctx_create(NULL, &ctx) != ATTN_STATUS_OK ||
+      attn_forward(ctx, ATTN_BACKEND_NAIVE, &a) != ATTN_STATUS_OK ||
       attn_reference_f64(&a, ref, NULL) != ATTN_STATUS_OK) {
     fprintf(stderr, "consumer: %s\n", attn_last_error());
+    attn_ctx_destroy(ctx);
     return 1;
   }
+  attn_ctx_destroy(ctx);
   double err = attn_rel_error(&a.out, ref);
   printf("attnprof %s: naive vs fp64 reference, relative error %.2e\n", ATTNPROF_VERSION, err);
   return err < 1e-5 ? 0 : 1;

@@ -1,0 +1,35 @@
+// C++ declarations the fused backends share: the kernel instances (defined in
+// the generated files instances/*.cu, so that flash_cuda.cu and
+// efficient_cuda.cu compile no kernel themselves) and the call helper.
+#ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_LAUNCH_H
+#define ATTNPROF_SRC_ATTN_CUDA_FUSED_LAUNCH_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include "attn/cuda/fused/fused_params.h"
+
+typedef attn_status (*fused_fn)(const attn_fused_params &, cudaStream_t);
+
+// Tensor-core instance for (storage type, padded head dim); kMask: the
+// efficient kernel (mask, explicit scale), else the flash kernel.
+template <typename T, int kD, bool kMask>
+attn_status fused_run(const attn_fused_params &p, cudaStream_t stream);
+
+// Hopper instance (flash_fwd_wgmma_kernel.cuh, sm_90a only) for head dims
+// 64, 128, 256; defined when ATTNPROF_HAVE_WGMMA.
+template <typename T, int kD>
+attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
+
+// Scalar instance (efficient_simt_kernel.cuh) for head dims up to kDmax.
+template <typename T, int kDmax>
+attn_status simt_run(const attn_fused_params &p, cudaStream_t stream);
+
+// Raises a kernel's dynamic shared-memory limit (above 48 KB) once per device.
+attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_device);
+
+// Fills the parameters and runs fn on the tensors' device.
+attn_status attn_fused_call(fused_fn fn, const attn_args *a);
+
+#endif
