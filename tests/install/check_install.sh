@@ -21,6 +21,13 @@ unset LD_LIBRARY_PATH
 # The command finds libattnprof.so.0 through its RPATH.
 "$P/bin/attnprof" version >"$tmp/backends.txt" 2>&1 || { cat "$tmp/backends.txt"; fail "installed attnprof does not run"; }
 echo "installed attnprof runs"
+# attnprof trace (CUDA builds) finds its helpers in the moved tree: the
+# injection library in lib/, attnprof_spawn in libexec/attnprof/.
+if [ -e "$P/lib/libattnprof_inject.so" ]; then
+  out=$(cd "$tmp" && "$P/bin/attnprof" trace --out "$tmp/t.json" -- true 2>&1) || { echo "$out"; fail "installed trace failed"; }
+  echo "$out" | grep -Eq "its peak memory [0-7]\.[0-9] MiB" || { echo "$out"; fail "trace -- true: no small peak of its own"; }
+  echo "installed trace runs, with the program's own peak"
+fi
 
 # pkg-config: relocatable prefix, private requirements declared.
 pc=$(find "$P" -name attnprof.pc)
