@@ -15,6 +15,9 @@ refuses the inputs raises attnprof.InputError (a ValueError and an
 attnprof.Error) with its reason; other failures attnprof.Error (a
 RuntimeError: out of memory, no device, a library error).
 
+Every call runs on an engine handle (attn_ctx): engine=Engine(...) with
+explicit options, or else this thread's own engine() (_engine.py).
+
 The library: see _loader.py (never an AddressSanitizer build). The lower
 level (Call, tensor, from_torch) passes raw pointers for benchmarks.
 """
@@ -22,10 +25,11 @@ level (Call, tensor, from_torch) passes raw pointers for benchmarks.
 import ctypes
 import time
 
-from . import _arrays, _capi
+from . import _arrays, _capi, _engine
 from ._capi import DEVICE_CPU, DTYPES, Args, Tensor, lib, status_name  # noqa: F401
 
-__all__ = ["sdpa", "why_not", "backends", "compare", "Error", "InputError", "Call", "from_torch", "tensor",
+__all__ = ["sdpa", "why_not", "backends", "compare", "Error", "InputError", "Engine", "engine",
+           "Call", "from_torch", "tensor",
            "dtype_code", "lib", "trim", "status_name"]
 __version__ = "0.1.0"
 
@@ -48,6 +52,9 @@ class InputError(Error, ValueError):
 def _raise(st):
     cls = InputError if st in (_capi.STATUS_INVALID_ARGUMENT, _capi.STATUS_UNSUPPORTED) else Error
     raise cls(status_name(st), _capi.last_error())
+
+
+from ._engine import Engine, engine  # noqa: E402  (after Error: engines raise it)
 
 
 def backend_code(name):
@@ -108,7 +115,8 @@ def _scale(scale):
 class _Problem:
     """q, k, v (and mask, out) converted once; .args is the C struct."""
 
-    def __init__(self, q, k, v, causal, scale, mask, out=None):
+    def __init__(self, q, k, v, causal, scale, mask, out=None, engine=None):
+        self.engine = engine
         self.kind = _arrays.kind_of(q, "q")
         keep = []
         a = Args()
@@ -128,31 +136,36 @@ class _Problem:
         a.stream = stream
         self.keep, self.args, self.ref = keep, a, ctypes.byref(a)
 
+    def handle(self):
+        return (self.engine or _engine.engine()).handle
+
     def run(self, code):
-        st = _capi.forward(code, self.ref)
+        st = lib.attn_forward(self.handle(), code, self.ref)
         if st:
             _raise(st)
         return self.out
 
     def why_not(self, code):
         buf = ctypes.create_string_buffer(1024)
-        return None if _capi.why_not(code, self.ref, buf) == 0 else buf.value.decode()
+        st = lib.attn_why_not(self.handle(), code, self.ref, buf, len(buf))
+        return None if st == 0 else buf.value.decode()
 
 
-def sdpa(q, k, v, *, backend="auto", causal=None, scale=None, mask=None):
+def sdpa(q, k, v, *, backend="auto", causal=None, scale=None, mask=None, engine=None):
     """softmax(q k^T * scale + mask) v through one backend (default: the one
     AUTO picks). Returns a new array/tensor [B, H, Sq, Dv] of q's dtype and
     device. causal: None/False, True (= 'top-left', PyTorch's is_causal) or
     'bottom-right'; scale None means 1/sqrt(D); mask bool (True = attend) or
-    additive, [Sq, Sk] or [B|1, H|1, Sq, Sk]."""
+    additive, [Sq, Sk] or [B|1, H|1, Sq, Sk]; engine an Engine, or None for
+    this thread's engine()."""
     code = backend_code(backend)
-    return _Problem(q, k, v, causal, scale, mask).run(code)
+    return _Problem(q, k, v, causal, scale, mask, engine=engine).run(code)
 
 
-def why_not(q, k, v, *, backend="auto", causal=None, scale=None, mask=None):
+def why_not(q, k, v, *, backend="auto", causal=None, scale=None, mask=None, engine=None):
     """None if `backend` takes these inputs, else its reason in words."""
     code = backend_code(backend)
-    return _Problem(q, k, v, causal, scale, mask).why_not(code)
+    return _Problem(q, k, v, causal, scale, mask, engine=engine).why_not(code)
 
 
 def _host_problem(p):
@@ -195,7 +208,7 @@ def _sync(p):
 
 
 def compare(q, k, v, *, causal=None, scale=None, mask=None, backends=None, iters=10, warmup=2,
-            check=True):
+            check=True, engine=None):
     """Every backend of q's device (or the names given) on these inputs, as
     the compare table: one dict per backend with 'name', 'status' ('ok' or
     'refused'), 'why', 'time_us' (median of iters calls, wall clock, the
@@ -203,7 +216,7 @@ def compare(q, k, v, *, causal=None, scale=None, mask=None, backends=None, iters
     'rel_err' (against the fp64 reference; None when check=False)."""
     if not isinstance(iters, int) or iters < 1:
         raise ValueError(f"iters={iters!r} is not accepted: a positive integer")
-    p = _Problem(q, k, v, causal, scale, mask)
+    p = _Problem(q, k, v, causal, scale, mask, engine=engine)
     device = "cpu" if p.args.q.device < 0 else "cuda"
     names = backends if backends is not None else [b["name"] for b in globals()["backends"](device)]
     ref = _reference(p) if check else None
@@ -263,10 +276,11 @@ class Call:
     call costs one ctypes call): q, k, v, out as Tensor or torch tensors;
     causal as sdpa's; scale 0 = 1/sqrt(D); mask with mask_kind
     'bool'|'additive'; lse a pointer to [B, Hq, Sq] fp32 (or a tensor);
-    stream a cudaStream_t as an int (torch: stream.cuda_stream)."""
+    stream a cudaStream_t as an int (torch: stream.cuda_stream); engine an
+    Engine, or None for the calling thread's engine()."""
 
     def __init__(self, q, k, v, out, causal=None, scale=0.0, mask=None, mask_kind=None,
-                 lse=None, stream=0):
+                 lse=None, stream=0, engine=None):
         a = Args()
         a.q, a.k, a.v, a.out = (_as_tensor(x) for x in (q, k, v, out))
         a.causal, a.scale = _causal(causal), float(scale)
@@ -277,8 +291,12 @@ class Call:
         a.lse = lse if isinstance(lse, int) or lse is None else lse.data_ptr()
         a.stream = stream or None
         self.args = a
+        self.engine = engine
         self._ref = ctypes.byref(a)
         self._codes = {}
+
+    def _handle(self):
+        return (self.engine or _engine.engine()).handle
 
     def _code(self, backend):
         code = self._codes.get(backend)
@@ -287,29 +305,34 @@ class Call:
         return code
 
     def __call__(self, backend="auto"):
-        st = _capi.forward(self._code(backend), self._ref)
+        st = lib.attn_forward(self._handle(), self._code(backend), self._ref)
         if st:
             _raise(st)
 
     def raw(self, backend):
-        """(function, code, args): call function(code, args) for the lowest
-        per-call overhead; it returns the attn_status (0 = ok)."""
-        return _capi.forward_fn(), self._code(backend), self._ref
+        """(function, handle, code, args): call function(handle, code, args)
+        for the lowest per-call overhead, on the thread that called raw (the
+        handle is its engine's); it returns the attn_status (0 = ok)."""
+        return lib.attn_forward, self._handle(), self._code(backend), self._ref
 
     def why_not(self, backend):
         buf = ctypes.create_string_buffer(512)
-        st = _capi.why_not(self._code(backend), self._ref, buf)
+        st = lib.attn_why_not(self._handle(), self._code(backend), self._ref, buf, len(buf))
         return None if st == 0 else buf.value.decode()
+
+    def select(self):
+        """(backend name AUTO picks, its log: one line per candidate)."""
+        picked, log = ctypes.c_int(), ctypes.create_string_buffer(4096)
+        st = lib.attn_select(self._handle(), self._ref, ctypes.byref(picked), log, len(log))
+        if st:
+            _raise(st)
+        return lib.attn_backend_name(picked.value).decode(), log.value.decode()
 
     def flops(self):
         return lib.attn_flops(self._ref)
 
 
 def trim():
-    """Frees the device memory and cached plans the package's engine handle
-    keeps between calls (a no-op in builds without CUDA)."""
-    c = _capi.ctx()
-    if c is not None and hasattr(lib, "attn_ctx_trim"):
-        lib.attn_ctx_trim(c)
-    elif hasattr(lib, "attn_cuda_trim"):
-        lib.attn_cuda_trim()
+    """Frees what this thread's engine keeps between calls (device scratch,
+    workspaces, cached plans and graphs)."""
+    _engine.engine().trim()

@@ -1,7 +1,6 @@
-"""The C API through ctypes: attn_tensor / attn_args field for field, the
-functions the package calls, and one library-wide engine handle when the
-library has one (attn_ctx_create), so callers use forward()/why_not() and
-never care which form the C entry points take."""
+"""The C API through ctypes: attn_tensor / attn_args / attn_ctx_opts field
+for field, and the functions the package calls. Engines (attn_ctx handles)
+live in _engine.py."""
 
 import ctypes
 
@@ -28,6 +27,26 @@ class Args(ctypes.Structure):
                 ("lse", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
 
 
+class CtxOpts(ctypes.Structure):
+    """attn_ctx_opts, field for field (ctypes pads as the C compiler does)."""
+    _fields_ = [("workspace_limit", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
+                ("cuda_graphs", ctypes.c_int), ("flash_kernel", ctypes.c_int),
+                ("cudnn_graph", ctypes.c_int), ("cpu_threads", ctypes.c_int),
+                ("cpu_isa", ctypes.c_char_p), ("locked", ctypes.c_int)]
+
+
+class CtxStats(ctypes.Structure):
+    """attn_ctx_stats."""
+    _fields_ = [("cache_entries", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
+                ("cache_hits", ctypes.c_uint64), ("cache_misses", ctypes.c_uint64),
+                ("cache_evictions", ctypes.c_uint64), ("workspace_bytes", ctypes.c_size_t),
+                ("workspace_limit", ctypes.c_size_t)]
+
+
+FLASH_KERNELS = {"auto": 0, "mma_sync": 1, "wgmma": 2, "ws": 3}
+CUDNN_GRAPHS = {"auto": 0, "composite": 1, "node": 2}
+
+
 class BackendInfo(ctypes.Structure):
     """attn_backend_info."""
     _fields_ = [("backend", ctypes.c_int), ("name", ctypes.c_char_p), ("impl", ctypes.c_char_p),
@@ -35,13 +54,30 @@ class BackendInfo(ctypes.Structure):
 
 
 def _bind(l):
-    A = ctypes.POINTER(Args)
-    has_ctx = hasattr(l, "attn_ctx_create")
-    pre = [ctypes.c_void_p] if has_ctx else []
-    l.attn_forward.argtypes = pre + [ctypes.c_int, A]
+    A, ctx = ctypes.POINTER(Args), ctypes.c_void_p
+    l.attn_forward.argtypes = [ctx, ctypes.c_int, A]
     l.attn_forward.restype = ctypes.c_int
-    l.attn_why_not.argtypes = pre + [ctypes.c_int, A, ctypes.c_char_p, ctypes.c_size_t]
+    l.attn_why_not.argtypes = [ctx, ctypes.c_int, A, ctypes.c_char_p, ctypes.c_size_t]
     l.attn_why_not.restype = ctypes.c_int
+    l.attn_select.argtypes = [ctx, A, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
+                              ctypes.c_size_t]
+    l.attn_select.restype = ctypes.c_int
+    l.attn_ctx_opts_default.argtypes = []
+    l.attn_ctx_opts_default.restype = CtxOpts
+    l.attn_ctx_opts_from_env.argtypes = [ctypes.POINTER(CtxOpts)]
+    l.attn_ctx_opts_from_env.restype = ctypes.c_int
+    l.attn_ctx_create.argtypes = [ctypes.POINTER(CtxOpts), ctypes.POINTER(ctx)]
+    l.attn_ctx_create.restype = ctypes.c_int
+    l.attn_ctx_destroy.argtypes = [ctx]
+    l.attn_ctx_destroy.restype = None
+    l.attn_ctx_options.argtypes = [ctx]
+    l.attn_ctx_options.restype = ctypes.POINTER(CtxOpts)
+    l.attn_ctx_stats_get.argtypes = [ctx, ctypes.POINTER(CtxStats)]
+    l.attn_ctx_stats_get.restype = None
+    l.attn_ctx_trim.argtypes = [ctx]
+    l.attn_ctx_trim.restype = None
+    l.attn_backend_name.argtypes = [ctypes.c_int]
+    l.attn_backend_name.restype = ctypes.c_char_p
     l.attn_last_error.restype = ctypes.c_char_p
     l.attn_status_string.argtypes = [ctypes.c_int]
     l.attn_status_string.restype = ctypes.c_char_p
@@ -55,52 +91,11 @@ def _bind(l):
     l.attn_reference_f64.restype = ctypes.c_int
     l.attn_rel_error.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(ctypes.c_double)]
     l.attn_rel_error.restype = ctypes.c_double
-    if has_ctx:
-        l.attn_ctx_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
-        l.attn_ctx_create.restype = ctypes.c_int
-        if hasattr(l, "attn_ctx_trim"):
-            l.attn_ctx_trim.argtypes = [ctypes.c_void_p]
-            l.attn_ctx_trim.restype = None
     return l
 
 
 lib, path = _loader.load()
 lib = _bind(lib)
-_ctx = None
-
-
-def ctx():
-    """The engine handle every call of this package shares (None when the
-    library predates handles). Created with the library's defaults."""
-    global _ctx
-    if _ctx is None and hasattr(lib, "attn_ctx_create"):
-        h = ctypes.c_void_p()
-        st = lib.attn_ctx_create(None, ctypes.byref(h))
-        if st:
-            raise RuntimeError("attn_ctx_create: " + lib.attn_last_error().decode())
-        _ctx = h
-    return _ctx
-
-
-def forward_fn():
-    """f(code, args_ref) -> status, bound to the shared handle if any."""
-    c = ctx()
-    if c is None:
-        return lib.attn_forward
-    f = lib.attn_forward
-    return lambda code, ref: f(c, code, ref)
-
-
-def forward(code, ref):
-    c = ctx()
-    return lib.attn_forward(code, ref) if c is None else lib.attn_forward(c, code, ref)
-
-
-def why_not(code, ref, buf):
-    c = ctx()
-    if c is None:
-        return lib.attn_why_not(code, ref, buf, len(buf))
-    return lib.attn_why_not(c, code, ref, buf, len(buf))
 
 
 def status_name(st):

@@ -141,6 +141,10 @@ void attn_ctx_trim(attn_ctx *c) {
 }
 
 #ifndef ATTNPROF_HAVE_CUDA
+int attn_device_cc(int device) {
+  (void)device;
+  return 0;
+}
 void attn_cuda_ctx_release(attn_ctx *c, int keep_handles) { (void)c, (void)keep_handles; }
 size_t attn_cuda_ctx_bytes(const attn_ctx *c) {
   (void)c;
