@@ -41,7 +41,9 @@ static const char *const problem_options[] = {
 static const char *const measure_options[] = {
     "  --iters N            timed forwards; median and spread reported (default 20, GPU >= 50)",
     "  --warmup N           untimed forwards first (default 2)",
-    "  --threads N          CPU threads",
+    "  --threads N          CPU threads (the engine handle's cpu_threads)",
+    "  --cuda-graphs        GPU baselines replayed as a CUDA graph (docs/engine.md)",
+    "  --flash-kernel K     auto, mma_sync, wgmma or ws: which kernel CUDA flash runs",
     "  --no-check           skip the fp64 reference check",
     "  --force              run past the memory and time estimates (see docs/cli.md)",
     "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace",

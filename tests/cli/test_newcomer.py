@@ -207,7 +207,8 @@ class Help(unittest.TestCase):
             self.assertEqual(p.stdout, "", args)
 
     def test_subcommand_help_lists_options(self):
-        for cmd, opts in (("run", ["--backend", "--shape", "--iters", "--expect", "--force"]),
+        for cmd, opts in (("run", ["--backend", "--shape", "--iters", "--expect", "--force",
+                                   "--cuda-graphs", "--flash-kernel", "--wide"]),
                           ("compare", ["--sweep", "--shape", "--no-check"]),
                           ("summary", ["--range", "--json", "--top", "--verbose"]),
                           ("diff", ["--range", "--threshold", "--min-us"]),
