@@ -82,7 +82,8 @@ static attn_status opts_check(const attn_ctx_opts *o) {
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "opts.cpu_threads %d: accepted are 0 (OpenMP's default) or more",
                      o->cpu_threads);
-  if (o->cpu_isa && strlen(o->cpu_isa) >= sizeof ((attn_ctx *)0)->cpu_isa)
+  static const char *const isas[] = {"auto", "portable", "avx2", "avx512"};
+  if (o->cpu_isa && name_index(o->cpu_isa, isas, 4) < 0)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "opts.cpu_isa \"%s\": accepted are auto, portable, avx2, avx512", o->cpu_isa);
   return ATTN_STATUS_OK;
