@@ -131,6 +131,15 @@ class OneLineRefusals(unittest.TestCase):
         self.assertEqual(len(line.splitlines()), 1, line)
         self.assertEqual(line.count("efficient"), 1, line)
 
+    def test_auto_log_names_each_backend_once(self):
+        out = run("run", "--shape", "1x1x16x16", "--iters", "1", check_rc=0).stdout
+        log = out[out.index("auto:"):out.index("backend ")]
+        refused = [l for l in log.splitlines() if " refused " in l]
+        self.assertTrue(refused, log)
+        for l in refused:
+            name = l.split()[0]
+            self.assertEqual(l.count(name), 1, l)
+
 
 def fixture(name):
     return os.path.join(SRC, "tests", "prof", "fixtures", name)
