@@ -148,8 +148,8 @@ def fixture(name):
 class OneBehaviourPerIdea(unittest.TestCase):
     """Item 8: --range means the same in summary, diff and report."""
 
-    def summary_ranges(self, f):
-        p = run("summary", "--json", f, check_rc=0)
+    def summary_ranges(self, f, *opts):
+        p = run("summary", "--json", *opts, f, check_rc=0)
         return [r["name"] for r in json.loads(p.stdout)["ranges"]]
 
     def test_report_unknown_range_exits_2_listing_ranges(self):
@@ -160,12 +160,15 @@ class OneBehaviourPerIdea(unittest.TestCase):
             self.assertFalse(os.path.exists(out))
         self.assertEqual(p.stdout, "")
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-        for name in self.summary_ranges(f):
+        # The page shows one row per step: the names summary --per-step lists.
+        for name in self.summary_ranges(f, "--per-step"):
             self.assertIn(name, p.stderr)
+            with tempfile.TemporaryDirectory() as d:
+                run("report", "--range", name, "--html", os.path.join(d, "r.html"), f, check_rc=0)
 
     def test_diff_accepts_every_name_summary_lists(self):
         f = fixture("trace_flash.json")
-        for name in self.summary_ranges(f):
+        for name in self.summary_ranges(f) + self.summary_ranges(f, "--per-step"):
             p = run("diff", f, f, "--range", name, "--json", check_rc=0)
             self.assertEqual(len(json.loads(p.stdout)["ranges"]), 1, name)
 
