@@ -48,6 +48,7 @@ static const char *const measure_options[] = {
     "  --no-check           skip the fp64 reference check",
     "  --force              run past the memory and time estimates (see docs/cli.md)",
     "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace",
+    "  --format F           the trace's format: json, json.gz or pftrace (default: by FILE's name)",
     "  --json               machine-readable output (docs/output-contract.md)",
     "  --verbose            routine notes too",
     "  --wide               tables show names whole (default: cut to fit)",
