@@ -1,7 +1,8 @@
-# Attaches the CUDA half to the library once cuda.cmake found a toolkit. CUDA
-# runtime is linked statically so the library loads on machines without it;
-# CUPTI and cuDNN are opened at run time (dlopen) so that a missing one
-# removes one feature with a message instead of the whole library.
+# Attaches the CUDA half to the library once cuda.cmake found a toolkit. The
+# CUDA runtime is linked dynamically (inside PyTorch the process then keeps
+# one runtime of a version); cuBLAS, CUPTI and cuDNN are opened at run time
+# (dlopen) by the first backend that needs them, so a missing one removes one
+# feature with a message, and a command that needs none maps none.
 if(ATTNPROF_HAVE_CUDA)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 17)
@@ -11,10 +12,14 @@ if(ATTNPROF_HAVE_CUDA)
   target_compile_definitions(attnprof_objects PRIVATE
     ATTNPROF_CUDA_LIBDIR="${CUDAToolkit_LIBRARY_DIR}")
   target_include_directories(attnprof_objects PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  target_link_libraries(attnprof_objects PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS})
+  # Every later CUDA target (tests, benches) shares that one runtime.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  set_target_properties(attnprof attnprof_static attnprof_objects PROPERTIES
+                        CUDA_RUNTIME_LIBRARY Shared)
+  target_link_libraries(attnprof_objects PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
   if(ATTNPROF_HAVE_CUBLAS)
+    # Headers only: src/attn/cuda/baselines/blas_loader.c opens libcublas.
     target_compile_definitions(attnprof_objects PRIVATE ATTNPROF_HAVE_CUBLAS=1)
-    target_link_libraries(attnprof_objects PRIVATE CUDA::cublas)
   endif()
   if(ATTNPROF_HAVE_CUPTI)
     target_compile_definitions(attnprof_objects PRIVATE ATTNPROF_HAVE_CUPTI=1)

@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
-  build-essential clang cmake ninja-build pkg-config python3 \
+  build-essential clang cmake ninja-build pkg-config python3 python3-venv \
   libopenblas-dev libjansson-dev libcmocka-dev libyajl-dev zlib1g-dev libprotobuf-c-dev \
   protobuf-c-compiler >/dev/null
 # The HTML report's test renders the page in a real headless browser (~100 MB).
@@ -15,7 +15,8 @@ apt-get install -y -qq --no-install-recommends chromium >/dev/null
 command -v node >/dev/null || apt-get install -y -qq --no-install-recommends nodejs >/dev/null
 # Holistic Trace Analysis (tests/reader/test_hta.py) reads our traces; it pulls
 # pandas, numpy, plotly (about 20 s from a warm mirror); its import also needs
-# psutil, which it does not declare.
+# psutil, which it does not declare. jsonschema validates --json output against
+# docs/schema (tests/cli/test_newcomer.py).
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check \
-  viztracer==1.1.1 HolisticTraceAnalysis==0.5.0 psutil==7.2.2
+  viztracer==1.1.1 HolisticTraceAnalysis==0.5.0 psutil==7.2.2 jsonschema==4.26.0
 echo "install-deps: done"

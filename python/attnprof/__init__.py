@@ -1,83 +1,39 @@
-"""attnprof: a thin ctypes binding to libattnprof's attention API.
-
-Tensors are passed as what the C API takes: a data pointer, a shape, strides
-in elements, a dtype and a device, plus the CUDA stream to run on. Nothing
-here copies data or depends on a framework; ``from_torch`` reads those facts
-off anything shaped like a torch tensor (data_ptr(), shape, stride(), dtype,
-device) without importing torch.
-
-The library is found through $ATTNPROF_LIB (a path to libattnprof.so), then
-the build folders of this checkout (build*/lib, the most recently built
-first), then the loader's search path.
-
-Every call runs on an engine handle (attn_ctx): an Engine made with explicit
-options, or else this thread's own engine (engine(), one per thread as the C
-API's thread rule asks, made from the defaults and the ATTNPROF_* variables
-that attn_ctx_opts_from_env reads).
+"""attnprof: attention through libattnprof's backends, from Python.
 
     import attnprof
-    call = attnprof.Call(q, k, v, out, causal="top-left", stream=s)
-    call("naive_inplace")          # raises attnprof.Error with the reason
-    call.why_not("flash")          # None, or the reason it would refuse
-    e = attnprof.Engine(cuda_graphs=True, flash_kernel="mma_sync")
-    attnprof.Call(q, k, v, out, engine=e)("flash"); e.stats()
+    out = attnprof.sdpa(q, k, v, causal=True)          # numpy arrays or torch tensors
+    attnprof.why_not(q, k, v, backend="flash")        # None, or why flash would refuse
+    attnprof.backends()                               # what this build has, per device
+    attnprof.compare(q, k, v)                         # every backend: time, error, [dicts]
+
+q, k, v are [B, H, S, D] (k and v may have fewer heads: grouped-query
+attention), as PyTorch's scaled_dot_product_attention takes them. numpy
+arrays run on the CPU; torch tensors on their device (CUDA work goes on the
+current stream). Inputs of the wrong kind raise TypeError, of the wrong
+shape/dtype/value ValueError, naming what is accepted; a backend that
+refuses the inputs raises attnprof.InputError (a ValueError and an
+attnprof.Error) with its reason; other failures attnprof.Error (a
+RuntimeError: out of memory, no device, a library error).
+
+Every call runs on an engine handle (attn_ctx): engine=Engine(...) with
+explicit options, or else this thread's own engine() (_engine.py).
+
+The library: see _loader.py (never an AddressSanitizer build). The lower
+level (Call, tensor, from_torch) passes raw pointers for benchmarks.
 """
 
 import ctypes
-import glob
-import os
-import threading
+import time
 
-__all__ = ["Error", "Call", "Engine", "engine", "backends", "from_torch", "tensor", "dtype_code",
-           "lib", "trim", "status_name"]
+from . import _arrays, _capi, _engine
+from ._capi import DEVICE_CPU, DTYPES, Args, Tensor, lib, status_name  # noqa: F401
 
-DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "bool": 3}
-_TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16",
-                 "torch.bool": "bool"}
-CAUSAL = {None: 0, "none": 0, "top-left": 1, "bottom-right": 2}
-MASK = {None: 0, "bool": 1, "additive": 2}
-DEVICE_CPU = -1
+__all__ = ["sdpa", "why_not", "backends", "compare", "Error", "InputError", "Engine", "engine",
+           "Call", "from_torch", "tensor",
+           "dtype_code", "lib", "trim", "status_name"]
+__version__ = "0.1.0"
 
-
-class Tensor(ctypes.Structure):
-    """attn_tensor: data, dtype, device, shape[4], strides[4] (elements)."""
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("device", ctypes.c_int),
-                ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4)]
-
-
-class Args(ctypes.Structure):
-    """attn_args, field for field."""
-    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
-                ("causal", ctypes.c_int), ("scale", ctypes.c_double),
-                ("mask_kind", ctypes.c_int), ("mask", Tensor),
-                ("lse", ctypes.c_void_p), ("stream", ctypes.c_void_p),
-                ("seqs", ctypes.c_void_p)]
-
-
-class CtxOpts(ctypes.Structure):
-    """attn_ctx_opts, field for field (ctypes pads as the C compiler does)."""
-    _fields_ = [("workspace_limit", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
-                ("cuda_graphs", ctypes.c_int), ("flash_kernel", ctypes.c_int),
-                ("cudnn_graph", ctypes.c_int), ("cpu_threads", ctypes.c_int),
-                ("cpu_isa", ctypes.c_char_p), ("locked", ctypes.c_int)]
-
-
-class CtxStats(ctypes.Structure):
-    """attn_ctx_stats."""
-    _fields_ = [("cache_entries", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
-                ("cache_hits", ctypes.c_uint64), ("cache_misses", ctypes.c_uint64),
-                ("cache_evictions", ctypes.c_uint64), ("workspace_bytes", ctypes.c_size_t),
-                ("workspace_limit", ctypes.c_size_t)]
-
-
-FLASH_KERNELS = {"auto": 0, "mma_sync": 1, "wgmma": 2, "ws": 3}
-CUDNN_GRAPHS = {"auto": 0, "composite": 1, "node": 2}
-
-
-class BackendInfo(ctypes.Structure):
-    """attn_backend_info."""
-    _fields_ = [("backend", ctypes.c_int), ("name", ctypes.c_char_p), ("impl", ctypes.c_char_p),
-                ("device_kind", ctypes.c_int), ("summary", ctypes.c_char_p)]
+CAUSAL_ACCEPTED = "None, False, True, 'none', 'top-left' or 'bottom-right'"
 
 
 class Error(RuntimeError):
@@ -88,185 +44,208 @@ class Error(RuntimeError):
         self.status = status
 
 
-def _candidates():
-    env = os.environ.get("ATTNPROF_LIB")
-    if env:
-        yield env
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    # Several build folders may exist: the most recently built first.
-    found = glob.glob(os.path.join(root, "build*", "lib", "libattnprof.so"))
-    for path in sorted(found, key=os.path.getmtime, reverse=True):
-        yield path
-    yield "libattnprof.so"
+class InputError(Error, ValueError):
+    """Inputs the library refused (invalid, or not taken by that backend):
+    both an attnprof.Error and a ValueError."""
 
 
-def _load():
-    errors = []
-    for path in _candidates():
-        try:
-            return ctypes.CDLL(path)
-        except OSError as e:
-            errors.append("%s: %s" % (path, e))
-    raise OSError("libattnprof.so not found; set ATTNPROF_LIB. Tried: " + "; ".join(errors))
+def _raise(st):
+    cls = InputError if st in (_capi.STATUS_INVALID_ARGUMENT, _capi.STATUS_UNSUPPORTED) else Error
+    raise cls(status_name(st), _capi.last_error())
 
 
-def _bind(l):
-    ctx = ctypes.c_void_p
-    l.attn_forward.argtypes = [ctx, ctypes.c_int, ctypes.POINTER(Args)]
-    l.attn_forward.restype = ctypes.c_int
-    l.attn_why_not.argtypes = [ctx, ctypes.c_int, ctypes.POINTER(Args), ctypes.c_char_p,
-                               ctypes.c_size_t]
-    l.attn_why_not.restype = ctypes.c_int
-    l.attn_select.argtypes = [ctx, ctypes.POINTER(Args), ctypes.POINTER(ctypes.c_int),
-                              ctypes.c_char_p, ctypes.c_size_t]
-    l.attn_select.restype = ctypes.c_int
-    l.attn_ctx_opts_default.argtypes = []
-    l.attn_ctx_opts_default.restype = CtxOpts
-    l.attn_ctx_opts_from_env.argtypes = [ctypes.POINTER(CtxOpts)]
-    l.attn_ctx_opts_from_env.restype = ctypes.c_int
-    l.attn_ctx_create.argtypes = [ctypes.POINTER(CtxOpts), ctypes.POINTER(ctx)]
-    l.attn_ctx_create.restype = ctypes.c_int
-    l.attn_ctx_destroy.argtypes = [ctx]
-    l.attn_ctx_destroy.restype = None
-    l.attn_ctx_options.argtypes = [ctx]
-    l.attn_ctx_options.restype = ctypes.POINTER(CtxOpts)
-    l.attn_ctx_stats_get.argtypes = [ctx, ctypes.POINTER(CtxStats)]
-    l.attn_ctx_stats_get.restype = None
-    l.attn_ctx_trim.argtypes = [ctx]
-    l.attn_ctx_trim.restype = None
-    l.attn_backend_name.argtypes = [ctypes.c_int]
-    l.attn_backend_name.restype = ctypes.c_char_p
-    l.attn_last_error.restype = ctypes.c_char_p
-    l.attn_status_string.argtypes = [ctypes.c_int]
-    l.attn_status_string.restype = ctypes.c_char_p
-    l.attn_backend_from_name.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
-    l.attn_backend_from_name.restype = ctypes.c_int
-    l.attn_backend_list.argtypes = [ctypes.POINTER(BackendInfo), ctypes.c_size_t]
-    l.attn_backend_list.restype = ctypes.c_size_t
-    l.attn_flops.argtypes = [ctypes.POINTER(Args)]
-    l.attn_flops.restype = ctypes.c_double
-    return l
-
-
-lib = _bind(_load())
-
-
-def _check(st):
-    if st:
-        raise Error(status_name(st), lib.attn_last_error().decode())
-
-
-class Engine:
-    """An engine handle (attn_ctx) with its options: workspace_limit (device
-    bytes, 0 none), cache_capacity (entries, 0 the default 64), cuda_graphs,
-    flash_kernel 'auto'|'mma_sync'|'wgmma'|'ws', cudnn_graph
-    'auto'|'composite'|'node', cpu_threads (0 OpenMP's default), cpu_isa
-    None|'auto'|'portable'|'avx2'|'avx512', locked (calls from several threads
-    take turns). from_env: start from the ATTNPROF_* variables, as the CLI
-    does. An Engine is used by one thread at a time unless locked=True."""
-
-    def __init__(self, workspace_limit=0, cache_capacity=0, cuda_graphs=False,
-                 flash_kernel="auto", cudnn_graph="auto", cpu_threads=0, cpu_isa=None,
-                 locked=False, from_env=False):
-        self.handle = None  # set once attn_ctx_create succeeds
-        o = lib.attn_ctx_opts_default()
-        if from_env:
-            _check(lib.attn_ctx_opts_from_env(ctypes.byref(o)))
-        if workspace_limit:
-            o.workspace_limit = workspace_limit
-        if cache_capacity:
-            o.cache_capacity = cache_capacity
-        if cuda_graphs:
-            o.cuda_graphs = 1
-        if flash_kernel != "auto":
-            o.flash_kernel = _choice(FLASH_KERNELS, flash_kernel, "flash_kernel")
-        if cudnn_graph != "auto":
-            o.cudnn_graph = _choice(CUDNN_GRAPHS, cudnn_graph, "cudnn_graph")
-        if cpu_threads:
-            o.cpu_threads = cpu_threads
-        if cpu_isa is not None:
-            o.cpu_isa = cpu_isa.encode()
-        if locked:
-            o.locked = 1
-        handle = ctypes.c_void_p()
-        _check(lib.attn_ctx_create(ctypes.byref(o), ctypes.byref(handle)))
-        self.handle = handle.value
-        self._destroy = lib.attn_ctx_destroy  # still reachable at interpreter exit
-
-    def options(self):
-        """The options the handle holds, as a dict."""
-        o = lib.attn_ctx_options(self.handle).contents
-        isa = o.cpu_isa.decode() if o.cpu_isa else None
-        kernels = {v: k for k, v in FLASH_KERNELS.items()}
-        graphs = {v: k for k, v in CUDNN_GRAPHS.items()}
-        return {"workspace_limit": o.workspace_limit, "cache_capacity": o.cache_capacity,
-                "cuda_graphs": bool(o.cuda_graphs), "flash_kernel": kernels[o.flash_kernel],
-                "cudnn_graph": graphs[o.cudnn_graph], "cpu_threads": o.cpu_threads,
-                "cpu_isa": isa, "locked": bool(o.locked)}
-
-    def stats(self):
-        """Cache entries, capacity, hits, misses, evictions; workspace bytes and limit."""
-        st = CtxStats()
-        lib.attn_ctx_stats_get(self.handle, ctypes.byref(st))
-        return {name: getattr(st, name) for name, _ in CtxStats._fields_}
-
-    def trim(self):
-        """Frees scratch, workspaces and cached entries (after waiting for the device)."""
-        lib.attn_ctx_trim(self.handle)
-
-    def close(self):
-        if self.handle:
-            self._destroy(self.handle)
-            self.handle = None
-
-    def __del__(self):
-        self.close()
-
-
-def _choice(table, name, what):
-    if name not in table:
-        raise Error("invalid argument", "%s %r: accepted are %s" % (what, name, ", ".join(table)))
-    return table[name]
-
-
-_local = threading.local()
-
-
-def engine():
-    """This thread's engine: made on first use from the defaults and the
-    ATTNPROF_* variables (attn_ctx_opts_from_env), kept for the thread."""
-    e = getattr(_local, "engine", None)
-    if e is None:
-        e = _local.engine = Engine(from_env=True)
-    return e
-
-
-def status_name(st):
-    """The attn_status message of a status code ("out of memory", ...)."""
-    return lib.attn_status_string(st).decode()
+from ._engine import Engine, engine  # noqa: E402  (after Error: engines raise it)
 
 
 def backend_code(name):
+    if not isinstance(name, str):
+        raise TypeError(f"backend: got {type(name).__name__}; accepted: a name, one of "
+                        f"{', '.join(_names())}")
     code = ctypes.c_int()
     if lib.attn_backend_from_name(name.encode(), ctypes.byref(code)):
-        raise Error("invalid argument", lib.attn_last_error().decode())
+        raise ValueError(f"backend {name!r} is not known; accepted: {', '.join(_names())}")
     return code.value
 
 
-def backends(device="cuda"):
-    """The implementations compiled in for 'cuda' or 'cpu', in the table's
-    order, each backend once: [{'name', 'impl', 'summary'}]."""
-    infos = (BackendInfo * 64)()
+def _names():
+    return ["auto", "naive", "naive_inplace", "math", "efficient", "flash", "cudnn"]
+
+
+def backends(device=None):
+    """The implementations compiled in, in AUTO's order of preference, each
+    backend once per device kind: [{'name', 'device', 'impl', 'summary'}];
+    device 'cpu' or 'cuda' keeps one kind."""
+    if device not in (None, "cpu", "cuda"):
+        raise ValueError(f"device {device!r} is not accepted: None, 'cpu' or 'cuda'")
+    infos = (_capi.BackendInfo * 64)()
     n = min(lib.attn_backend_list(infos, 64), 64)
     out, seen = [], set()
     for i in infos[:n]:
-        on_gpu = i.device_kind >= 0
-        if (device == "cuda") != on_gpu or i.name in seen:
+        kind = "cuda" if i.device_kind >= 0 else "cpu"
+        if (device and device != kind) or (i.name, kind) in seen:
             continue
-        seen.add(i.name)
-        out.append({"name": i.name.decode(), "impl": i.impl.decode(), "summary": i.summary.decode()})
+        seen.add((i.name, kind))
+        out.append({"name": i.name.decode(), "device": kind, "impl": i.impl.decode(),
+                    "summary": i.summary.decode()})
     return out
 
+
+def _causal(causal):
+    if causal is None or causal is False:
+        return 0
+    if causal is True:
+        return 1
+    if isinstance(causal, str) and causal in _capi.CAUSAL:
+        return _capi.CAUSAL[causal]
+    raise ValueError(f"causal={causal!r} is not accepted: {CAUSAL_ACCEPTED}")
+
+
+def _scale(scale):
+    if scale is None:
+        return 0.0
+    try:
+        s = float(scale)
+    except (TypeError, ValueError):
+        raise TypeError(f"scale: got {type(scale).__name__}; accepted: None or a positive number")
+    if not s > 0 or s == float("inf"):
+        raise ValueError(f"scale={scale!r} is not accepted: None (1/sqrt(D)) or a positive number")
+    return s
+
+
+class _Problem:
+    """q, k, v (and mask, out) converted once; .args is the C struct."""
+
+    def __init__(self, q, k, v, causal, scale, mask, out=None, engine=None):
+        self.engine = engine
+        self.kind = _arrays.kind_of(q, "q")
+        keep = []
+        a = Args()
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            obj, t = _arrays.as_tensor(x, name, self.kind)
+            keep.append(obj)
+            setattr(a, name, t)
+        if out is None:
+            out = _arrays.empty_like_q(keep[0], self.kind, int(a.v.shape[3]))
+        self.out, a.out = _arrays.as_tensor(out, "out", self.kind)
+        a.causal, a.scale = _causal(causal), _scale(scale)
+        if mask is not None:
+            obj, a.mask = _arrays.as_tensor(mask, "mask", self.kind, mask=True)
+            a.mask_kind = _capi.MASK["bool" if a.mask.dtype == DTYPES["bool"] else "additive"]
+            keep.append(obj)
+        stream = _arrays.stream_of(keep[0], self.kind)
+        a.stream = stream
+        self.keep, self.args, self.ref = keep, a, ctypes.byref(a)
+
+    def handle(self):
+        return (self.engine or _engine.engine()).handle
+
+    def run(self, code):
+        st = lib.attn_forward(self.handle(), code, self.ref)
+        if st:
+            _raise(st)
+        return self.out
+
+    def why_not(self, code):
+        buf = ctypes.create_string_buffer(1024)
+        st = lib.attn_why_not(self.handle(), code, self.ref, buf, len(buf))
+        return None if st == 0 else buf.value.decode()
+
+
+def sdpa(q, k, v, *, backend="auto", causal=None, scale=None, mask=None, engine=None):
+    """softmax(q k^T * scale + mask) v through one backend (default: the one
+    AUTO picks). Returns a new array/tensor [B, H, Sq, Dv] of q's dtype and
+    device. causal: None/False, True (= 'top-left', PyTorch's is_causal) or
+    'bottom-right'; scale None means 1/sqrt(D); mask bool (True = attend) or
+    additive, [Sq, Sk] or [B|1, H|1, Sq, Sk]; engine an Engine, or None for
+    this thread's engine()."""
+    code = backend_code(backend)
+    return _Problem(q, k, v, causal, scale, mask, engine=engine).run(code)
+
+
+def why_not(q, k, v, *, backend="auto", causal=None, scale=None, mask=None, engine=None):
+    """None if `backend` takes these inputs, else its reason in words."""
+    code = backend_code(backend)
+    return _Problem(q, k, v, causal, scale, mask, engine=engine).why_not(code)
+
+
+def _host_problem(p):
+    """The same problem with host copies (the fp64 reference reads host memory)."""
+    if p.kind == "numpy" or p.keep[0].device.type == "cpu":
+        return p, None
+    ins = [x.cpu() for x in p.keep[:3]]
+    mask = p.keep[3].cpu() if len(p.keep) > 3 else None
+    causal = {0: None, 1: "top-left", 2: "bottom-right"}[p.args.causal]
+    host = _Problem(*ins, causal, p.args.scale or None, mask, out=p.out.cpu())
+    return host, ins
+
+
+def _reference(p):
+    host, _ = _host_problem(p)
+    n = 1
+    for s in host.args.out.shape:
+        n *= s
+    ref = (ctypes.c_double * n)()
+    st = lib.attn_reference_f64(host.ref, ref, None)
+    if st:
+        _raise(st)
+    return ref
+
+
+def _rel_err(p, ref):
+    if p.kind == "torch" and p.keep[0].device.type == "cuda":
+        import torch
+        torch.cuda.synchronize(p.keep[0].device)
+        host, _ = _host_problem(p)
+        host.out.copy_(p.out.cpu())
+        return lib.attn_rel_error(ctypes.byref(host.args.out), ref)
+    return lib.attn_rel_error(ctypes.byref(p.args.out), ref)
+
+
+def _sync(p):
+    if p.kind == "torch" and p.keep[0].device.type == "cuda":
+        import torch
+        torch.cuda.synchronize(p.keep[0].device)
+
+
+def compare(q, k, v, *, causal=None, scale=None, mask=None, backends=None, iters=10, warmup=2,
+            check=True, engine=None):
+    """Every backend of q's device (or the names given) on these inputs, as
+    the compare table: one dict per backend with 'name', 'status' ('ok' or
+    'refused'), 'why', 'time_us' (median of iters calls, wall clock, the
+    device drained after each), 'time_us_min', 'time_us_max', 'gflops',
+    'rel_err' (against the fp64 reference; None when check=False)."""
+    if not isinstance(iters, int) or iters < 1:
+        raise ValueError(f"iters={iters!r} is not accepted: a positive integer")
+    p = _Problem(q, k, v, causal, scale, mask, engine=engine)
+    device = "cpu" if p.args.q.device < 0 else "cuda"
+    names = backends if backends is not None else [b["name"] for b in globals()["backends"](device)]
+    ref = _reference(p) if check else None
+    flops = lib.attn_flops(p.ref)
+    rows = []
+    for name in names:
+        code = backend_code(name)
+        why = p.why_not(code)
+        if why is not None:
+            rows.append({"name": name, "status": "refused", "why": why})
+            continue
+        for _ in range(warmup):
+            p.run(code)
+        _sync(p)
+        times = []
+        for _ in range(iters):
+            t0 = time.perf_counter()
+            p.run(code)
+            _sync(p)
+            times.append((time.perf_counter() - t0) * 1e6)
+        times.sort()
+        med = times[len(times) // 2] if len(times) % 2 else 0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2])
+        rows.append({"name": name, "status": "ok", "why": None, "time_us": med,
+                     "time_us_min": times[0], "time_us_max": times[-1],
+                     "gflops": flops / (med * 1e3), "rel_err": _rel_err(p, ref) if check else None})
+    return rows
+
+
+# ---- the lower level: raw pointers (bench/vs_torch.py) -------------------------
 
 def dtype_code(name):
     return DTYPES[name]
@@ -278,18 +257,14 @@ def tensor(data_ptr, shape, strides, dtype, device):
     ordinal."""
     if len(shape) != 4 or len(strides) != 4:
         raise ValueError("attnprof tensors are 4-D: [B, H, S, D]")
-    t = Tensor()
-    t.data, t.dtype, t.device = data_ptr, DTYPES[dtype], device
-    t.shape[:] = list(shape)
-    t.strides[:] = list(strides)
-    return t
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not accepted: {', '.join(DTYPES)}")
+    return _arrays._capi_tensor(data_ptr, shape, strides, dtype, device)
 
 
 def from_torch(t):
     """Pointer, shape, strides, dtype and device of a torch tensor (4-D)."""
-    dev = t.device
-    index = -1 if dev.type == "cpu" else (dev.index if dev.index is not None else 0)
-    return tensor(t.data_ptr(), tuple(t.shape), tuple(t.stride()), _TORCH_DTYPES[str(t.dtype)], index)
+    return _arrays._torch_tensor(t, "tensor", mask=True)[1]
 
 
 def _as_tensor(x):
@@ -299,18 +274,20 @@ def _as_tensor(x):
 class Call:
     """One attention problem prepared once (the C struct is built here, so a
     call costs one ctypes call): q, k, v, out as Tensor or torch tensors;
-    causal None|'top-left'|'bottom-right'; scale 0 = 1/sqrt(D); mask with
-    mask_kind 'bool'|'additive'; lse a pointer to [B, Hq, Sq] fp32 (or a
-    tensor); stream a cudaStream_t as an int (torch: stream.cuda_stream);
-    engine an Engine, or None for the calling thread's engine()."""
+    causal as sdpa's; scale 0 = 1/sqrt(D); mask with mask_kind
+    'bool'|'additive'; lse a pointer to [B, Hq, Sq] fp32 (or a tensor);
+    stream a cudaStream_t as an int (torch: stream.cuda_stream); engine an
+    Engine, or None for the calling thread's engine()."""
 
     def __init__(self, q, k, v, out, causal=None, scale=0.0, mask=None, mask_kind=None,
                  lse=None, stream=0, engine=None):
         a = Args()
         a.q, a.k, a.v, a.out = (_as_tensor(x) for x in (q, k, v, out))
-        a.causal, a.scale = CAUSAL[causal], float(scale)
+        a.causal, a.scale = _causal(causal), float(scale)
         if mask is not None:
-            a.mask, a.mask_kind = _as_tensor(mask), MASK[mask_kind or "bool"]
+            if mask_kind not in (None, "bool", "additive"):
+                raise ValueError(f"mask_kind={mask_kind!r} is not accepted: 'bool' or 'additive'")
+            a.mask, a.mask_kind = _as_tensor(mask), _capi.MASK[mask_kind or "bool"]
         a.lse = lse if isinstance(lse, int) or lse is None else lse.data_ptr()
         a.stream = stream or None
         self.args = a
@@ -319,7 +296,7 @@ class Call:
         self._codes = {}
 
     def _handle(self):
-        return (self.engine or engine()).handle
+        return (self.engine or _engine.engine()).handle
 
     def _code(self, backend):
         code = self._codes.get(backend)
@@ -328,7 +305,9 @@ class Call:
         return code
 
     def __call__(self, backend="auto"):
-        _check(lib.attn_forward(self._handle(), self._code(backend), self._ref))
+        st = lib.attn_forward(self._handle(), self._code(backend), self._ref)
+        if st:
+            _raise(st)
 
     def raw(self, backend):
         """(function, handle, code, args): call function(handle, code, args)
@@ -344,7 +323,9 @@ class Call:
     def select(self):
         """(backend name AUTO picks, its log: one line per candidate)."""
         picked, log = ctypes.c_int(), ctypes.create_string_buffer(4096)
-        _check(lib.attn_select(self._handle(), self._ref, ctypes.byref(picked), log, len(log)))
+        st = lib.attn_select(self._handle(), self._ref, ctypes.byref(picked), log, len(log))
+        if st:
+            _raise(st)
         return lib.attn_backend_name(picked.value).decode(), log.value.decode()
 
     def flops(self):
@@ -354,4 +335,4 @@ class Call:
 def trim():
     """Frees what this thread's engine keeps between calls (device scratch,
     workspaces, cached plans and graphs)."""
-    engine().trim()
+    _engine.engine().trim()

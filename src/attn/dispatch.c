@@ -129,6 +129,12 @@ static attn_status backend_why_not(attn_ctx *ctx, attn_backend b, const attn_arg
   return impl_why_not(ctx, impl, a, why, len);
 }
 
+/* A log line names the backend once: a reason starting with its name drops it. */
+static const char *without_name(const char *why, attn_backend b) {
+  size_t n = strlen(attn_backend_name(b));
+  return strncmp(why, attn_backend_name(b), n) == 0 && why[n] == ' ' ? why + n + 1 : why;
+}
+
 static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend *picked,
                                  char *log, size_t log_len) {
   attn_status st = attn_args_check(a);
@@ -148,7 +154,8 @@ static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend
     if (!s && !found) found = 1, *picked = order[i];
     if (log && used < log_len)
       used += (size_t)snprintf(log + used, log_len - used, "%-14s %-15s%s%s\n",
-                               attn_backend_name(order[i]), verdict, s ? ": " : "", why);
+                               attn_backend_name(order[i]), verdict, s ? ": " : "",
+                               without_name(why, order[i]));
   }
   if (!found)
     return attn_fail(ATTN_STATUS_UNSUPPORTED, "no backend takes these inputs on %s",

@@ -39,6 +39,7 @@ typedef struct {
   int flash_kernel; /* --flash-kernel: an attn_flash_kernel, or -1 (the environment's) */
   int max_ms; /* GPU: fewer timed forwards (at least 10) past this much device time; 0 = none */
   int json, check;
+  int force; /* run past the memory and time estimates (preflight.c) */
   const char *trace_path;
   prof_trace_format trace_format; /* --format; AUTO: by --trace's name */
   const char *expect_text;
@@ -96,6 +97,7 @@ typedef struct {
   char why[512];                 /* refusal or failure, one line */
   prof_range_summary per_fwd;    /* range "attn_fwd" of the profiled forwards */
   double time_us_median;         /* wall time of one forward, median */
+  double time_us_q1, time_us_q3; /* its quartiles: the spread under load */
   double host_us_median;         /* time for attn_forward to return, median */
   double gflops;                 /* from time_us_median */
   double bytes, gbps;            /* attn_bytes and bytes / time_us_median */
@@ -103,6 +105,9 @@ typedef struct {
   prof_trace *trace;             /* the profiled forwards; owned */
   int device;                    /* the problem's: ATTN_DEVICE_CPU or a CUDA ordinal */
 } cli_result;
+
+/* Sorts v[0..n) and gives its quartiles and median (linear interpolation). */
+void cli_quartiles(double *v, int n, double *q1, double *median, double *q3);
 
 /* The fp64 reference for the problem's inputs (NULL when not checking). */
 double *cli_reference(const cli_inputs *in);
@@ -128,8 +133,11 @@ int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f);
 /* Backends with an implementation for `device` (CPU, or any CUDA device),
  * each once, in the table's order; returns the count. */
 int cli_backends_for(int device, attn_backend *out);
-/* compare --sweep: DESIGN.md's throughput grid (compare_sweep.c). */
+/* compare --sweep: the throughput grid (compare_sweep.c). */
 int cli_compare_sweep(const cli_problem *base, const cli_measure_opts *m);
+
+/* The problem and measure options, one line each (run: with --expect). */
+void cli_print_options(FILE *f, int run);
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -1,6 +1,6 @@
 /* attnprof diff A B: per range, the kernels and ops that vanished, appeared,
  * or changed count or device time per call between two trace files (any mix
- * of torch.profiler's and ours); --json as docs/cli.md's contract says. */
+ * of torch.profiler's and ours); --json in docs/output-contract.md's contract. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +48,14 @@ static int parse_diff(int argc, char **argv, diff_opts *o) {
     } else if ((r = cli_opt_value(argc, argv, &i, "--min-us", &v))) {
       if (r < 0 || number_opt("--min-us", v, &o->d.time_min_us)) return CLI_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("diff: unknown option '%s'\n%s", argv[i], diff_usage);
+      return cli_usage_error("diff: unknown option '%s' (attnprof help diff lists them)", argv[i]);
     } else if (n == 2) {
       return cli_usage_error("diff: two files are accepted, a third was given ('%s')", argv[i]);
     } else {
       o->file[n++] = argv[i];
     }
   }
-  if (n < 2) return cli_usage_error("diff: two trace files are needed\n%s", diff_usage);
+  if (n < 2) return cli_usage_error("diff: two trace files are needed: attnprof diff A B [options]");
   return CLI_OK;
 }
 
@@ -118,7 +118,30 @@ static json_t *range_json(const prof_diff_range *r) {
                    changed, "unchanged", (json_int_t)same, "items", all);
 }
 
+/* --range accepts a name as summary lists it (ProfilerStep#2) or as the diff
+ * shows it (ProfilerStep#N). */
+static int range_matches(const char *asked, const char *name) {
+  char norm[512];
+  prof_normalize_name(asked, norm, sizeof norm);
+  return !strcmp(asked, name) || !strcmp(norm, name);
+}
+
+/* Before anything is printed: the range exists, else one line listing them. */
+static int check_range(const diff_opts *o, const prof_diff *d) {
+  char names[1024] = "";
+  size_t len = 0;
+  for (size_t i = 0; i < d->n_ranges; i++) {
+    if (range_matches(o->range, d->ranges[i].name)) return CLI_OK;
+    if (len < sizeof names - 1)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                              d->ranges[i].name);
+  }
+  return cli_usage_error("--range %s: no range of that name in either trace (ranges: %s; "
+                         "#N stands for any step number)", o->range, len ? names : "none");
+}
+
 static int show(const diff_opts *o, const prof_diff *d) {
+  if (o->range && check_range(o, d)) return CLI_USAGE;
   json_t *ranges = o->json ? json_array() : NULL;
   if (!o->json) {
     printf("attnprof diff: A = ");
@@ -127,19 +150,13 @@ static int show(const diff_opts *o, const prof_diff *d) {
     cli_put_cell(stdout, o->file[1], -1);
     printf(" (per call of each range)\n");
   }
-  size_t shown = 0;
   for (size_t i = 0; i < d->n_ranges; i++) {
     const prof_diff_range *r = &d->ranges[i];
-    if (o->range && strcmp(r->name, o->range)) continue;
-    shown++;
+    if (o->range && !range_matches(o->range, r->name)) continue;
     if (o->json)
       json_array_append_new(ranges, range_json(r));
     else
       print_range(o, r);
-  }
-  if (o->range && !shown) {
-    json_decref(ranges);
-    return cli_usage_error("--range %s: no range of that name in either trace", o->range);
   }
   if (!o->json) return CLI_OK;
   return cli_json_print(json_pack("{so so so}", "a", cli_json_text(o->file[0]), "b",

@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "cli/cli_cuda.h"
+#include "cli/preflight.h"
 #include "cli/report.h"
 
 static const char run_usage[] =
-    "usage: attnprof run [--backend NAME] [problem options] [measure options]\n";
+    "usage: attnprof run [--backend NAME] [problem options] [measure options]\n"
+    "  --backend NAME       auto (default), naive, naive_inplace, math, efficient, flash, cudnn\n";
 
 static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
                      cli_measure_opts *m) {
@@ -23,7 +25,7 @@ static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
       if (r < 0) return -1;
       continue;
     }
-    return cli_usage_error("run: unknown option '%s' (see attnprof help)", argv[i]), -1;
+    return cli_usage_error("run: unknown option '%s' (attnprof help run lists them)", argv[i]), -1;
   }
   return 0;
 }
@@ -43,23 +45,23 @@ static void print_run(const cli_problem *p, const cli_result *r, const char *aut
   free(rows);
 }
 
-static int run_measured(const cli_problem *p, const cli_measure_opts *m, attn_backend b,
+static int run_measured(const cli_problem *p, cli_measure_opts *m, attn_backend b,
                         prof_expect *ex) {
   cli_inputs in;
   cli_result r;
   char auto_log[2048] = "";
+  /* The backend's why-not and the estimates before any allocation. */
+  int pre = cli_preflight(p, m, &b, auto_log, sizeof auto_log);
+  if (pre) return pre;
   attn_status st = cli_inputs_create(p, &in);
   if (st) return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
-  if (b == ATTN_BACKEND_AUTO &&
-      (st = attn_select(cli_engine(m), &in.args, &b, auto_log, sizeof auto_log)))
-    return cli_inputs_destroy(&in), cli_status_exit(st, attn_last_error());
   double *ref = m->check ? cli_reference(&in) : NULL;
   cli_measure(b, &in, ref, m, &r);
   free(ref);
   cli_inputs_destroy(&in);
   /* A refusal is about the inputs (exit 2), whatever its status. */
   if (r.status) {
-    int rc = r.refused ? cli_usage_error("%s: %s", attn_backend_name(r.backend), r.why)
+    int rc = r.refused ? cli_usage_error("%s", r.why)
                        : cli_status_exit(r.status, r.why);
     cli_result_free(&r);
     return rc;
@@ -85,7 +87,7 @@ int cmd_run(int argc, char **argv) {
   cli_problem_defaults(&p);
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
-    return fputs(run_usage, stdout), CLI_OK;
+    return fputs(run_usage, stdout), cli_print_options(stdout, 1), CLI_OK;
   if (parse_run(argc, argv, &b, &p, &m) || !cli_engine(&m)) return CLI_USAGE;
   cli_gpu_default_shape(argc, argv, &p);
   prof_expect *ex = NULL;

@@ -1,7 +1,7 @@
 /* attnprof summary FILE: the analyses of a live run on a trace read from disk
  * (torch.profiler's or ours): per-range ops by kind and launch API, device and
  * host time, the kernel table with occupancy recomputed beside the file's
- * figure, key averages; --json in DESIGN.md's contract; --expect checks. */
+ * figure, key averages; --json in docs/output-contract.md's contract; --expect checks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,12 +15,13 @@ static const char summary_usage[] =
     "       attnprof summary FILE FILE... [--json]   per-rank figures and their spread\n"
     "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
     "  --range NAME     only this range (and the kernels inside it)\n"
-    "  --json           the machine-readable summary (DESIGN.md)\n"
+    "  --json           the machine-readable summary (docs/output-contract.md)\n"
     "  --top N          rows of key averages shown (default 20)\n"
     "  --per-step       one row per ProfilerStep#<n> (default: one row ProfilerStep#N, a call\n"
     "                   per step, as diff counts them)\n"
-    "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file with [range] sections;\n"
-    "                   exit status 1 when one broke\n";
+    "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file; exit 1 if broken\n"
+    "  --verbose        also the reader's routine notes (events it does not model)\n"
+    "  --wide           names whole in the tables (default: cut to 44 characters)\n";
 
 typedef struct {
   const char *file, *range, *expect;
@@ -50,14 +51,14 @@ static int parse_summary(int argc, char **argv, summary_opts *o) {
       o->top = strtoll(v, &end, 10);
       if (*end || o->top <= 0) return cli_usage_error("--top %s: a positive count is accepted", v);
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("summary: unknown option '%s'\n%s", argv[i], summary_usage);
+      return cli_usage_error("summary: unknown option '%s' (attnprof help summary lists them)", argv[i]);
     } else if (o->file) {
       o->more[o->n_more++] = argv[i];
     } else {
       o->file = argv[i];
     }
   }
-  if (!o->file) return cli_usage_error("summary: no FILE given\n%s", summary_usage);
+  if (!o->file) return cli_usage_error("summary: no FILE given: attnprof summary FILE [options]");
   if (o->n_more && (o->range || o->expect))
     return cli_usage_error("summary: several FILEs give the per-rank figures only (no --range or "
                            "--expect)");
@@ -84,15 +85,16 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
     printf("(no GPU events in the ranges: they count their CPU ops)\n");
   if (!s->n_ranges) printf("(no ranges in the trace: only the kernel table and key averages)\n");
   cli_print_links(stdout, &s->links);
-  printf("\nper range (ops per call; GPU events where the range launched any):\n");
+  printf("\nper range, each range's own events (ops per call; GPU events where the range "
+         "launched any):\n");
   prof_print_range_summary(stdout, s->ranges, s->n_ranges);
   if (s->n_kernels > 0) {
-    printf("\nkernels%s%s (occupancy: ours, estimated achieved; file: the trace's own figure):\n",
-           o->range ? " in " : "", o->range ? o->range : "");
+    printf("\nkernels %s%s (occupancy: ours, estimated achieved; file: the trace's own "
+           "figure):\n", o->range ? "in range " : "in the whole trace", o->range ? o->range : "");
     cli_print_kernels(stdout, s->kernels, s->n_kernels);
   }
   if (!o->range && s->n_keys > 0) {
-    printf("\nkey averages:\n");
+    printf("\nkey averages over the whole trace:\n");
     prof_print_key_averages(stdout, s->keys, s->n_keys, o->top);
   }
 }

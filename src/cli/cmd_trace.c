@@ -11,12 +11,12 @@
  * summary here costs memory in proportion to the trace (--stream-only
  * skips it and keeps the streamed file as it is). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,11 +64,11 @@ static int parse(int argc, char **argv, trace_opts *o) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
     } else {
-      return cli_usage_error("trace: unknown option '%s' (the program goes after --)\n%s", argv[i],
-                             trace_usage);
+      return cli_usage_error("trace: unknown option '%s' (the program goes after --; attnprof help "
+                             "trace lists the options)", argv[i]);
     }
   }
-  if (i + 1 >= argc) return cli_usage_error("trace: no program given after --\n%s", trace_usage);
+  if (i + 1 >= argc) return cli_usage_error("trace: no program given after --: attnprof trace [options] -- CMD [ARGS...]");
   if (o->stream_only && o->format != PROF_FORMAT_AUTO && o->format != PROF_FORMAT_JSON)
     return cli_usage_error("trace: --stream-only keeps the streamed JSON as it is; --format %s needs "
                            "the rewrite (drop --stream-only)", prof_trace_format_name(o->format));
@@ -83,7 +83,22 @@ static int parse(int argc, char **argv, trace_opts *o) {
 
 /* ---- running the program ------------------------------------------------- */
 
-static void child(const trace_opts *o, const trace_paths *p) {
+/* Runs the program through attnprof_spawn (trace_spawn.c), which measures
+ * its peak memory apart from ours; returns only if that exec failed. */
+static void exec_spawn(const trace_opts *o, const trace_paths *p, int fd) {
+  size_t n = 0;
+  while (o->argv[n]) n++;
+  char **av = calloc(n + 3, sizeof *av);
+  char fds[16];
+  if (!av) return;
+  snprintf(fds, sizeof fds, "%d", fd);
+  av[0] = p->spawn, av[1] = fds;
+  memcpy(av + 2, o->argv, n * sizeof *av);
+  execv(p->spawn, av);
+  free(av);
+}
+
+static void child(const trace_opts *o, const trace_paths *p, int spawn_fd) {
   char pid[32];
   snprintf(pid, sizeof pid, "%lld", (long long)getpid());
   const char *old = getenv("CUDA_INJECTION64_PATH");
@@ -95,9 +110,22 @@ static void child(const trace_opts *o, const trace_paths *p) {
   setenv("ATTNPROF_TRACE_REPORT", p->report, 1);
   setenv("ATTNPROF_TRACE_ROOT_PID", pid, 1);
   if (o->all_api) setenv("ATTNPROF_CUPTI_API", "all", 1);
+  if (p->spawn && spawn_fd >= 0) exec_spawn(o, p, spawn_fd);
   execvp(o->argv[0], o->argv);
   fprintf(stderr, "attnprof: cannot run '%s': %s\n", o->argv[0], strerror(errno));
   _exit(127);
+}
+
+/* attnprof_spawn's line "STATUS MAXRSS": the program's wait status and peak
+ * replace the helper's. Nothing read (no helper, or it died) leaves both. */
+static void read_spawn(int fd, trace_outcome *out) {
+  char line[64];
+  ssize_t n = fd < 0 ? -1 : read(fd, line, sizeof line - 1);
+  if (n <= 0) return;
+  line[n] = 0;
+  int status;
+  long kib;
+  if (sscanf(line, "%d %ld", &status, &kib) == 2) out->status = status, out->peak_rss_kib = kib;
 }
 
 /* Runs the program; fills its wait status and peak memory. -1 if it could
@@ -110,22 +138,27 @@ static int run_program(const trace_opts *o, const trace_paths *p, trace_outcome 
   ign.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ign, &old_int);
   sigaction(SIGQUIT, &ign, &old_quit);
+  int fds[2] = {-1, -1};
+  if (p->spawn && pipe2(fds, O_CLOEXEC)) fds[0] = fds[1] = -1;
   pid_t pid = fork();
   if (pid == 0) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
-    child(o, p);
+    if (fds[1] >= 0) fcntl(fds[1], F_SETFD, 0); /* the helper writes here */
+    child(o, p, fds[1]);
   }
+  if (fds[1] >= 0) close(fds[1]);
   int rc = -1;
   if (pid > 0) {
-    struct rusage ru;
-    while (wait4(pid, &out->status, 0, &ru) < 0 && errno == EINTR) {
+    while (waitpid(pid, &out->status, 0) < 0 && errno == EINTR) {
     }
-    out->peak_rss_kib = ru.ru_maxrss;
+    out->peak_rss_kib = -1;
+    read_spawn(fds[0], out);
     rc = 0;
   } else {
     fprintf(stderr, "attnprof: cannot start the program: %s\n", strerror(errno));
   }
+  if (fds[0] >= 0) close(fds[0]);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGQUIT, &old_quit, NULL);
   return rc;

@@ -20,15 +20,17 @@ typedef struct {
   char *inject;  /* libattnprof_inject.so */
   char *partial; /* the streamed trace, OUT.partial */
   char *report;  /* the collector's report, OUT.report */
+  char *spawn;   /* attnprof_spawn (trace_spawn.c), NULL when not found */
 } trace_paths;
 
 typedef struct {
   int status;        /* wait status */
-  long peak_rss_kib; /* the program's peak resident memory */
+  long peak_rss_kib; /* the program's peak resident memory, -1 unknown */
 } trace_outcome;
 
 /* Finds the injection library (ATTNPROF_INJECT_LIB, else ../lib beside this
- * executable) and names the side files. CLI_OK or CLI_USAGE after a line. */
+ * executable) and attnprof_spawn (beside it, or ../libexec/attnprof) and
+ * names the side files. CLI_OK or CLI_USAGE after a line. */
 int trace_paths_make(const trace_opts *o, trace_paths *p);
 void trace_paths_free(trace_paths *p);
 /* Everything after the program: CLI_OK, or CLI_FAILED when no trace could be

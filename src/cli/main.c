@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_trace.h"
+#include "cli/traces.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
@@ -24,41 +25,62 @@ static const struct {
     {"help", cmd_help, "this text"},
 };
 
-static const char options_help[] =
-    "problem options:\n"
-    "  --shape BxHxSxD      batch, heads, sequence, head dim (default 1x8x1024x64 on the CPU)\n"
-    "  --sk N               key/value length when it differs from the query length\n"
-    "  --kv-heads N         key/value heads (GQA; must divide H)\n"
-    "  --dtype T            f32, f16 or bf16 (default bf16)\n"
-    "  --causal[=ALIGN]     causal mask, top-left (default) or bottom-right; --causal=none\n"
-    "                       (the default problem is causal top-left)\n"
-    "  --mask KIND          bool or additive random mask broadcast over heads\n"
-    "  --layout L           bhsd (default) or bshd (strided, no transpose copy)\n"
-    "  --scale X            softmax scale (default 1/sqrt(D))\n"
-    "  --lse                also compute the log-sum-exp per query row\n"
-    "  --seed N             seed of the random inputs\n"
-    "  --device D           cpu (default), cuda, cuda:N (on a GPU the default shape is\n"
-    "                       8x16x1024x64)\n"
-    "measure options:\n"
-    "  --iters N            timed forwards, the median is reported (default 20; at least\n"
-    "                       50 on a GPU, timed with CUDA events)\n"
-    "  --warmup N           untimed forwards first (default 2)\n"
-    "  --threads N          CPU threads\n"
-    "  --no-check           skip the fp64 reference check\n"
-    "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace\n"
-    "  --format F           the trace's format: json, json.gz or pftrace (Perfetto\n"
-    "                       protobuf); default: by FILE's name (.pftrace, .gz, else json)\n"
-    "  --json               machine-readable output\n"
-    "  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0' (run only; exit 1 if broken)\n";
+/* The options run and compare share, one line each. */
+static const char *const problem_options[] = {
+    "  --shape BxHxSxD      batch, heads, sequence, head dim (CPU default 1x8x1024x64, GPU 8x16x1024x64)",
+    "  --sk N               key/value length when it differs from the query length",
+    "  --kv-heads N         key/value heads (GQA; must divide H)",
+    "  --dtype T            f32, f16 or bf16 (default bf16)",
+    "  --causal[=ALIGN]     top-left (the default problem's), bottom-right, or none",
+    "  --mask KIND          bool or additive random mask broadcast over heads",
+    "  --layout L           bhsd (default) or bshd (strided, no transpose copy)",
+    "  --scale X            softmax scale (default 1/sqrt(D))",
+    "  --lse                also compute the log-sum-exp per query row",
+    "  --seed N             seed of the random inputs",
+    "  --device D           cpu (default), cuda, cuda:N",
+};
+static const char *const measure_options[] = {
+    "  --iters N            timed forwards; median and spread reported (default 20, GPU >= 50)",
+    "  --warmup N           untimed forwards first (default 2)",
+    "  --threads N          CPU threads (the engine handle's cpu_threads)",
+    "  --cuda-graphs        GPU baselines replayed as a CUDA graph (docs/engine.md)",
+    "  --flash-kernel K     auto, mma_sync, wgmma or ws: which kernel CUDA flash runs",
+    "  --no-check           skip the fp64 reference check",
+    "  --force              run past the memory and time estimates (see docs/cli.md)",
+    "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace",
+    "  --format F           the trace's format: json, json.gz or pftrace (default: by FILE's name)",
+    "  --json               machine-readable output (docs/output-contract.md)",
+    "  --verbose            routine notes too",
+    "  --wide               tables show names whole (default: cut to fit)",
+};
+
+void cli_print_options(FILE *f, int run) {
+  fputs("problem options:\n", f);
+  for (size_t i = 0; i < sizeof problem_options / sizeof *problem_options; i++)
+    fprintf(f, "%s\n", problem_options[i]);
+  fputs("measure options:\n", f);
+  for (size_t i = 0; i < sizeof measure_options / sizeof *measure_options; i++)
+    fprintf(f, "%s\n", measure_options[i]);
+  if (run) fputs("  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0'; exit 1 if broken\n", f);
+}
 
 static int cmd_help(int argc, char **argv) {
-  (void)argc, (void)argv;
+  /* attnprof help CMD: that command's own help. */
+  for (size_t i = 0; argc > 0 && i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[0], commands[i].name) && commands[i].fn != cmd_help) {
+      char help[] = "--help";
+      char *args[] = {help, NULL};
+      return commands[i].fn(1, args);
+    }
+  if (argc > 0)
+    return cli_usage_error("help %s: no such command: accepted are run, compare, summary, diff, "
+                           "report, trace, version", argv[0]);
   printf("attnprof %s: attention backends and what each one really does\n\n"
          "usage: attnprof COMMAND [options]\n\ncommands:\n", ATTNPROF_VERSION);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     printf("  %-10s %s\n", commands[i].name, commands[i].help);
-  printf("\n%s\nexit status: 0 ok, 1 an expectation broke, 2 bad usage or input, 3 failure\n",
-         options_help);
+  printf("\nattnprof help COMMAND (or COMMAND --help) lists its options.\n"
+         "exit status: 0 ok, 1 an expectation broke, 2 bad usage or input, 3 failure\n");
   return CLI_OK;
 }
 
@@ -77,8 +99,28 @@ static int cmd_version(int argc, char **argv) {
   return CLI_OK;
 }
 
+/* --verbose and --wide anywhere before "--" are taken out of argv for every
+ * subcommand. */
+static int take_verbose(int argc, char **argv) {
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      while (i < argc) argv[n++] = argv[i++];
+      break;
+    }
+    if (!strcmp(argv[i], "--verbose")) cli_verbose = 1;
+    else if (!strcmp(argv[i], "--wide")) cli_wide = 1;
+    else argv[n++] = argv[i];
+  }
+  argv[n] = NULL;
+  return n;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) return cmd_help(0, NULL), CLI_USAGE;
+  argc = take_verbose(argc, argv);
+  if (argc < 2)
+    return cli_usage_error("no command given: accepted are run, compare, summary, diff, report, "
+                           "trace, version, help (attnprof help)");
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) return cmd_version(0, NULL);
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) return cmd_help(0, NULL);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

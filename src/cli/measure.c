@@ -26,9 +26,15 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
+static double quantile(const double *sorted, int n, double p) {
+  double x = p * (n - 1);
+  int i = (int)x;
+  return i + 1 < n ? sorted[i] + (x - i) * (sorted[i + 1] - sorted[i]) : sorted[n - 1];
+}
+
+void cli_quartiles(double *v, int n, double *q1, double *median, double *q3) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  *q1 = quantile(v, n, 0.25), *median = quantile(v, n, 0.5), *q3 = quantile(v, n, 0.75);
 }
 
 static int fail(cli_result *r, attn_status st) {
@@ -54,7 +60,8 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
     }
     t[i] = (double)(prof_clock_ns() - t0) / 1e3;
   }
-  r->time_us_median = r->host_us_median = median(t, m->iters);
+  cli_quartiles(t, m->iters, &r->time_us_q1, &r->time_us_median, &r->time_us_q3);
+  r->host_us_median = r->time_us_median;
   free(t);
   return 0;
 }

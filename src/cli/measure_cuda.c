@@ -91,7 +91,7 @@ static attn_status time_all(cli_result *r, const attn_args *a, const cli_measure
   if ((st = attn_cuda_timer_create(a->q.device, 2 * n, t)) ||
       (st = device_times(r->backend, a, *t, n, *us)))
     return st;
-  r->time_us_median = median_of(*us, n);
+  cli_quartiles(*us, n, &r->time_us_q1, &r->time_us_median, &r->time_us_q3);
   if ((st = host_times(r->backend, a, n, *us))) return st;
   r->host_us_median = median_of(*us, n);
   return ATTN_STATUS_OK;

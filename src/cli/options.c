@@ -223,6 +223,7 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
   if ((r = cli_opt_value(argc, argv, i, "--expect", &v))) return r < 0 ? r : (m->expect_text = v, 1);
   if (cli_opt_flag(argc, argv, i, "--json")) return m->json = 1, 1;
   if (cli_opt_flag(argc, argv, i, "--no-check")) return m->check = 0, 1;
+  if (cli_opt_flag(argc, argv, i, "--force")) return m->force = 1, 1;
   return 0;
 }
 

@@ -1,5 +1,5 @@
 /* The summary of a trace file (summary_json.h): built once from the
- * library's analyses, printed as text or as the JSON contract of DESIGN.md,
+ * library's analyses, printed as text or as the JSON contract of docs/output-contract.md,
  * and checked against expectations. */
 #include <stdlib.h>
 #include <string.h>
@@ -162,7 +162,9 @@ static void put_pct(FILE *f, double v) {
 }
 
 void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n) {
-  enum { NAME_W = 44 };
+  int NAME_W = 44; /* --wide: the longest name */
+  for (int64_t i = 0; cli_wide && i < n; i++)
+    if ((int)strlen(rows[i].name) > NAME_W) NAME_W = (int)strlen(rows[i].name);
   cli_put_cell(f, "kernel", NAME_W);
   fprintf(f, " %6s %11s %16s %14s %5s %9s %7s %7s %7s %-10s %s\n", "calls", "us avg", "grid",
           "block", "regs", "smem B", "occ", "theor", "file", "limit", "launch");

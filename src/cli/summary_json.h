@@ -1,5 +1,5 @@
 /* The summary of a trace read from disk, computed once and shown as text or
- * as DESIGN.md's JSON (`summary --json`), and the expectation checks the
+ * as the JSON of docs/output-contract.md (`summary --json`), and the expectation checks the
  * summary command runs on it. */
 #ifndef ATTNPROF_CLI_SUMMARY_JSON_H
 #define ATTNPROF_CLI_SUMMARY_JSON_H

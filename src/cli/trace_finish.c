@@ -55,11 +55,30 @@ static char *find_inject(void) {
   return NULL;
 }
 
+/* attnprof_spawn: beside this attnprof (the build tree), or in the install
+ * tree's libexec/attnprof. */
+static char *find_spawn(void) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = 0;
+  static const char *const rel[] = {"/attnprof_spawn", "/../libexec/attnprof/attnprof_spawn"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    char *p = joined(exe, rel[i]);
+    if (p && !access(p, X_OK)) return p;
+    free(p);
+  }
+  return NULL;
+}
+
 int trace_paths_make(const trace_opts *o, trace_paths *p) {
   memset(p, 0, sizeof *p);
   if (!(p->inject = find_inject()))
     return cli_usage_error("trace: libattnprof_inject.so not found beside this attnprof (../lib) "
                            "nor at ATTNPROF_INJECT_LIB; was attnprof built with CUPTI?");
+  p->spawn = find_spawn();
   p->partial = joined(o->out, ".partial");
   p->report = joined(o->out, ".report");
   if (!p->partial || !p->report) return trace_paths_free(p), cli_failure("no memory");
@@ -71,6 +90,7 @@ void trace_paths_free(trace_paths *p) {
   free(p->inject);
   free(p->partial);
   free(p->report);
+  free(p->spawn);
 }
 
 /* ---- the report -------------------------------------------------------------- */
@@ -113,10 +133,13 @@ static void say_program(const trace_opts *o, const trace_outcome *r, const trace
     fprintf(f, "was killed by signal %d (%s)", WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
   else
     fprintf(f, "exited with status %d", WEXITSTATUS(r->status));
-  /* The program's own peak (VmHWM, from exec on) when the collector said it;
-   * else the child's rusage, which also counts our fork before the exec. */
+  /* The program's own peak: VmHWM from exec on when the collector said it,
+   * else its rusage as attnprof_spawn read it. */
   double kib = rep->peak_rss_kib > 0 ? (double)rep->peak_rss_kib : (double)r->peak_rss_kib;
-  fprintf(f, "; its peak memory %.1f MiB\n", kib / 1024.0);
+  if (kib > 0)
+    fprintf(f, "; its peak memory %.1f MiB\n", kib / 1024.0);
+  else
+    fputs("; its peak memory unknown (attnprof_spawn not found)\n", f);
 }
 
 static void say_faults(const trace_report *rep, const trace_paths *p) {
@@ -173,8 +196,9 @@ static int print_summary(const trace_opts *o, const prof_trace *t, const prof_re
     printf("\nper range (GPU events per call, by NVTX range):\n");
     prof_print_range_summary(stdout, s.ranges, s.n_ranges);
     if (s.n_kernels > 0) {
-      printf("\nkernels (occupancy: ours, estimated achieved, then theoretical; file: the trace's "
-             "own figure):\n");
+      printf("\nkernels %s%s (occupancy: ours, estimated achieved, then theoretical; file: "
+             "the trace's own figure):\n", o->range ? "in range " : "in the whole trace",
+             o->range ? o->range : "");
       cli_print_kernels(stdout, s.kernels, s.n_kernels);
     }
   }

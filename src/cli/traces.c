@@ -5,13 +5,19 @@
 
 #include "cli/traces.h"
 
+int cli_verbose, cli_wide;
+
 int cli_load_trace(const char *path, prof_trace **out, prof_read_stats *stats) {
   attn_status st = prof_read_chrome_trace(path, out, stats);
   if (st == ATTN_STATUS_OUT_OF_MEMORY) return cli_failure("%s", attn_last_error());
   if (st) return cli_usage_error("%s", attn_last_error());
   char prefix[512];
   snprintf(prefix, sizeof prefix, "attnprof: warning: %s: ", path);
-  prof_read_stats_print(stderr, prefix, stats);
+  /* Every PyTorch trace holds events of categories and phases the model
+   * leaves out (Trace, instant events): routine, so said only with --verbose. */
+  prof_read_stats shown = *stats;
+  if (!cli_verbose) shown.unknown_category = 0, shown.unsupported_phase = 0;
+  prof_read_stats_print(stderr, prefix, &shown);
   if (!stats->events) fprintf(stderr, "%sno events kept: nothing to analyse\n", prefix);
   return CLI_OK;
 }

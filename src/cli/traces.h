@@ -8,7 +8,13 @@
 
 #include "cli/cli.h"
 
-/* Reads path; prints the reader's warnings to stderr. Returns CLI_OK and the
+/* --verbose (any subcommand; main.c takes it out of argv): routine notes too. */
+extern int cli_verbose;
+/* --wide (likewise): tables show names whole instead of cut to a width. */
+extern int cli_wide;
+
+/* Reads path; prints the reader's warnings to stderr (routine skips only
+ * with --verbose). Returns CLI_OK and the
  * trace, or the exit status after one error line: CLI_USAGE (2) when the
  * file is unreadable or no trace, CLI_FAILED on out of memory. */
 int cli_load_trace(const char *path, prof_trace **out, prof_read_stats *stats);

@@ -14,7 +14,7 @@ typedef struct {
 static double value_of(const chart *c, const prof_range_summary *r) {
   if (!r) return 0;
   switch (c->metric[0]) {
-  case 'd': return r->device_us_per_call;
+  case 'd': return r->gpu ? r->device_us_per_call : 0; /* CPU ops are not device time */
   case 'h': return r->host_us_per_call;
   default: return r->per_call_total;
   }

@@ -79,7 +79,12 @@ static void ranges_table(html_out *o, const report_trace *tr) {
     td_num(o, 0, (double)r->calls);
     td_num(o, -1, r->per_call_total);
     for (int k = PROF_KIND_KERNEL; k <= PROF_KIND_MEMSET; k++) td_num(o, -1, r->per_call_kind[k]);
-    td_num(o, 1, r->device_us_per_call);
+    /* A range without GPU events has no device time (its ops are CPU
+     * ops): "-" here, as key averages' 0 device time says. */
+    if (r->gpu)
+      td_num(o, 1, r->device_us_per_call);
+    else
+      html_raw(o, "<td>-</td>");
     td_num(o, 1, r->host_us_per_call);
     html_raw(o, "<td class=\"n\">");
     for (int j = 0; j < r->n_launch_apis; j++) {
@@ -157,7 +162,10 @@ static void data_range(html_out *o, const prof_range_summary *r) {
   html_raw(o, ", \"memset\": ");
   html_num(o, r->per_call_kind[PROF_KIND_MEMSET]);
   html_raw(o, ", \"device_us\": ");
-  html_num(o, r->device_us_per_call);
+  if (r->gpu)
+    html_num(o, r->device_us_per_call);
+  else
+    html_raw(o, "null");
   html_raw(o, ", \"host_us\": ");
   html_num(o, r->host_us_per_call);
   html_raw(o, "}");

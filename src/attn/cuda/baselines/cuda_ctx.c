@@ -42,12 +42,15 @@ size_t attn_cuda_baselines_bytes(const attn_ctx *ctx) {
 attn_status attn_cublas_fail(cublasStatus_t st, const char *call) {
   attn_status s = st == CUBLAS_STATUS_ALLOC_FAILED ? ATTN_STATUS_OUT_OF_MEMORY
                                                     : ATTN_STATUS_BACKEND_ERROR;
+  if (attn_blas_load()) return attn_fail(s, "%s failed: cuBLAS status %d", call, (int)st);
   return attn_fail(s, "%s failed: %s (%s)", call, cublasGetStatusName(st),
                    cublasGetStatusString(st));
 }
 
 static attn_status ctx_init(attn_cuda_ctx *c) {
   ATTN_CUDA_TRY(cudaSetDevice(c->device));
+  attn_status loaded = attn_blas_load(); /* cuBLAS is opened on first use */
+  if (loaded) return loaded;
   ATTN_CUBLAS_TRY(cublasCreate(&c->blas));
   /* Default math: fp32 GEMMs stay fp32 (no TF32); 16-bit GEMMs use tensor
    * cores with fp32 accumulation as the compute type asks. */

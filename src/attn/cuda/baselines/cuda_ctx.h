@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "attn/backend.h"
+#include "attn/cuda/baselines/blas_loader.h"
 
 typedef struct attn_cuda_ctx {
   attn_ctx *owner;

@@ -1,4 +1,5 @@
 // Shared CUDA plumbing: error text, availability, cached device properties.
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -15,12 +16,24 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static char probe_why[256];
 static attn_status probe_status;
 
+// Without a driver the runtime says "driver version is insufficient"; the
+// driver's library being absent tells the two apart.
+static int driver_installed(void) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  return h != NULL; /* left open: the runtime uses it anyway */
+}
+
 // One probe per process: cudaGetDeviceCount initializes the runtime and says
 // why no device can be used (no driver, no GPU, ...).
 static void probe(void) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
+  if ((err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice) && !driver_installed()) {
+    snprintf(probe_why, sizeof probe_why,
+             "no NVIDIA driver was found (libcuda.so.1 is not installed on this machine)");
+    probe_status = ATTN_STATUS_NO_DEVICE;
+  } else if (err != cudaSuccess) {
     snprintf(probe_why, sizeof probe_why, "no usable CUDA device: %s (%s)",
              cudaGetErrorName(err), cudaGetErrorString(err));
     probe_status = ATTN_STATUS_NO_DEVICE;
