@@ -42,6 +42,19 @@ def parse_text(text):
     return rows
 
 
+def parse_lines(text):
+    """Rows from lines "D=64 S=1024 causal=False: cudnn=467 flash=374 ..."
+    (scripts/device.d/validate.sh prints the sweep's JSON so)."""
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"D=(\d+) S=(\d+) causal=(\w+): (.*)", line)
+        if not m:
+            continue
+        vals = {k: float(v) for k, v in (kv.split("=") for kv in m.group(4).split())}
+        rows.append((int(m.group(1)), int(m.group(2)), m.group(3) == "True", vals))
+    return rows
+
+
 def parse_json(doc):
     rows = []
     for p in doc["points"]:
@@ -57,7 +70,12 @@ def main():
     ap.add_argument("sweep")
     a = ap.parse_args()
     text = open(a.sweep).read()
-    rows = parse_json(json.loads(text)) if text.lstrip().startswith("{") else parse_text(text)
+    if text.lstrip().startswith("{"):
+        rows = parse_json(json.loads(text))
+    elif any(l.startswith("TFLOP/s") for l in text.splitlines()):
+        rows = parse_text(text)
+    else:
+        rows = parse_lines(text)
     src = os.path.relpath(a.sweep, os.path.join(os.path.dirname(__file__), ".."))
     out = [STAMP, '#include "attn/auto_table.h"\n\n',
            f"/* {a.card}, compute capability {a.cc // 10}.{a.cc % 10}: {src} */\n",

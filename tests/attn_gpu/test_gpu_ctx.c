@@ -243,9 +243,12 @@ static void threads(void) {
  * The rule, from the documented limits (attn.h, README, each backend's file
  * comment), in the preference cudnn, flash, efficient, math: the fixed order
  * where nothing was measured, and on the H200 the order its measured sweep
- * ranks at every point (bench/results/h200-2026-11-30/final/compare_sweep.txt:
- * cudnn 322-737, flash 237-501, efficient 198-285, math 9-37 TFLOP/s). A
- * regenerated table that ranks otherwise must change this rule too.
+ * ranks at the causal points nearest this grid (S = 128 is nearest S = 1024
+ * or 4096: bench/results/h200-2026-12-01/validate/sweep.txt ranks cudnn,
+ * flash, efficient, math there; flash leads only at D128 S16384 non-causal,
+ * which tests/attn/test_auto_table.c checks against the same file). A
+ * regenerated table that ranks otherwise at these points must change this
+ * rule too.
  *   cudnn     f16/bf16, no mask, D contiguous, D % 8 == 0, D <= 256; which
  *             head dims have an engine is cuDNN's to say, and D 64 and 128
  *             always do (test_cudnn_gpu requires them), so elsewhere the pick
