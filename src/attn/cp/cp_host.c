@@ -34,18 +34,6 @@ static void ring_pass(kv_block *held, kv_block *spare, int n, size_t row_bytes) 
   }
 }
 
-/* A [B, H, rows, D] view of rows [r0, r0+nr) of a contiguous tensor whose
- * S extent is `s_all`. */
-static attn_tensor rows_view(const attn_tensor *t, void *base, int64_t s_all, int64_t r0,
-                             int64_t nr) {
-  attn_tensor v = attn_tensor_bhsd(base, t->dtype, t->device, t->shape[0], t->shape[1], nr,
-                                   t->shape[3]);
-  v.strides[0] = t->shape[1] * s_all * t->shape[3];
-  v.strides[1] = s_all * t->shape[3];
-  v.data = (char *)base + (size_t)(r0 * t->shape[3]) * attn_dtype_size(t->dtype);
-  return v;
-}
-
 typedef struct {
   float *acc_o, *acc_lse, *part_lse;
   void *part_o;
@@ -57,8 +45,9 @@ static attn_status run_call(attn_ctx *ctx, const attn_args *a, const attn_cp_cal
                             void *k, void *v, int64_t s_kv, rank_acc *acc) {
   int64_t l = a->q.shape[2], bh = a->q.shape[0] * a->q.shape[1], d = a->q.shape[3];
   attn_args ca = attn_args_make(
-      rows_view(&a->q, a->q.data, l, c->q0, c->nq), rows_view(&a->k, k, s_kv, c->k0, c->nk),
-      rows_view(&a->v, v, s_kv, c->k0, c->nk),
+      attn_cp_rows_view(&a->q, a->q.data, l, c->q0, c->nq),
+      attn_cp_rows_view(&a->k, k, s_kv, c->k0, c->nk),
+      attn_cp_rows_view(&a->v, v, s_kv, c->k0, c->nk),
       attn_tensor_bhsd(acc->part_o, a->out.dtype, a->out.device, a->q.shape[0], a->q.shape[1],
                        c->nq, d));
   ca.causal = c->causal;

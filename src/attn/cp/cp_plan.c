@@ -144,3 +144,13 @@ attn_status attn_cp_check_shard(const attn_args *a, int64_t s, int n, int rank) 
                      "cp: shards must be contiguous [B, H, L, D] (K/V travel as one block)");
   return ATTN_STATUS_OK;
 }
+
+attn_tensor attn_cp_rows_view(const attn_tensor *t, void *base, int64_t s_all, int64_t r0,
+                              int64_t nr) {
+  attn_tensor v = attn_tensor_bhsd(base, t->dtype, t->device, t->shape[0], t->shape[1], nr,
+                                   t->shape[3]);
+  v.strides[0] = t->shape[1] * s_all * t->shape[3];
+  v.strides[1] = s_all * t->shape[3];
+  v.data = (char *)base + (size_t)(r0 * t->shape[3]) * attn_dtype_size(t->dtype);
+  return v;
+}

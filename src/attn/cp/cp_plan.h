@@ -49,6 +49,11 @@ void attn_cp_finish_host(const float *acc_o, const float *acc_lse, int64_t bh, i
 /* FLOPs per byte of one ring step (rank 0's heaviest), the auto rule's input. */
 double attn_cp_ring_intensity(const attn_args *shard, int64_t s, int n);
 
+/* A [B, H, nr, D] view of rows [r0, r0+nr) of a contiguous tensor like t
+ * (B, H, D from t) at `base`, whose S extent is s_all. */
+attn_tensor attn_cp_rows_view(const attn_tensor *t, void *base, int64_t s_all, int64_t r0,
+                              int64_t nr);
+
 /* The in-process drivers: n ranks simulated in one thread, each with its
  * shard (shards[r]: host tensors, contiguous, as attn_cp_args.shard), K/V
  * passed around the ring through memory (ring) or gathered in memory
