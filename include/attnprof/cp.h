@@ -50,6 +50,9 @@ ATTN_API attn_status attn_cp_scatter(const attn_tensor *full, int n, int rank, a
 ATTN_API attn_status attn_cp_gather(const attn_tensor *shard, int n, int rank, attn_tensor *full);
 
 /* ---- communicators ---- */
+/* CUDA devices visible to this process (0 without the CUDA half or a device). */
+ATTN_API int attn_cp_device_count(void);
+
 typedef struct attn_cp_comm attn_cp_comm;
 
 /* OK when libnccl.so.2 was found and opened; else why (one line). */

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_trace.h"
+#include "cli/cp_launch.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
@@ -19,6 +20,7 @@ static const struct {
     {"diff", cmd_diff, "what appeared, vanished or changed between two trace files"},
     {"report", cmd_report, "one self-contained HTML page over trace files (--html OUT)"},
     {"trace", cmd_trace, "trace any CUDA program through CUPTI: -- CMD ARGS (NVTX ranges summarized)"},
+    {"cp", cmd_cp, "context-parallel attention over N GPUs (one process each), per-rank traces"},
     {"version", cmd_version, "version, backends and collectors compiled in"},
     {"help", cmd_help, "this text"},
 };
@@ -80,6 +82,6 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) return cmd_help(0, NULL);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
-  return cli_usage_error("unknown command '%s': accepted are run, compare, summary, diff, report, trace, version, help",
+  return cli_usage_error("unknown command '%s': accepted are run, compare, summary, diff, report, trace, cp, version, help",
                          argv[1]);
 }

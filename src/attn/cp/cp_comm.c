@@ -23,6 +23,14 @@ struct attn_cp_comm {
   void *cuda; /* attn_cp_cuda_state */
 };
 
+int attn_cp_device_count(void) {
+#ifdef ATTNPROF_HAVE_CUDA
+  return attn_cp_cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
 attn_status attn_cp_nccl_available(char *why, size_t why_len) {
   return attn_nccl_open(why, why_len) ? ATTN_STATUS_OK : ATTN_STATUS_NO_DEVICE;
 }

@@ -37,6 +37,11 @@ attn_status attn_cp_cuda_set_device(int device) {
   return ATTN_STATUS_OK;
 }
 
+int attn_cp_cuda_device_count(void) {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
 void attn_cp_cuda_state_destroy(attn_cp_cuda_state *s) {
   if (!s) return;
   cudaSetDevice(s->device);

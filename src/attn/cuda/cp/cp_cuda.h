@@ -17,6 +17,7 @@ extern "C" {
 typedef struct attn_cp_cuda_state attn_cp_cuda_state;
 
 attn_status attn_cp_cuda_set_device(int device);
+int attn_cp_cuda_device_count(void);
 /* One rank's forward (api and nccl may be NULL when n == 1). */
 attn_status attn_cp_cuda_forward(attn_ctx *ctx, attn_cp_cuda_state **state, int device,
                                  const attn_nccl_api *api, void *nccl, int rank, int n,
