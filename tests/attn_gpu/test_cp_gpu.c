@@ -1,0 +1,199 @@
+/* Context parallelism on one GPU: the merge kernel against the host merge,
+ * and attn_cp_forward on a one-rank communicator (ring and all-gather: the
+ * per-step flash calls, merge, finish, the all-gather's reorder copies)
+ * against the fp64 reference and single-GPU flash. With NCCL present, a
+ * one-rank NCCL communicator made by NCCL and wrapped. Several ranks need
+ * several GPUs (attnprof cp --gpus N). Without a GPU: exit 77 (Skipped). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/attn_testutil.h"
+#include "attn/cp/cp_plan.h"
+#include "attnprof/device.h"
+
+#ifdef ATTNPROF_HAVE_CUDA
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      failures++;                                                            \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                            \
+      printf(__VA_ARGS__);                                                   \
+      printf("\n");                                                          \
+    }                                                                        \
+  } while (0)
+
+#include "attn/cp/nccl_loader.h"
+#include "attn/cuda/cp/cp_cuda.h"
+
+static void *dev_copy(const void *h, size_t bytes) {
+  void *d = NULL;
+  if (attn_cuda_malloc(0, bytes, &d) || attn_cuda_to_device(0, d, h, bytes)) return NULL;
+  return d;
+}
+
+/* Several partials folded by the kernel and by the host: same accumulators. */
+static void merge_kernel_matches_host(attn_dtype dt, test_rng *rng) {
+  enum { BH = 3, ROWS = 37, D = 64, PARTS = 4 };
+  size_t es = attn_dtype_size(dt);
+  float h_o[BH * ROWS * D] = {0}, h_l[BH * ROWS], g_o[BH * ROWS * D], g_l[BH * ROWS];
+  for (int i = 0; i < BH * ROWS; i++) h_l[i] = -INFINITY;
+  float *d_o = NULL, *d_l = NULL;
+  attn_cuda_malloc(0, sizeof h_o, (void **)&d_o);
+  attn_cuda_malloc(0, sizeof h_l, (void **)&d_l);
+  CHECK(attn_cp_init_launch(d_o, BH * ROWS * D, d_l, BH * ROWS, NULL) == ATTN_STATUS_OK, "init");
+  for (int p = 0; p < PARTS; p++) {
+    int64_t q0 = p % 2 ? 5 : 0, nq = p % 2 ? 30 : ROWS;
+    unsigned char po[BH * ROWS * D * 4];
+    float pl[BH * ROWS];
+    attn_tensor t = attn_tensor_bhsd(po, dt, ATTN_DEVICE_CPU, 1, BH, nq, D);
+    for (int64_t x = 0; x < BH; x++)
+      for (int64_t i = 0; i < nq; i++) {
+        /* every 7th row saw no key in this block */
+        pl[x * nq + i] = (x + i + p) % 7 == 0 ? -INFINITY : (float)(4 * test_rng_normal(rng));
+        for (int e = 0; e < D; e++) attn_tensor_set(&t, 0, x, i, e, test_rng_normal(rng));
+      }
+    attn_cp_merge_host(h_o, h_l, BH, ROWS, D, q0, nq, po, dt, pl);
+    void *dpo = dev_copy(po, (size_t)(BH * nq * D) * es), *dpl = dev_copy(pl, sizeof pl);
+    CHECK(attn_cp_merge_launch(d_o, d_l, BH, ROWS, D, q0, nq, dpo, dt, dpl, NULL) ==
+              ATTN_STATUS_OK, "merge launch: %s", attn_last_error());
+    attn_cuda_synchronize(0);
+    attn_cuda_free(0, dpo);
+    attn_cuda_free(0, dpl);
+  }
+  attn_cuda_to_host(0, g_o, d_o, sizeof g_o);
+  attn_cuda_to_host(0, g_l, d_l, sizeof g_l);
+  double worst = 0;
+  int lse_bad = 0;
+  for (int i = 0; i < BH * ROWS * D; i++) worst = fmax(worst, fabs(g_o[i] - h_o[i]));
+  for (int i = 0; i < BH * ROWS; i++)
+    lse_bad += !(g_l[i] == h_l[i] || fabs(g_l[i] - h_l[i]) <= 1e-5 * (1 + fabs(h_l[i])));
+  CHECK(worst <= 1e-5 && !lse_bad, "merge %s: max |gpu - host| %.3g, %d lse rows differ",
+        attn_dtype_name(dt), worst, lse_bad);
+  printf("merge kernel %s: max |gpu - host| = %.3g over %d partials\n", attn_dtype_name(dt),
+         worst, PARTS);
+  attn_cuda_free(0, d_o);
+  attn_cuda_free(0, d_l);
+}
+
+/* One problem through attn_cp_forward on a one-rank communicator. */
+static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant v, int64_t hq,
+                             int64_t hkv, int64_t s, int64_t d, int causal, test_rng *rng) {
+  problem_spec spec = {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = hq, .hkv = hkv, .sq = s, .sk = s,
+                       .d = d, .causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE,
+                       .layout = LAYOUT_BHSD, .lse = 1};
+  test_problem p;
+  if (problem_make(&p, &spec, rng)) {
+    CHECK(0, "problem_make");
+    return;
+  }
+  attn_args dev = p.args;
+  attn_tensor *ts[4] = {&dev.q, &dev.k, &dev.v, &dev.out};
+  void *dm[5] = {0};
+  for (int i = 0; i < 4; i++) {
+    dm[i] = dev_copy(p.mem[i], p.mem_bytes[i]);
+    ts[i]->data = dm[i];
+    ts[i]->device = 0;
+  }
+  size_t lse_bytes = p.lse_n * sizeof(float);
+  dm[4] = dev_copy(p.args.lse, lse_bytes);
+  dev.lse = dm[4];
+  attn_cuda_fill_bytes(0, dm[3], 0xff, p.mem_bytes[3]); /* NaN everywhere */
+  attn_cuda_fill_bytes(0, dm[4], 0xff, lse_bytes);
+  attn_cp_args a = {.shard = dev, .seq_len = s, .variant = v};
+  attn_status st = attn_cp_forward(ctx, comm, &a);
+  CHECK(st == ATTN_STATUS_OK, "cp forward: %s", attn_last_error());
+  attn_cuda_to_host(0, p.mem[3], dm[3], p.mem_bytes[3]);
+  attn_cuda_to_host(0, p.args.lse, dm[4], lse_bytes);
+  check_result r = problem_check(&p, 0, 2e-2);
+  CHECK(r.ok, "cp %s Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d: %s", attn_cp_variant_name(v),
+        (long long)hq, (long long)hkv, (long long)s, (long long)d, causal, r.why);
+  CHECK(attn_cp_comm_last_variant(comm) == v, "last variant %s, asked %s",
+        attn_cp_variant_name(attn_cp_comm_last_variant(comm)), attn_cp_variant_name(v));
+  /* single-GPU flash on the same inputs: the rows agree */
+  unsigned char *flash_out = malloc(p.mem_bytes[3]);
+  dev.lse = NULL;
+  st = attn_forward(ctx, ATTN_BACKEND_FLASH, &dev);
+  attn_cuda_to_host(0, flash_out, dm[3], p.mem_bytes[3]);
+  attn_tensor fo = p.args.out;
+  fo.data = flash_out;
+  double num = 0, den = 0;
+  for (int64_t b = 0; b < 2; b++)
+    for (int64_t h = 0; h < hq; h++)
+      for (int64_t i = 0; i < s; i++)
+        for (int64_t e = 0; e < d; e++) {
+          double x = attn_tensor_get(&p.args.out, b, h, i, e), y = attn_tensor_get(&fo, b, h, i, e);
+          num += (x - y) * (x - y), den += y * y;
+        }
+  CHECK(st == ATTN_STATUS_OK && sqrt(num / den) <= 1e-2, "vs flash: %.3g", sqrt(num / den));
+  printf("cp %-9s Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d: rel err %.2e (ref), %.2e (flash)\n",
+         attn_cp_variant_name(v), (long long)hq, (long long)hkv, (long long)s, (long long)d,
+         causal, r.rel_err, sqrt(num / den));
+  free(flash_out);
+  for (int i = 0; i < 5; i++) attn_cuda_free(0, dm[i]);
+  problem_free(&p);
+}
+
+/* A one-rank communicator made by NCCL itself and wrapped (the caller's
+ * ncclComm_t path): rank and size read back through NCCL, a forward runs. */
+static void nccl_wrapped(attn_ctx *ctx, test_rng *rng) {
+  char why[600];
+  const attn_nccl_api *api = attn_nccl_open(why, sizeof why);
+  if (!api) {
+    printf("NCCL not found, the wrapped-communicator part did not run: %s\n", why);
+    return;
+  }
+  int ver = 0;
+  api->get_version(&ver);
+  printf("NCCL %d from %s\n", ver, api->path);
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+  attn_nccl_unique_id id;
+  void *nccl = NULL;
+  CHECK(api->get_unique_id(&id) == 0, "ncclGetUniqueId");
+  CHECK(api->comm_init_rank(&nccl, 1, id, 0) == 0, "ncclCommInitRank");
+  attn_cp_comm *c = NULL;
+  CHECK(attn_cp_comm_wrap(nccl, 0, &c) == ATTN_STATUS_OK, "wrap: %s", attn_last_error());
+  if (c) {
+    CHECK(attn_cp_comm_size(c) == 1 && attn_cp_comm_rank(c) == 0, "size %d rank %d",
+          attn_cp_comm_size(c), attn_cp_comm_rank(c));
+    one_rank_forward(ctx, c, ATTN_CP_ALLGATHER, 4, 2, 77, 64, 1, rng);
+    attn_cp_comm_destroy(c);
+  }
+  if (nccl) api->comm_destroy(nccl);
+}
+
+int main(void) {
+  char why[256];
+  if (attn_cuda_probe(why, sizeof why)) {
+    printf("skipped: %s\n", why);
+    return 77;
+  }
+  test_rng rng = {test_seed(1515)};
+  merge_kernel_matches_host(ATTN_DTYPE_F32, &rng);
+  merge_kernel_matches_host(ATTN_DTYPE_BF16, &rng);
+  attn_ctx *ctx = NULL;
+  attn_cp_comm *comm = NULL;
+  CHECK(attn_ctx_create(NULL, &ctx) == ATTN_STATUS_OK, "ctx");
+  CHECK(attn_cp_comm_init_file(NULL, 0, 1, 0, &comm) == ATTN_STATUS_OK, "one-rank comm: %s",
+        attn_last_error());
+  for (int v = ATTN_CP_RING; comm && v <= ATTN_CP_ALLGATHER; v++)
+    for (int causal = 0; causal <= 1; causal++) {
+      one_rank_forward(ctx, comm, (attn_cp_variant)v, 4, 4, 256, 128, causal, &rng);
+      one_rank_forward(ctx, comm, (attn_cp_variant)v, 8, 2, 301, 64, causal, &rng);
+      one_rank_forward(ctx, comm, (attn_cp_variant)v, 2, 1, 3, 128, causal, &rng);
+    }
+  attn_cp_comm_destroy(comm);
+  nccl_wrapped(ctx, &rng);
+  attn_ctx_destroy(ctx);
+  printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
+  return failures ? 1 : 0;
+}
+#else
+int main(void) {
+  printf("skipped: this build has no CUDA half\n");
+  return 77;
+}
+#endif
