@@ -166,9 +166,20 @@ static attn_status ring_step(attn_ctx *ctx, attn_cp_cuda_state *st, const attn_n
   return ATTN_STATUS_OK;
 }
 
+/* The longest shard: not always rank 0's (with S mod 2N > N, a middle rank
+ * holds two longer chunks). */
+static int64_t shard_max(const cp_job *j) {
+  int64_t m = 0;
+  for (int r = 0; r < j->n; r++) {
+    int64_t l = attn_cp_shard_len(j->s, j->n, r);
+    m = l > m ? l : m;
+  }
+  return m;
+}
+
 static attn_status ring(attn_ctx *ctx, attn_cp_cuda_state **sp, const attn_nccl_api *api,
                         void *nccl, const cp_job *j) {
-  int64_t lmax = attn_cp_shard_len(j->s, j->n, 0);
+  int64_t lmax = shard_max(j);
   size_t kvb = (size_t)lmax * j->kv_row, no = (size_t)(j->bh * j->l * j->d);
   size_t need = 4 * (kvb + 256) + no * 4 + 256 + (size_t)(j->bh * j->l) * 8 + 512 + no * j->es + 256;
   attn_status rc = state_get(sp, j->a->q.device, need);
@@ -219,7 +230,7 @@ static attn_status reorder(const cp_job *j, const char *slots, size_t slot_bytes
 
 static attn_status allgather(attn_ctx *ctx, attn_cp_cuda_state **sp, const attn_nccl_api *api,
                              void *nccl, const cp_job *j) {
-  size_t slot = (size_t)attn_cp_shard_len(j->s, j->n, 0) * j->kv_row;
+  size_t slot = (size_t)shard_max(j) * j->kv_row;
   size_t seq = (size_t)j->s * j->kv_row, nl = (size_t)(j->bh * j->l) * 4;
   attn_status rc = state_get(sp, j->a->q.device, 2 * (j->n * slot + seq) + nl + 1280);
   if (rc != ATTN_STATUS_OK) return rc;
