@@ -88,6 +88,7 @@ static attn_status check_rows(attn_ctx *ctx, const cli_problem *p, int n, int ra
                        : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp check: no host memory");
   attn_args full = attn_args_make(q, k, v, o);
   full.causal = p->causal;
+  full.scale = p->scale;
   if (st == ATTN_STATUS_OK) st = attn_reference_f64(&full, ref, NULL);
   if (st == ATTN_STATUS_OK) *err_ref = rows_error(out_h, p, n, rank, NULL, ref);
   attn_tensor *ts[4] = {&q, &k, &v, &o};
