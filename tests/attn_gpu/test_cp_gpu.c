@@ -90,6 +90,7 @@ static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant 
     CHECK(0, "problem_make");
     return;
   }
+  problem_poison(&p); /* out and lse NaN, the bytes around them remembered */
   attn_args dev = p.args;
   attn_tensor *ts[4] = {&dev.q, &dev.k, &dev.v, &dev.out};
   void *dm[5] = {0};
@@ -101,8 +102,6 @@ static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant 
   size_t lse_bytes = p.lse_n * sizeof(float);
   dm[4] = dev_copy(p.args.lse, lse_bytes);
   dev.lse = dm[4];
-  attn_cuda_fill_bytes(0, dm[3], 0xff, p.mem_bytes[3]); /* NaN everywhere */
-  attn_cuda_fill_bytes(0, dm[4], 0xff, lse_bytes);
   attn_cp_args a = {.shard = dev, .seq_len = s, .variant = v};
   attn_status st = attn_cp_forward(ctx, comm, &a);
   CHECK(st == ATTN_STATUS_OK, "cp forward: %s", attn_last_error());
