@@ -94,7 +94,7 @@ int cmd_cp(int argc, char **argv) {
                                         o.check, o.trace_dir);
   int have = attn_cp_device_count();
   if (have < o.gpus)
-    return cli_usage_error("cp --gpus %d needs %d CUDA devices, this machine has %d", o.gpus,
+    return cli_usage_error("cp --gpus %d needs %d CUDA device(s), this machine has %d", o.gpus,
                            o.gpus, have);
   char why[600];
   if (o.gpus > 1 && attn_cp_nccl_available(why, sizeof why) != ATTN_STATUS_OK)
@@ -114,7 +114,7 @@ int cli_cp_compare(int argc, char **argv) {
                            "--variant V --trace DIR)");
   int have = attn_cp_device_count();
   if (have < o.gpus)
-    return cli_usage_error("compare --gpus %d needs %d CUDA devices, this machine has %d", o.gpus,
+    return cli_usage_error("compare --gpus %d needs %d CUDA device(s), this machine has %d", o.gpus,
                            o.gpus, have);
   char why[600];
   if (o.gpus > 1 && attn_cp_nccl_available(why, sizeof why) != ATTN_STATUS_OK)

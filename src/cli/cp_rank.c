@@ -10,6 +10,7 @@
 
 #include "attnprof/device.h"
 #include "cli/cp_launch.h"
+#include "core/error.h"
 
 #ifdef ATTNPROF_HAVE_CUDA
 
