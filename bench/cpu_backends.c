@@ -44,17 +44,19 @@ static void *alloc_filled(size_t elems, attn_dtype dt) {
 
 /* Median seconds per forward (and the fastest in *best), or a negative value
  * when the backend refused. */
+static attn_ctx *g_ctx; /* made in main: opts.cpu_threads from --threads */
+
 static double time_backend(attn_backend bk, const attn_args *a, int reps, double *best,
                            char *why, size_t why_len) {
   double t[MAX_REPS];
-  if (attn_why_not(bk, a, why, why_len) != ATTN_STATUS_OK) return -1;
-  if (attn_forward(bk, a) != ATTN_STATUS_OK) { /* warm-up */
+  if (attn_why_not(g_ctx, bk, a, why, why_len) != ATTN_STATUS_OK) return -1;
+  if (attn_forward(g_ctx, bk, a) != ATTN_STATUS_OK) { /* warm-up */
     snprintf(why, why_len, "%s", attn_last_error());
     return -1;
   }
   for (int r = 0; r < reps; r++) {
     double t0 = now_s();
-    attn_forward(bk, a);
+    attn_forward(g_ctx, bk, a);
     t[r] = now_s() - t0;
   }
   qsort(t, (size_t)reps, sizeof t[0], cmp_double);
@@ -112,7 +114,12 @@ int main(int argc, char **argv) {
     }
   }
   if (reps < 1 || reps > MAX_REPS) reps = 5;
-  if (threads > 0) attn_set_num_threads(threads);
+  attn_ctx_opts o = attn_ctx_opts_default();
+  o.cpu_threads = threads > 0 ? threads : 0;
+  if (attn_ctx_opts_from_env(&o) || attn_ctx_create(&o, &g_ctx)) {
+    fprintf(stderr, "bench_cpu_backends: %s\n", attn_last_error());
+    return 2;
+  }
   attn_backend_info all[MAX_BACKENDS], cpu[MAX_BACKENDS];
   size_t n = attn_backend_list(all, MAX_BACKENDS), n_cpu = 0;
   for (size_t i = 0; i < n && i < MAX_BACKENDS; i++)
@@ -125,5 +132,6 @@ int main(int argc, char **argv) {
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     bench_shape(&shapes[s], dt, reps, cpu, n_cpu);
   print_load("after");
+  attn_ctx_destroy(g_ctx);
   return 0;
 }

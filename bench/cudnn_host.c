@@ -10,6 +10,9 @@
  * argument check, why-not check, execution), in batches of 100 with the
  * device synchronized between batches so the launch queue never fills.
  * Device time: CUDA events around 20 calls after 3 warm-up calls, the mean.
+ * One engine handle for the process, from the environment's options
+ * (ATTNPROF_CUDNN_GRAPH, ATTNPROF_CACHE_CAPACITY); its cache counters are
+ * printed with the host cost.
  * One line per measurement, key=value (scripts/device.d/cudnn.sh keeps them);
  * the side by side with PyTorch is bench/vs_torch.py --only cudnn. */
 #include <cuda_runtime_api.h>
@@ -19,13 +22,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "attn/cuda/cudnn_cuda.h"
+#include "attn/cuda/cudnn/cudnn_cuda.h"
 #include "attnprof/attn.h"
 #include "bench_clock.h"
 
 #define ELEMS ((size_t)16384 * 2048) /* every grid shape: B*S*H*D */
 
 static void *buf[4];
+static attn_ctx *g_ctx;
 
 /* Random bf16 in [-2, 2) for q, k, v (never zeros: they run faster). */
 static int fill_inputs(void) {
@@ -53,7 +57,7 @@ static attn_args args_for(int64_t b, int64_t h, int64_t s, int64_t d, int causal
 }
 
 static int run(const attn_args *a) {
-  if (attn_forward(ATTN_BACKEND_CUDNN, a) == ATTN_STATUS_OK) return 0;
+  if (attn_forward(g_ctx, ATTN_BACKEND_CUDNN, a) == ATTN_STATUS_OK) return 0;
   fprintf(stderr, "bench_cudnn_host: %s\n", attn_last_error());
   return -1;
 }
@@ -107,13 +111,14 @@ static int bench_host(void) {
   double first = first_call_ms(&blog), second = first_call_ms(&other), h[3];
   char plan[512];
   if (first < 0 || second < 0 || host_cost(&blog, 10, h)) return -1;
-  attn_cudnn_describe(&blog, plan, sizeof plan);
-  attn_cudnn_info info;
-  attn_cudnn_info_get(&info);
+  attn_cudnn_describe(g_ctx, &blog, plan, sizeof plan);
+  attn_ctx_stats st;
+  attn_ctx_stats_get(g_ctx, &st);
   printf("host shape=8x16x1024x64 causal=1 dtype=bf16 first_call_ms=%.1f "
          "first_call_new_shape_ms=%.1f host_us_median=%.2f host_us_p90=%.2f host_us_mean=%.2f "
-         "cudnn=%zu lib=%s plan=\"%s\"\n",
-         first, second, h[0], h[1], h[2], info.version, info.library, plan);
+         "cache_hits=%llu cache_misses=%llu workspace_bytes=%zu plan=\"%s\"\n",
+         first, second, h[0], h[1], h[2], (unsigned long long)st.cache_hits,
+         (unsigned long long)st.cache_misses, st.workspace_bytes, plan);
   return 0;
 }
 
@@ -130,7 +135,7 @@ static int bench_grid(void) {
                attn_last_error());
         continue;
       }
-      attn_cudnn_describe(&a, plan, sizeof plan);
+      attn_cudnn_describe(g_ctx, &a, plan, sizeof plan);
       printf("grid D=%lld S=%lld causal=%d B=%lld H=%lld device_us=%.1f tflops=%.1f "
              "host_us_median=%.2f first_call_ms=%.1f plan=\"%s\"\n",
              (long long)d, (long long)s, causal, (long long)b, (long long)h, ms * 1e3,
@@ -146,12 +151,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_cudnn_host: no CUDA device\n");
     return 77;
   }
+  attn_ctx_opts o = attn_ctx_opts_default();
+  if (attn_ctx_opts_from_env(&o) || attn_ctx_create(&o, &g_ctx)) {
+    fprintf(stderr, "bench_cudnn_host: %s\n", attn_last_error());
+    return 2;
+  }
   if (fill_inputs()) {
     fprintf(stderr, "bench_cudnn_host: cannot allocate 4 x %zu MiB\n", ELEMS * 2 >> 20);
     return 1;
   }
   int host_only = argc > 1 && strcmp(argv[1], "--host") == 0;
   int rc = bench_host() || (!host_only && bench_grid());
+  attn_ctx_destroy(g_ctx);
   for (int i = 0; i < 4; i++) cudaFree(buf[i]);
   return rc;
 }

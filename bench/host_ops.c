@@ -17,11 +17,12 @@
  * launchers (scale, masked fill, softmax, upcast, causal bias, downcast),
  * cudaMemcpyAsync DtoD of the score size, cudaMemsetAsync of 4 bytes (what
  * cuBLAS issues before its 16-bit GEMM), the GEMMs through
- * cublasGemmStridedBatchedEx (attn_gemm_run_blas), through the library's
- * launch replay (attn_gemm_run), with a cuBLAS workspace of NULL/0, and
- * through cublasLt with a cached plan; attn_why_not and attn_forward per
- * backend. The launchers and runtime calls run from the bench's own CUDA
- * runtime or the library's; both drive the same primary context. */
+ * cublasGemmStridedBatchedEx (attn_gemm_run_blas), with a cuBLAS workspace
+ * of NULL/0, and through cublasLt with a cached plan; attn_why_not and
+ * attn_forward per backend, on one engine handle made from the environment
+ * (ATTNPROF_CUDA_GRAPHS=1 times graph replay). The launchers and runtime
+ * calls run from the bench's own CUDA runtime or the library's; both drive
+ * the same primary context. */
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -33,11 +34,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "attn/cuda/baseline_kernels.h"
-#include "attn/cuda/cuda_ctx.h"
-#include "attn/cuda/cuda_util.h"
-#include "attn/cuda/gemm_plan.h"
-#include "attn/cuda/launch_replay.h"
+#include "attn/cuda/baselines/baseline_kernels.h"
+#include "attn/cuda/baselines/cuda_ctx.h"
+#include "attnprof/device.h"
+#include "attn/cuda/baselines/gemm_plan.h"
 #include "attnprof/attn.h"
 #include "bench_clock.h"
 
@@ -55,7 +55,8 @@ typedef int (*op_fn)(void *arg);
 /* ---- the state every op reads ------------------------------------------- */
 
 static struct {
-  attn_cuda_ctx *ctx;
+  attn_ctx *engine;   /* the handle: attn_why_not, attn_forward */
+  attn_cuda_ctx *ctx; /* its device state: cuBLAS handle and workspace */
   void *q, *k, *v, *out, *scores, *filled, *q32, *k32, *v32, *o32, *s32, *bias, *word;
   uint8_t *keep;
   attn_args args;
@@ -111,7 +112,9 @@ static int setup(void) {
       dev_alloc((void **)&g.keep, (size_t)S * S) || dev_alloc(&g.word, 256))
     return -1;
   if (fill_random(g.q) || fill_random(g.k) || fill_random(g.v) || fill_random(g.out)) return -1;
-  if (attn_cuda_ctx_get(0, &g.ctx) || attn_cuda_ctx_begin(g.ctx, NULL) ||
+  attn_ctx_opts o = attn_ctx_opts_default();
+  if (attn_ctx_opts_from_env(&o) || attn_ctx_create(&o, &g.engine) ||
+      attn_cuda_ctx_get(g.engine, 0, &g.ctx) || attn_cuda_ctx_begin(g.ctx, NULL) ||
       attn_cuda_causal_keep(g.keep, S, S, 0, NULL) || plans())
     return -1;
   if (cublasCreate(&g.ws0) != CUBLAS_STATUS_SUCCESS ||
@@ -154,13 +157,12 @@ static int op_memcpy(void *x) {
 }
 static int op_memset(void *x) { return cudaMemsetAsync(g.word, 0, 4, NULL) != cudaSuccess; }
 static int op_gemm_blas(void *x) { return attn_gemm_run_blas(g.ctx->blas, x) != 0; }
-static int op_gemm_replay(void *x) { return attn_gemm_run(g.ctx, x, NULL) != 0; }
 static int op_gemm_ws0(void *x) { return attn_gemm_run_blas(g.ws0, x) != 0; }
 static int op_why_not(void *x) {
   char why[512];
-  return attn_why_not(g.backend, &g.args, why, sizeof why) != 0;
+  return attn_why_not(g.engine, g.backend, &g.args, why, sizeof why) != 0;
 }
-static int op_forward(void *x) { return attn_forward(g.backend, &g.args) != 0; }
+static int op_forward(void *x) { return attn_forward(g.engine, g.backend, &g.args) != 0; }
 
 /* ---- cublasLt with a plan made once --------------------------------------- */
 
@@ -332,10 +334,6 @@ static void gemm_rows(double *us, cublasLtHandle_t lt) {
     measure(name, op_gemm_blas, gm, 1, us);
     capture_text(op_gemm_blas, gm, g.ctx->blas, text, sizeof text);
     printf("    captures to: %s\n", text);
-    snprintf(name, sizeof name, "gemm %s replayed (attn_gemm_run)", gemms[i].name);
-    measure(name, op_gemm_replay, gm, 1, us);
-    attn_gemm_describe(g.ctx, gm, text, sizeof text);
-    printf("    replays: %s\n", text[0] ? text : "nothing (plain cuBLAS)");
     snprintf(name, sizeof name, "gemm %s cuBLAS workspace 0", gemms[i].name);
     measure(name, op_gemm_ws0, gm, 1, us);
     capture_text(op_gemm_ws0, gm, g.ws0, text, sizeof text);
@@ -390,9 +388,9 @@ int main(int argc, char **argv) {
                                    cudaEnableDefault, &q);
   cudaGetDeviceFlags(&flags);
   printf("host time per API call, %s, B=%d H=%d S=%d D=%d bf16 causal, %d calls, device flags "
-         "0x%x (%s), GEMM replay %s\n",
+         "0x%x (%s), cuda_graphs %d\n",
          attn_cuda_device_name(0), B, H, S, D, calls_, flags, spin ? "ScheduleSpin" : "default",
-         attn_cuda_replay_enabled() ? "on" : "off");
+         attn_ctx_options(g.engine)->cuda_graphs);
   measure("empty kernel <<<1,32>>>", op_empty, NULL, 0, us);
   measure("cudaGetDeviceCount", op_device_count, NULL, 0, us);
   measure("cudaMemsetAsync 4 B", op_memset, NULL, 0, us);
@@ -407,5 +405,6 @@ int main(int argc, char **argv) {
   gemm_rows(us, lt);
   backend_rows(us);
   free(us);
+  attn_ctx_destroy(g.engine);
   return 0;
 }

@@ -1,13 +1,16 @@
 /* What one attn_forward call costs the host, for every CUDA backend of the
  * table, from C, at DESIGN.md's GPU shape (B=8 H=16 S=1024 D=64 bf16,
- * causal top-left). Issue 4's target: at most 20 us per call.
+ * causal top-left), on one engine handle made from the environment
+ * (ATTNPROF_CUDA_GRAPHS=1: graph replay). Issue 4's 20 us target sat below
+ * this card's launch floor (about 4 us a launch, seven launches) and was
+ * withdrawn by issue 11: the figures are reported, not judged.
  *
  *   bench_host_overhead [--shape BxHxSxD] [--calls N]
  *
  * Per backend, after 5 warm-up calls:
  *   idle   the device drained before each call, then the wall time until
  *          attn_forward returns (argument check, why-not check, launches):
- *          median and p90 of N calls (default 200). The target applies here.
+ *          median and p90 of N calls (default 200).
  *   queued 20 calls back to back, the device busy with earlier ones: wall
  *          time / 20, median of N/20 batches (what a serving loop sees).
  *   device CUDA events around one call, median of 50 (for scale).
@@ -20,12 +23,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "attn/cuda/cuda_util.h"
+#include "attnprof/device.h"
 #include "attnprof/attn.h"
 #include "bench_clock.h"
 
-#define TARGET_US 20.0
-
+static attn_ctx *g_ctx;
 static int64_t b_ = 8, h_ = 16, s_ = 1024, d_ = 64;
 static int calls_ = 200;
 
@@ -56,7 +58,7 @@ static int idle_calls(attn_backend b, const attn_args *a, double *us) {
   for (int i = 0; i < calls_; i++) {
     if (attn_cuda_synchronize(0)) return -1;
     double t0 = bench_now_us();
-    if (attn_forward(b, a)) return -1;
+    if (attn_forward(g_ctx, b, a)) return -1;
     us[i] = bench_now_us() - t0;
   }
   return attn_cuda_synchronize(0) ? -1 : 0;
@@ -65,10 +67,10 @@ static int idle_calls(attn_backend b, const attn_args *a, double *us) {
 static int queued_calls(attn_backend b, const attn_args *a, double *us, int *batches) {
   *batches = calls_ / 20 > 1 ? calls_ / 20 : 1;
   for (int k = 0; k < *batches; k++) {
-    if (attn_cuda_synchronize(0) || attn_forward(b, a)) return -1; /* queue busy */
+    if (attn_cuda_synchronize(0) || attn_forward(g_ctx, b, a)) return -1; /* queue busy */
     double t0 = bench_now_us();
     for (int i = 0; i < 20; i++)
-      if (attn_forward(b, a)) return -1;
+      if (attn_forward(g_ctx, b, a)) return -1;
     us[k] = (bench_now_us() - t0) / 20;
   }
   return attn_cuda_synchronize(0) ? -1 : 0;
@@ -78,7 +80,7 @@ static double check_us(attn_backend b, const attn_args *a, double *us) {
   char why[512];
   for (int i = 0; i < calls_; i++) {
     double t0 = bench_now_us();
-    if (attn_why_not(b, a, why, sizeof why)) return -1;
+    if (attn_why_not(g_ctx, b, a, why, sizeof why)) return -1;
     us[i] = bench_now_us() - t0;
   }
   return bench_pct(us, calls_, 0.5);
@@ -89,22 +91,22 @@ static int device_us(attn_backend b, const attn_args *a, double *us) {
   if (attn_cuda_timer_create(0, 100, &t)) return -1;
   int rc = 0;
   for (int i = 0; i < 50 && !rc; i++)
-    rc = attn_cuda_timer_mark(t, 2 * i, a->stream) || attn_forward(b, a) ||
+    rc = attn_cuda_timer_mark(t, 2 * i, a->stream) || attn_forward(g_ctx, b, a) ||
          attn_cuda_timer_mark(t, 2 * i + 1, a->stream);
   for (int i = 0; i < 50 && !rc; i++) rc = attn_cuda_timer_us(t, 2 * i, 2 * i + 1, &us[i]) != 0;
   attn_cuda_timer_destroy(t);
   return rc ? -1 : 0;
 }
 
-/* One backend's line; returns 1 when it misses the target. */
+/* One backend's line; returns 1 when a call failed. */
 static int bench_backend(const attn_backend_info *info, const attn_args *a, double *us) {
   char why[512];
-  if (attn_why_not(info->backend, a, why, sizeof why)) {
+  if (attn_why_not(g_ctx, info->backend, a, why, sizeof why)) {
     printf("%-14s refused: %s\n", info->name, why);
     return 0;
   }
   for (int i = 0; i < 5; i++)
-    if (attn_forward(info->backend, a)) goto failed;
+    if (attn_forward(g_ctx, info->backend, a)) goto failed;
   if (idle_calls(info->backend, a, us)) goto failed;
   double idle_med = bench_pct(us, calls_, 0.5), idle_p90 = bench_pct(us, calls_, 0.9);
   int nb;
@@ -113,12 +115,10 @@ static int bench_backend(const attn_backend_info *info, const attn_args *a, doub
   if (device_us(info->backend, a, us)) goto failed;
   double dev = bench_pct(us, 50, 0.5);
   double check = check_us(info->backend, a, us);
-  int miss = idle_med > TARGET_US;
   printf("%-14s %-20s idle median %7.2f us  p90 %7.2f us  queued %7.2f us  device %9.1f us  "
-         "check %5.2f us  %s\n",
-         info->name, info->impl, idle_med, idle_p90, queued, dev, check,
-         miss ? "ABOVE the 20 us target" : "within 20 us");
-  return miss;
+         "check %5.2f us\n",
+         info->name, info->impl, idle_med, idle_p90, queued, dev, check);
+  return 0;
 failed:
   printf("%-14s failed: %s\n", info->name, attn_last_error());
   return 1;
@@ -150,21 +150,23 @@ int main(int argc, char **argv) {
   attn_args a;
   void *dev[4] = {0};
   double *us = malloc(sizeof *us * (size_t)(calls_ > 50 ? calls_ : 50));
-  if (!us || setup(&a, dev)) {
+  attn_ctx_opts o = attn_ctx_opts_default();
+  if (!us || attn_ctx_opts_from_env(&o) || attn_ctx_create(&o, &g_ctx) || setup(&a, dev)) {
     printf("bench_host_overhead: setup failed: %s\n", attn_last_error());
     return 1;
   }
-  printf("host time per attn_forward call, %s, B=%lld H=%lld S=%lld D=%lld bf16 causal, %d calls "
-         "(target <= %.0f us idle)\n",
+  printf("host time per attn_forward call, %s, B=%lld H=%lld S=%lld D=%lld bf16 causal, %d calls, "
+         "cuda_graphs %d\n",
          attn_cuda_device_name(0), (long long)b_, (long long)h_, (long long)s_, (long long)d_,
-         calls_, TARGET_US);
+         calls_, attn_ctx_options(g_ctx)->cuda_graphs);
   attn_backend_info info[32];
   size_t n = attn_backend_list(info, 32);
-  int missed = 0;
+  int failed = 0;
   for (size_t i = 0; i < n && i < 32; i++)
-    if (info[i].device_kind >= 0) missed += bench_backend(&info[i], &a, us);
-  printf("%s\n", missed ? "some backends ABOVE the host-time target" : "every backend within target");
+    if (info[i].device_kind >= 0) failed += bench_backend(&info[i], &a, us);
   for (int i = 0; i < 4; i++) attn_cuda_free(0, dev[i]);
+  attn_ctx_destroy(g_ctx);
   free(us);
+  if (failed) printf("%d backends failed (above)\n", failed);
   return 0;
 }

@@ -43,8 +43,11 @@ static int child(const attn_backend_info *bk, int64_t h, int64_t s, int64_t d, i
                                attn_tensor_bhsd(v, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 1, h, s, d),
                                attn_tensor_bhsd(o, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 1, h, s, d));
   a.causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
+  attn_ctx *ctx = NULL;
+  if (attn_ctx_create(NULL, &ctx))
+    return printf("| %-14s | %s |\n", bk->name, attn_last_error()), 1;
   double base = maxrss_mib();
-  attn_status st = attn_forward(bk->backend, &a);
+  attn_status st = attn_forward(ctx, bk->backend, &a);
   double peak = maxrss_mib();
   if (st != ATTN_STATUS_OK)
     printf("| %-14s | refused: %s |\n", bk->name, attn_last_error());
@@ -52,6 +55,7 @@ static int child(const attn_backend_info *bk, int64_t h, int64_t s, int64_t d, i
     printf("| %-14s | %9.1f | %9.1f | %12.1f | %14.1f |\n", bk->name, base, peak, peak - base,
            4.0 * (double)h * (double)s * (double)s / 1048576.0);
   fflush(stdout);
+  attn_ctx_destroy(ctx);
   return st != ATTN_STATUS_OK;
 }
 

@@ -16,8 +16,10 @@ Timing. Device: CUDA events around each call, a 256 MiB L2 flush (a memset)
 before each, median of --iters calls (the sweep: as many as fit in --budget
 seconds, at least 3). Host: the device drained, then the wall time until the
 call returns, median; ours through one ctypes call on a prepared argument
-struct. Accuracy at the main shape: relative error against PyTorch's math in
-fp32 on the same (upcast) inputs.
+struct, on this thread's engine handle (attnprof.engine(): the defaults and
+the ATTNPROF_* variables, e.g. ATTNPROF_CUDA_GRAPHS=1). Accuracy at the main
+shape: relative error against PyTorch's math in fp32 on the same (upcast)
+inputs.
 
 Targets checked at the main shape (issue 4): ours naive_inplace device time
 at most PyTorch's naive in-place; ours math within 1.5x of PyTorch's math.
@@ -100,10 +102,10 @@ def torch_naive(p, inplace):
 def ours(p, name, out):
     call = attnprof.Call(p.q, p.k, p.v, out, causal="top-left" if p.causal else None,
                          scale=p.scale, stream=torch.cuda.current_stream().cuda_stream)
-    fn, code, ref = call.raw(name)
+    fn, handle, code, ref = call.raw(name)  # this thread's engine (attnprof.engine())
 
     def run():
-        st = fn(code, ref)
+        st = fn(handle, code, ref)
         if st:
             raise attnprof.Error(attnprof.status_name(st), attnprof.lib.attn_last_error().decode())
     return _Null, run, call

@@ -1,13 +1,14 @@
-/* bench_fused: the fused CUDA backends (flash and its kept versions,
+/* bench_fused: the fused CUDA backends (flash with each of its kernels,
  * efficient, efficient with an additive mask) over the sweep grid of
  * DESIGN.md and the blog shape, in TFLOP/s.
  *
  * Per cell: B*S = 16384, H*D = 2048, bf16, BHSD, causal off and on; FLOPs
  * 4 B H S^2 D (halved when causal). Before timing, each backend's output is
  * checked on sampled rows against an fp64 row computed here from the same
- * inputs (relative error printed; > 1e-2 marks the row FAIL and the cell is
- * not timed). Timing: CUDA events around each call, 3 warm-up calls, the
- * median of --reps calls. Inputs are random (never zeros), generated once
+ * inputs (relative error printed; above 4u = 4 * 2^-8, P and out rounded
+ * to bf16 with margin, marks the row FAIL and the cell is not timed).
+ * Timing: CUDA events around each call, 3 warm-up calls, the median of
+ * --reps calls. Inputs are random (never zeros), generated once
  * (every cell has the same element count).
  *
  * The two numbers of each cell (bench/NOTES.md): FLOPs over the measured
@@ -15,10 +16,11 @@
  * read once, O written once; the mask once when used) over the measured copy
  * bandwidth (4.3 TB/s); the larger is the floor.
  *
- *   bench_fused [--reps N] [--versions] [--quick] [--no-mask] [--d D] [--flash-only]
+ *   bench_fused [--reps N] [--versions|--kernels] [--quick] [--no-mask] [--d D] [--flash-only]
  *
- * --versions also times the kept flash versions (a library built with
- * -DATTNPROF_FUSED_EXPERIMENTS=ON; see bench/NOTES.md); --quick: S <= 4096;
+ * --versions (or --kernels) also times flash with each kernel forced through
+ * an engine handle's opts.flash_kernel (mma_sync, wgmma, ws; one a device or
+ * build lacks is refused and its rows left out); --quick: S <= 4096;
  * --d D: only the cells of head dim D; --flash-only: no efficient rows. */
 #include <math.h>
 #include <stdint.h>
@@ -26,14 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/cuda/cuda_util.h"
-#include "attn/cuda/fused_params.h"
 #include "attnprof/attn.h"
+#include "attnprof/device.h"
 
 #define MATMUL_RATE 765e12 /* bf16 8192^3 product on the H200, DESIGN.md */
 #define COPY_RATE 4.3e12   /* device copy, bytes read + written, DESIGN.md */
 #define ELEMS ((int64_t)16384 * 2048)
 #define MAX_MASK_S 4096
+#define BOUND (4 * 0x1p-8) /* 4u of bf16: P and out rounded, with margin */
 
 typedef struct {
   int64_t b, h, s, d;
@@ -42,7 +44,10 @@ typedef struct {
 
 typedef struct {
   const char *name;
-  int version; /* flash version, or -1 efficient, -2 efficient + mask */
+  attn_backend backend;
+  attn_ctx *ctx; /* its opts.flash_kernel picks flash's kernel */
+  int mask;      /* an additive mask (efficient) */
+  int forced;    /* a kernel asked for: a refusal leaves the row out */
 } variant;
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
@@ -109,8 +114,16 @@ static double check(const cell *c, int with_mask) {
 }
 
 static attn_status run(const variant *v, const attn_args *a) {
-  if (v->version >= 0) return attn_flash_cuda_run_version(a, v->version);
-  return attn_forward(ATTN_BACKEND_EFFICIENT, a);
+  return attn_forward(v->ctx, v->backend, a);
+}
+
+/* A handle running flash with kernel k; NULL (and a message) if refused. */
+static attn_ctx *engine(attn_flash_kernel k) {
+  attn_ctx_opts o = attn_ctx_opts_default();
+  attn_ctx *ctx = NULL;
+  o.flash_kernel = k;
+  if (attn_ctx_create(&o, &ctx)) fprintf(stderr, "bench_fused: %s\n", attn_last_error());
+  return ctx;
 }
 
 /* Median microseconds of reps calls, or a negative number on error. */
@@ -147,14 +160,14 @@ int main(int argc, char **argv) {
   int reps = 20, versions = 0, quick = 0, masks = 1, only_d = 0, flash_only = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--versions")) versions = 1;
+    else if (!strcmp(argv[i], "--versions") || !strcmp(argv[i], "--kernels")) versions = 1;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--no-mask")) masks = 0;
     else if (!strcmp(argv[i], "--d") && i + 1 < argc) only_d = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--flash-only")) flash_only = 1, masks = 0;
     else {
-      fprintf(stderr, "usage: bench_fused [--reps N] [--versions] [--quick] [--no-mask] [--d D] "
-                      "[--flash-only]\n");
+      fprintf(stderr, "usage: bench_fused [--reps N] [--versions|--kernels] [--quick] "
+                      "[--no-mask] [--d D] [--flash-only]\n");
       return 2;
     }
   }
@@ -179,19 +192,27 @@ int main(int argc, char **argv) {
       {1, 16, 16384, 128, 0}, {1, 16, 16384, 128, 1}, {4, 8, 4096, 256, 0},
       {4, 8, 4096, 256, 1},
   };
-  variant vars[16];
+  static const struct {
+    const char *name;
+    attn_flash_kernel k;
+  } kernels[] = {{"flash mma_sync", ATTN_FLASH_KERNEL_MMA_SYNC},
+                 {"flash wgmma", ATTN_FLASH_KERNEL_WGMMA},
+                 {"flash ws", ATTN_FLASH_KERNEL_WS}};
+  attn_ctx *auto_ctx = engine(ATTN_FLASH_KERNEL_AUTO);
+  if (!auto_ctx) return 1;
+  variant vars[8];
   int nv = 0;
-  vars[nv++] = (variant){"flash", 0};
-  for (int v = 1; versions && v < 16 && attn_flash_cuda_version_name(v); v++)
-    vars[nv++] = (variant){attn_flash_cuda_version_name(v), v};
-  if (!flash_only) vars[nv++] = (variant){"efficient", -1};
-  if (masks) vars[nv++] = (variant){"efficient+mask", -2};
+  vars[nv++] = (variant){"flash", ATTN_BACKEND_FLASH, auto_ctx, 0, 0};
+  for (int k = 0; versions && k < 3; k++) {
+    attn_ctx *ctx = engine(kernels[k].k);
+    if (ctx) vars[nv++] = (variant){kernels[k].name, ATTN_BACKEND_FLASH, ctx, 0, 1};
+  }
+  if (!flash_only) vars[nv++] = (variant){"efficient", ATTN_BACKEND_EFFICIENT, auto_ctx, 0, 0};
+  if (masks) vars[nv++] = (variant){"efficient+mask", ATTN_BACKEND_EFFICIENT, auto_ctx, 1, 0};
 
   printf("device: %s; bf16, BHSD, median of %d calls; floor = max(FLOPs / %.0f TFLOP/s, "
          "bytes / %.1f TB/s)\n",
          attn_cuda_device_name(0), reps, MATMUL_RATE / 1e12, COPY_RATE / 1e12);
-  for (int v = 1; v < nv; v++)
-    if (vars[v].version > 0) printf("  version %d: %s\n", vars[v].version, vars[v].name);
   printf("%-5s %4s %6s %-6s %-9s %-15s %9s %8s %9s %6s %9s\n", "shape", "D", "S", "causal",
          "B x H", "backend", "us", "TFLOP/s", "floor_us", "floor%", "rel_err");
   int bad = 0;
@@ -205,7 +226,7 @@ int main(int argc, char **argv) {
     attn_tensor o = attn_tensor_bhsd(dout, ATTN_DTYPE_BF16, 0, c->b, c->h, c->s, c->d);
     for (int vi = 0; vi < nv; vi++) {
       const variant *v = &vars[vi];
-      const int with_mask = v->version == -2;
+      const int with_mask = v->mask;
       if (with_mask && c->s > MAX_MASK_S) continue;
       attn_args a = attn_args_make(q, k, vv, o);
       a.causal = c->causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
@@ -214,14 +235,15 @@ int main(int argc, char **argv) {
         a.mask = (attn_tensor){.data = dmask, .dtype = ATTN_DTYPE_BF16, .device = 0,
                                .shape = {1, 1, c->s, c->s}, .strides = {0, 0, c->s, 1}};
       }
-      char label[32];
-      if (v->version > 0)
-        snprintf(label, sizeof label, "flash #%d", v->version);
-      else
-        snprintf(label, sizeof label, "%s", v->name);
+      const char *label = v->name;
       if (attn_cuda_fill_bytes(0, dout, 0xff, (size_t)ELEMS * 2)) return 1;
+      char refusal[512];
+      if (v->forced && attn_why_not(v->ctx, v->backend, &a, refusal, sizeof refusal)) {
+        printf("%-15s D=%lld S=%lld: not run: %s\n", label, (long long)c->d, (long long)c->s,
+               refusal); /* this kernel not for this D, device or build */
+        continue;
+      }
       attn_status st = run(v, &a);
-      if (st == ATTN_STATUS_UNSUPPORTED && v->version > 0) continue; /* not this D */
       if (st || attn_cuda_synchronize(0)) {
         printf("%-15s D=%lld S=%lld: %s\n", label, (long long)c->d, (long long)c->s,
                attn_last_error());
@@ -236,7 +258,7 @@ int main(int argc, char **argv) {
       char sh[8], bh[16];
       snprintf(sh, sizeof sh, "%s", ci == 0 ? "blog" : "sweep");
       snprintf(bh, sizeof bh, "%lldx%lld", (long long)c->b, (long long)c->h);
-      if (!(err <= 1e-2)) {
+      if (!(err <= BOUND)) {
         printf("%-5s %4lld %6lld %-6s %-9s %-15s FAIL rel_err %.3e: not timed\n", sh,
                (long long)c->d, (long long)c->s, c->causal ? "yes" : "no", bh, label, err);
         bad++;
@@ -255,5 +277,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("%s\n", bad ? "SOME CELLS FAILED" : "all cells checked and timed");
+  for (int vi = 0; vi < nv; vi++)
+    if (vars[vi].ctx != auto_ctx) attn_ctx_destroy(vars[vi].ctx);
+  attn_ctx_destroy(auto_ctx);
   return bad ? 1 : 0;
 }

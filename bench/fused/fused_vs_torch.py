@@ -11,22 +11,24 @@ and prints TFLOP/s (4 B H S^2 D, halved when causal) and the ratio
 ours / torch. Before timing, our output is compared with torch's (relative
 error of the whole tensor); a cell whose error exceeds 1e-2 is not timed.
 
-attnprof is called through a minimal ctypes mirror of attn_args
-(include/attnprof/attn.h); both libraries use the default stream of the same
-context, so the events bracket our kernels as they bracket torch's.
+attnprof is called through its ctypes binding (python/attnprof), one engine
+handle per flash kernel (opts.flash_kernel); both libraries use the default
+stream of the same context, so the events bracket our kernels as they
+bracket torch's.
 
   python3 bench/fused/fused_vs_torch.py --lib build/lib/libattnprof.so
 
---versions 7,8 also times the kept flash versions (attn_flash_cuda_run_version,
-a library built with -DATTNPROF_FUSED_EXPERIMENTS=ON) beside version 0 and
-torch's FA2, after checking each against torch on the cell and on odd shapes
-(tails, causal diagonal); --d 128 keeps the cells of one head dim; --rounds N
-times torch and every version N times in turn (the medians' median is
-printed), which keeps clock drift from favouring whichever runs first.
+--kernels mma_sync,wgmma,ws also times flash with each kernel forced (an
+engine handle with opts.flash_kernel set; one this device or build lacks is
+refused and left out) beside the kernel flash picks and torch's FA2, after
+checking each against torch on the cell and on odd shapes (tails, causal
+diagonal); --mma-sync is --kernels mma_sync; --d 128 keeps the cells of one
+head dim; --rounds N times torch and every kernel N times in turn (the
+medians' median is printed), which keeps clock drift from favouring
+whichever runs first.
 """
 import argparse
 import os
-import ctypes as C
 import statistics
 import sys
 
@@ -34,25 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-DT_BF16, BACKEND_EFFICIENT, BACKEND_FLASH = 2, 4, 5
-CAUSAL_NONE, CAUSAL_TOP_LEFT, MASK_NONE, MASK_ADDITIVE = 0, 1, 0, 2
-
-
-class Tensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("dtype", C.c_int), ("device", C.c_int),
-                ("shape", C.c_int64 * 4), ("strides", C.c_int64 * 4)]
-
-
-class Args(C.Structure):
-    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
-                ("causal", C.c_int), ("scale", C.c_double), ("mask_kind", C.c_int),
-                ("mask", Tensor), ("lse", C.c_void_p), ("stream", C.c_void_p)]
-
-
-def tensor(t):
-    assert t.dtype == torch.bfloat16 and t.dim() == 4
-    return Tensor(t.data_ptr(), DT_BF16, t.device.index or 0, (C.c_int64 * 4)(*t.shape),
-                  (C.c_int64 * 4)(*t.stride()))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 
 def median_us(fn, reps):
@@ -75,49 +59,41 @@ def main():
     ap.add_argument("--quick", action="store_true", help="S <= 4096 only")
     ap.add_argument("--mask-only", action="store_true",
                     help="only the masked cells (S <= 4096, non-causal): efficient and efficient+mask")
-    ap.add_argument("--versions", default="", help="comma list of kept flash versions")
+    ap.add_argument("--kernels", "--versions", default="",
+                    help="comma list of flash kernels to force beside auto: mma_sync,wgmma,ws")
     ap.add_argument("--d", type=int, default=0, help="only the cells of this head dim")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--flash-only", action="store_true")
     ap.add_argument("--mma-sync", action="store_true",
-                    help="also time flash's mma.sync kernel (ATTNPROF_FLASH_KERNEL=mma_sync) "
+                    help="also time flash's mma.sync kernel (opts.flash_kernel=mma_sync) "
                          "beside the kernel flash picks (wgmma on a H100/H200)")
     opt = ap.parse_args()
-    lib = C.CDLL(opt.lib)
-    vers = [int(x) for x in opt.versions.split(",") if x]
-    lib.attn_flash_cuda_run_version.argtypes = [C.POINTER(Args), C.c_int]
-    lib.attn_flash_cuda_run_version.restype = C.c_int
-    lib.attn_flash_cuda_version_name.restype = C.c_char_p
-    lib.attn_forward.argtypes = [C.c_int, C.POINTER(Args)]
-    lib.attn_forward.restype = C.c_int
-    lib.attn_last_error.restype = C.c_char_p
+    os.environ["ATTNPROF_LIB"] = opt.lib
+    import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
+    kernels = [x for x in opt.kernels.split(",") if x]
+    if opt.mma_sync and "mma_sync" not in kernels:
+        kernels.append("mma_sync")
+    engines = {"auto": attnprof.Engine()}
+    for kname in kernels:
+        engines[kname] = attnprof.Engine(flash_kernel=kname)
 
-    def ours(backend, q, k, v, o, causal, mask=None, version=None):
-        # version: a kept flash version (int), or a kernel name for ATTNPROF_FLASH_KERNEL
-        kernel = version if isinstance(version, str) else "auto"
-        version = version if isinstance(version, int) else None
-        a = Args(tensor(q), tensor(k), tensor(v), tensor(o),
-                 CAUSAL_TOP_LEFT if causal else CAUSAL_NONE, 0.0, MASK_NONE, Tensor(), None, None)
-        if mask is not None:
-            a.mask_kind, a.mask = MASK_ADDITIVE, tensor(mask)
+    def ours(backend, q, k, v, o, causal, mask=None, kernel="auto"):
+        call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None, mask=mask,
+                             mask_kind="additive" if mask is not None else None,
+                             engine=engines[kernel])
+        fn, handle, code, ref = call.raw(backend)
 
-        def call():
-            os.environ["ATTNPROF_FLASH_KERNEL"] = kernel
-            if version is not None:
-                rc = lib.attn_flash_cuda_run_version(C.byref(a), version)
-            else:
-                rc = lib.attn_forward(backend, C.byref(a))
-            if rc:
-                raise RuntimeError(lib.attn_last_error().decode())
-        return call
+        def run():
+            if fn(handle, code, ref):
+                raise RuntimeError(attnprof.lib.attn_last_error().decode())
+        run.call = call  # keeps the argument struct alive
+        return run
 
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 BHSD; "
           f"median of {opt.reps} calls; TFLOP/s = 4 B H S^2 D (/2 causal) / time")
-    for ver in vers:
-        print(f"  flash #{ver}: {lib.attn_flash_cuda_version_name(ver).decode()}")
     torch.manual_seed(0)
-    # odd shapes first (tails, causal diagonal, Sq != Sk): every version against torch
-    for ver in [0] + vers + (["mma_sync"] if opt.mma_sync else []):
+    # odd shapes first (tails, causal diagonal, Sq != Sk): every kernel against torch
+    for ver in ["auto"] + kernels:
         worst_odd, fails = 0.0, []
         for b, h, sq, sk, d, causal in ((1, 4, 1000, 1000, 128, False), (1, 4, 1000, 1000, 128, True),
                                         (2, 3, 77, 77, 128, True), (1, 2, 4129, 4129, 128, True),
@@ -131,16 +107,16 @@ def main():
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal).float()
             try:
-                ours(BACKEND_FLASH, q, k, v, o, causal, None, ver if ver else None)()
+                ours("flash", q, k, v, o, causal, None, ver)()
                 torch.cuda.synchronize()
                 err = ((o.float() - ref).norm() / ref.norm()).item()
             except RuntimeError as e:
                 err = float("inf")
-                print(f"  flash #{ver} {b}x{h}x{sq}x{sk}x{d}: {e}")
+                print(f"  flash {ver} {b}x{h}x{sq}x{sk}x{d}: {e}")
             worst_odd = max(worst_odd, err) if err == err else float("inf")
             if not err <= 1e-2:
                 fails.append(f"{b}x{h}x{sq}x{sk}x{d} causal={causal} rel_err {err:.3e}")
-        print(f"odd shapes flash #{ver}: {'PASS' if not fails else 'FAIL'} worst rel_err {worst_odd:.2e}"
+        print(f"odd shapes flash {ver}: {'PASS' if not fails else 'FAIL'} worst rel_err {worst_odd:.2e}"
               + "".join("\n  " + f for f in fails))
     cells = [(8, 16, 1024, 64, True)]
     for d, s in ((64, 1024), (64, 16384), (128, 4096), (128, 16384), (256, 4096)):
@@ -162,10 +138,10 @@ def main():
         o = torch.empty_like(q)
         mask = (torch.rand(1, 1, s, s, device="cuda") * 4 - 2).to(torch.bfloat16) if s <= 4096 else None
         flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
-        pairs = [("flash", SDPBackend.FLASH_ATTENTION, BACKEND_FLASH, None),
-                 ("efficient", SDPBackend.EFFICIENT_ATTENTION, BACKEND_EFFICIENT, None)]
+        pairs = [("flash", SDPBackend.FLASH_ATTENTION, "flash", None),
+                 ("efficient", SDPBackend.EFFICIENT_ATTENTION, "efficient", None)]
         if mask is not None and not causal:  # torch takes a mask or is_causal, not both
-            pairs.append(("efficient+mask", SDPBackend.EFFICIENT_ATTENTION, BACKEND_EFFICIENT, mask))
+            pairs.append(("efficient+mask", SDPBackend.EFFICIENT_ATTENTION, "efficient", mask))
         if opt.mask_only:
             pairs = pairs[1:]
         if opt.flash_only:
@@ -174,9 +150,8 @@ def main():
             with sdpa_kernel(tb):
                 tfn = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
                 ref = tfn()
-                runs = [(name, None)] + ([(f"flash #{x}", x) for x in vers] if name == "flash" else [])
-                if name == "flash" and opt.mma_sync:
-                    runs.append(("flash mma_sync", "mma_sync"))
+                runs = [(name, "auto")] + ([(f"flash {x}", x) for x in kernels]
+                                           if name == "flash" else [])
                 fns = []
                 for rname, ver in runs:
                     ofn = ours(ob, q, k, v, o, causal, m, ver)

@@ -10,18 +10,26 @@ The library is found through $ATTNPROF_LIB (a path to libattnprof.so), then
 the build folders of this checkout (build*/lib, the most recently built
 first), then the loader's search path.
 
+Every call runs on an engine handle (attn_ctx): an Engine made with explicit
+options, or else this thread's own engine (engine(), one per thread as the C
+API's thread rule asks, made from the defaults and the ATTNPROF_* variables
+that attn_ctx_opts_from_env reads).
+
     import attnprof
     call = attnprof.Call(q, k, v, out, causal="top-left", stream=s)
     call("naive_inplace")          # raises attnprof.Error with the reason
     call.why_not("flash")          # None, or the reason it would refuse
+    e = attnprof.Engine(cuda_graphs=True, flash_kernel="mma_sync")
+    attnprof.Call(q, k, v, out, engine=e)("flash"); e.stats()
 """
 
 import ctypes
 import glob
 import os
+import threading
 
-__all__ = ["Error", "Call", "backends", "from_torch", "tensor", "dtype_code", "lib", "trim",
-           "status_name"]
+__all__ = ["Error", "Call", "Engine", "engine", "backends", "from_torch", "tensor", "dtype_code",
+           "lib", "trim", "status_name"]
 
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "bool": 3}
 _TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16",
@@ -43,6 +51,26 @@ class Args(ctypes.Structure):
                 ("causal", ctypes.c_int), ("scale", ctypes.c_double),
                 ("mask_kind", ctypes.c_int), ("mask", Tensor),
                 ("lse", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+
+
+class CtxOpts(ctypes.Structure):
+    """attn_ctx_opts, field for field (ctypes pads as the C compiler does)."""
+    _fields_ = [("workspace_limit", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
+                ("cuda_graphs", ctypes.c_int), ("flash_kernel", ctypes.c_int),
+                ("cudnn_graph", ctypes.c_int), ("cpu_threads", ctypes.c_int),
+                ("cpu_isa", ctypes.c_char_p), ("locked", ctypes.c_int)]
+
+
+class CtxStats(ctypes.Structure):
+    """attn_ctx_stats."""
+    _fields_ = [("cache_entries", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
+                ("cache_hits", ctypes.c_uint64), ("cache_misses", ctypes.c_uint64),
+                ("cache_evictions", ctypes.c_uint64), ("workspace_bytes", ctypes.c_size_t),
+                ("workspace_limit", ctypes.c_size_t)]
+
+
+FLASH_KERNELS = {"auto": 0, "mma_sync": 1, "wgmma": 2, "ws": 3}
+CUDNN_GRAPHS = {"auto": 0, "composite": 1, "node": 2}
 
 
 class BackendInfo(ctypes.Structure):
@@ -82,10 +110,31 @@ def _load():
 
 
 def _bind(l):
-    l.attn_forward.argtypes = [ctypes.c_int, ctypes.POINTER(Args)]
+    ctx = ctypes.c_void_p
+    l.attn_forward.argtypes = [ctx, ctypes.c_int, ctypes.POINTER(Args)]
     l.attn_forward.restype = ctypes.c_int
-    l.attn_why_not.argtypes = [ctypes.c_int, ctypes.POINTER(Args), ctypes.c_char_p, ctypes.c_size_t]
+    l.attn_why_not.argtypes = [ctx, ctypes.c_int, ctypes.POINTER(Args), ctypes.c_char_p,
+                               ctypes.c_size_t]
     l.attn_why_not.restype = ctypes.c_int
+    l.attn_select.argtypes = [ctx, ctypes.POINTER(Args), ctypes.POINTER(ctypes.c_int),
+                              ctypes.c_char_p, ctypes.c_size_t]
+    l.attn_select.restype = ctypes.c_int
+    l.attn_ctx_opts_default.argtypes = []
+    l.attn_ctx_opts_default.restype = CtxOpts
+    l.attn_ctx_opts_from_env.argtypes = [ctypes.POINTER(CtxOpts)]
+    l.attn_ctx_opts_from_env.restype = ctypes.c_int
+    l.attn_ctx_create.argtypes = [ctypes.POINTER(CtxOpts), ctypes.POINTER(ctx)]
+    l.attn_ctx_create.restype = ctypes.c_int
+    l.attn_ctx_destroy.argtypes = [ctx]
+    l.attn_ctx_destroy.restype = None
+    l.attn_ctx_options.argtypes = [ctx]
+    l.attn_ctx_options.restype = ctypes.POINTER(CtxOpts)
+    l.attn_ctx_stats_get.argtypes = [ctx, ctypes.POINTER(CtxStats)]
+    l.attn_ctx_stats_get.restype = None
+    l.attn_ctx_trim.argtypes = [ctx]
+    l.attn_ctx_trim.restype = None
+    l.attn_backend_name.argtypes = [ctypes.c_int]
+    l.attn_backend_name.restype = ctypes.c_char_p
     l.attn_last_error.restype = ctypes.c_char_p
     l.attn_status_string.argtypes = [ctypes.c_int]
     l.attn_status_string.restype = ctypes.c_char_p
@@ -99,6 +148,96 @@ def _bind(l):
 
 
 lib = _bind(_load())
+
+
+def _check(st):
+    if st:
+        raise Error(status_name(st), lib.attn_last_error().decode())
+
+
+class Engine:
+    """An engine handle (attn_ctx) with its options: workspace_limit (device
+    bytes, 0 none), cache_capacity (entries, 0 the default 64), cuda_graphs,
+    flash_kernel 'auto'|'mma_sync'|'wgmma'|'ws', cudnn_graph
+    'auto'|'composite'|'node', cpu_threads (0 OpenMP's default), cpu_isa
+    None|'auto'|'portable'|'avx2'|'avx512', locked (calls from several threads
+    take turns). from_env: start from the ATTNPROF_* variables, as the CLI
+    does. An Engine is used by one thread at a time unless locked=True."""
+
+    def __init__(self, workspace_limit=0, cache_capacity=0, cuda_graphs=False,
+                 flash_kernel="auto", cudnn_graph="auto", cpu_threads=0, cpu_isa=None,
+                 locked=False, from_env=False):
+        self.handle = None  # set once attn_ctx_create succeeds
+        o = lib.attn_ctx_opts_default()
+        if from_env:
+            _check(lib.attn_ctx_opts_from_env(ctypes.byref(o)))
+        if workspace_limit:
+            o.workspace_limit = workspace_limit
+        if cache_capacity:
+            o.cache_capacity = cache_capacity
+        if cuda_graphs:
+            o.cuda_graphs = 1
+        if flash_kernel != "auto":
+            o.flash_kernel = _choice(FLASH_KERNELS, flash_kernel, "flash_kernel")
+        if cudnn_graph != "auto":
+            o.cudnn_graph = _choice(CUDNN_GRAPHS, cudnn_graph, "cudnn_graph")
+        if cpu_threads:
+            o.cpu_threads = cpu_threads
+        if cpu_isa is not None:
+            o.cpu_isa = cpu_isa.encode()
+        if locked:
+            o.locked = 1
+        handle = ctypes.c_void_p()
+        _check(lib.attn_ctx_create(ctypes.byref(o), ctypes.byref(handle)))
+        self.handle = handle.value
+        self._destroy = lib.attn_ctx_destroy  # still reachable at interpreter exit
+
+    def options(self):
+        """The options the handle holds, as a dict."""
+        o = lib.attn_ctx_options(self.handle).contents
+        isa = o.cpu_isa.decode() if o.cpu_isa else None
+        kernels = {v: k for k, v in FLASH_KERNELS.items()}
+        graphs = {v: k for k, v in CUDNN_GRAPHS.items()}
+        return {"workspace_limit": o.workspace_limit, "cache_capacity": o.cache_capacity,
+                "cuda_graphs": bool(o.cuda_graphs), "flash_kernel": kernels[o.flash_kernel],
+                "cudnn_graph": graphs[o.cudnn_graph], "cpu_threads": o.cpu_threads,
+                "cpu_isa": isa, "locked": bool(o.locked)}
+
+    def stats(self):
+        """Cache entries, capacity, hits, misses, evictions; workspace bytes and limit."""
+        st = CtxStats()
+        lib.attn_ctx_stats_get(self.handle, ctypes.byref(st))
+        return {name: getattr(st, name) for name, _ in CtxStats._fields_}
+
+    def trim(self):
+        """Frees scratch, workspaces and cached entries (after waiting for the device)."""
+        lib.attn_ctx_trim(self.handle)
+
+    def close(self):
+        if self.handle:
+            self._destroy(self.handle)
+            self.handle = None
+
+    def __del__(self):
+        self.close()
+
+
+def _choice(table, name, what):
+    if name not in table:
+        raise Error("invalid argument", "%s %r: accepted are %s" % (what, name, ", ".join(table)))
+    return table[name]
+
+
+_local = threading.local()
+
+
+def engine():
+    """This thread's engine: made on first use from the defaults and the
+    ATTNPROF_* variables (attn_ctx_opts_from_env), kept for the thread."""
+    e = getattr(_local, "engine", None)
+    if e is None:
+        e = _local.engine = Engine(from_env=True)
+    return e
 
 
 def status_name(st):
@@ -161,10 +300,11 @@ class Call:
     call costs one ctypes call): q, k, v, out as Tensor or torch tensors;
     causal None|'top-left'|'bottom-right'; scale 0 = 1/sqrt(D); mask with
     mask_kind 'bool'|'additive'; lse a pointer to [B, Hq, Sq] fp32 (or a
-    tensor); stream a cudaStream_t as an int (torch: stream.cuda_stream)."""
+    tensor); stream a cudaStream_t as an int (torch: stream.cuda_stream);
+    engine an Engine, or None for the calling thread's engine()."""
 
     def __init__(self, q, k, v, out, causal=None, scale=0.0, mask=None, mask_kind=None,
-                 lse=None, stream=0):
+                 lse=None, stream=0, engine=None):
         a = Args()
         a.q, a.k, a.v, a.out = (_as_tensor(x) for x in (q, k, v, out))
         a.causal, a.scale = CAUSAL[causal], float(scale)
@@ -173,8 +313,12 @@ class Call:
         a.lse = lse if isinstance(lse, int) or lse is None else lse.data_ptr()
         a.stream = stream or None
         self.args = a
+        self.engine = engine
         self._ref = ctypes.byref(a)
         self._codes = {}
+
+    def _handle(self):
+        return (self.engine or engine()).handle
 
     def _code(self, backend):
         code = self._codes.get(backend)
@@ -183,27 +327,30 @@ class Call:
         return code
 
     def __call__(self, backend="auto"):
-        st = lib.attn_forward(self._code(backend), self._ref)
-        if st:
-            raise Error(status_name(st), lib.attn_last_error().decode())
+        _check(lib.attn_forward(self._handle(), self._code(backend), self._ref))
 
     def raw(self, backend):
-        """(function, code, args): call function(code, args) for the lowest
-        per-call overhead; it returns the attn_status (0 = ok)."""
-        return lib.attn_forward, self._code(backend), self._ref
+        """(function, handle, code, args): call function(handle, code, args)
+        for the lowest per-call overhead, on the thread that called raw (the
+        handle is its engine's); it returns the attn_status (0 = ok)."""
+        return lib.attn_forward, self._handle(), self._code(backend), self._ref
 
     def why_not(self, backend):
         buf = ctypes.create_string_buffer(512)
-        st = lib.attn_why_not(self._code(backend), self._ref, buf, len(buf))
+        st = lib.attn_why_not(self._handle(), self._code(backend), self._ref, buf, len(buf))
         return None if st == 0 else buf.value.decode()
+
+    def select(self):
+        """(backend name AUTO picks, its log: one line per candidate)."""
+        picked, log = ctypes.c_int(), ctypes.create_string_buffer(4096)
+        _check(lib.attn_select(self._handle(), self._ref, ctypes.byref(picked), log, len(log)))
+        return lib.attn_backend_name(picked.value).decode(), log.value.decode()
 
     def flops(self):
         return lib.attn_flops(self._ref)
 
 
 def trim():
-    """Frees the device memory the S x S backends keep between calls on this
-    thread (a no-op in builds without CUDA)."""
-    fn = getattr(lib, "attn_cuda_trim", None)
-    if fn is not None:
-        fn()
+    """Frees what this thread's engine keeps between calls (device scratch,
+    workspaces, cached plans and graphs)."""
+    engine().trim()

@@ -45,6 +45,10 @@ const attn_backend_impl *attn_backend_find(attn_backend backend, int device);
  * check reports it before anything is allocated. */
 size_t attn_scores_bytes(const attn_args *args, int n_buffers);
 
+/* Compute capability of a CUDA device as major * 10 + minor; 0 when unknown
+ * or in a build without CUDA. AUTO's measured table is keyed by it. */
+int attn_device_cc(int device);
+
 /* Accessors used by every CPU backend. */
 int64_t attn_batch(const attn_args *a);
 int64_t attn_heads_q(const attn_args *a);

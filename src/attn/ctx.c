@@ -82,7 +82,8 @@ static attn_status opts_check(const attn_ctx_opts *o) {
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "opts.cpu_threads %d: accepted are 0 (OpenMP's default) or more",
                      o->cpu_threads);
-  if (o->cpu_isa && strlen(o->cpu_isa) >= sizeof ((attn_ctx *)0)->cpu_isa)
+  static const char *const isas[] = {"auto", "portable", "avx2", "avx512"};
+  if (o->cpu_isa && name_index(o->cpu_isa, isas, 4) < 0)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "opts.cpu_isa \"%s\": accepted are auto, portable, avx2, avx512", o->cpu_isa);
   return ATTN_STATUS_OK;
@@ -141,6 +142,10 @@ void attn_ctx_trim(attn_ctx *c) {
 }
 
 #ifndef ATTNPROF_HAVE_CUDA
+int attn_device_cc(int device) {
+  (void)device;
+  return 0;
+}
 void attn_cuda_ctx_release(attn_ctx *c, int keep_handles) { (void)c, (void)keep_handles; }
 size_t attn_cuda_ctx_bytes(const attn_ctx *c) {
   (void)c;

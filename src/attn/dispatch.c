@@ -2,20 +2,72 @@
  * AUTO's choice (the first backend in preference order that takes the inputs).
  * Every entry point takes the engine handle; with opts.locked the calls on one
  * handle take turns on its lock. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "attn/auto_table.h"
 #include "attn/backend.h"
 
-/* AUTO's preference, fastest first as measured on the H200 (2026-11-29,
- * README): cudnn 1.4-2.2x flash's throughput over the sweep grid (compare --sweep), flash
- * 1.2-1.4x efficient; then the careful reference. A backend that refuses
- * passes to the next (cuDNN when it has no engine or no library, flash for
- * masks or fp32). naive and naive_inplace are teaching baselines, never
- * picked automatically. */
-static const attn_backend auto_order[] = {ATTN_BACKEND_CUDNN, ATTN_BACKEND_FLASH,
-                                          ATTN_BACKEND_EFFICIENT, ATTN_BACKEND_MATH};
+/* AUTO's order where nothing was measured (the CPU, a card family missing
+ * from auto_table.c, backends a measured row lacks): the fused backends
+ * first, then the careful reference. A backend that refuses passes to the
+ * next (cuDNN when it has no engine or no library, flash for masks or fp32).
+ * naive and naive_inplace are teaching baselines, never picked
+ * automatically. */
+static const attn_backend fixed_order[] = {ATTN_BACKEND_CUDNN, ATTN_BACKEND_FLASH,
+                                           ATTN_BACKEND_EFFICIENT, ATTN_BACKEND_MATH};
+enum { N_FIXED = sizeof fixed_order / sizeof fixed_order[0] };
+
+const attn_auto_row *attn_auto_lookup(int cc, int64_t d, int64_t s, int causal) {
+  const attn_auto_row *best = NULL;
+  double best_score = 0;
+  for (size_t i = 0; i < attn_auto_table_len; i++) {
+    const attn_auto_row *r = &attn_auto_table[i];
+    if (r->cc != cc || r->causal != causal) continue;
+    /* D first (a kernel's tile follows D), then S on a log scale. */
+    double score = fabs((double)(r->d - d)) * 1e6 + fabs(log2((double)r->s) - log2((double)s));
+    if (!best || score < best_score) best = r, best_score = score;
+  }
+  return best;
+}
+
+/* The order AUTO tries for a: the measured row's (if any) then the fixed
+ * order's remaining backends. Returns the count; *row is the row used. */
+static int auto_order_of(const attn_args *a, attn_backend *order, const attn_auto_row **row) {
+  int n = 0;
+  *row = NULL;
+  if (a->q.device >= 0) {
+    int cc = attn_device_cc(a->q.device);
+    *row = cc ? attn_auto_lookup(cc, attn_head_dim(a), attn_seq_k(a),
+                                 a->causal != ATTN_CAUSAL_NONE) : NULL;
+  }
+  for (int i = 0; *row && i < (*row)->n; i++) order[n++] = (*row)->order[i];
+  for (int i = 0; i < N_FIXED; i++) {
+    int seen = 0;
+    for (int j = 0; j < n; j++) seen |= order[j] == fixed_order[i];
+    if (!seen) order[n++] = fixed_order[i];
+  }
+  return n;
+}
+
+/* The first line of AUTO's log: where its order came from. */
+static size_t log_order(char *log, size_t len, const attn_auto_row *row, const attn_backend *order,
+                        int n) {
+  if (!row)
+    return (size_t)snprintf(log, len, "order: fixed (no measured table for this device)\n");
+  size_t used = (size_t)snprintf(log, len, "order: measured on compute capability %d.%d at D=%d "
+                                 "S=%lld%s (%s):", row->cc / 10, row->cc % 10, row->d,
+                                 (long long)row->s, row->causal ? " causal" : "",
+                                 attn_auto_table_source);
+  for (int i = 0; i < row->n && used < len; i++)
+    used += (size_t)snprintf(log + used, len - used, " %s %.0f", attn_backend_name(row->order[i]),
+                             row->tflops[i]);
+  if (used < len) used += (size_t)snprintf(log + used, len - used, " TFLOP/s\n");
+  (void)order, (void)n;
+  return used;
+}
 
 static int device_matches(const attn_backend_impl *impl, int device) {
   return device < 0 ? impl->device_kind == ATTN_DEVICE_CPU : impl->device_kind >= 0;
@@ -66,17 +118,20 @@ static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend
   if (st) return st;
   size_t used = 0;
   int found = 0;
-  if (log && log_len) log[0] = '\0';
+  attn_backend order[ATTN_AUTO_MAX + N_FIXED];
+  const attn_auto_row *row;
+  int n = auto_order_of(a, order, &row);
+  if (log && log_len) used = log_order(log, log_len, row, order, n);
   /* Without a log, stop at the first taker: a why-not check can be costly
    * (cuDNN builds a plan), and only an explanation needs the rest. */
-  for (size_t i = 0; i < sizeof auto_order / sizeof auto_order[0] && !(found && !log); i++) {
+  for (int i = 0; i < n && !(found && !log); i++) {
     char why[512] = "";
-    attn_status s = backend_why_not(ctx, auto_order[i], a, why, sizeof why);
+    attn_status s = backend_why_not(ctx, order[i], a, why, sizeof why);
     const char *verdict = s ? "refused" : found ? "would also run" : "taken";
-    if (!s && !found) found = 1, *picked = auto_order[i];
+    if (!s && !found) found = 1, *picked = order[i];
     if (log && used < log_len)
       used += (size_t)snprintf(log + used, log_len - used, "%-14s %-15s%s%s\n",
-                               attn_backend_name(auto_order[i]), verdict, s ? ": " : "", why);
+                               attn_backend_name(order[i]), verdict, s ? ": " : "", why);
   }
   if (!found)
     return attn_fail(ATTN_STATUS_UNSUPPORTED, "no backend takes these inputs on %s",

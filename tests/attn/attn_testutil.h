@@ -77,10 +77,22 @@ typedef struct {
 /* Checks the output of a run: every logical element written (none left
  * poisoned), nothing outside the logical elements touched, fully masked rows
  * as `masked_nan` says (1: all NaN, lse NaN; 0: all zero, lse -inf), the rest
- * within tol of the reference. */
-check_result problem_check(const test_problem *p, int masked_nan, double tol);
+ * within tol of the reference (||out - ref|| / ||ref||), and each lse within
+ * lse_tol (|lse - ref| / (1 + |ref|)). */
+check_result problem_check(const test_problem *p, int masked_nan, double tol, double lse_tol);
 
-/* The tolerance for a dtype: 1e-5 for f32, 1e-2 for f16/bf16 storage. */
-double test_tolerance(attn_dtype dt);
+/* The unit roundoff of a storage dtype: 2^-24 f32, 2^-11 f16, 2^-8 bf16.
+ * Every test states its bound on ||out - ref|| / ||ref|| as k times this
+ * (k next to its reason), so the bound follows the dtype's rounding. */
+double test_unit_roundoff(attn_dtype dt);
+
+/* The engine handle of a test: made on first use from attn_ctx_opts_from_env,
+ * so that ctest's ENVIRONMENT (ATTNPROF_CPU_ISA=portable, ATTNPROF_CUDA_GRAPHS=1)
+ * chooses its options, and destroyed at exit. A value the environment holds
+ * that is not understood ends the test (exit 1) with the reason. */
+attn_ctx *test_engine(void);
+/* A new handle from opts (NULL: the environment's, as above); exits 1 with
+ * the reason if it cannot be made. The caller destroys it. */
+attn_ctx *test_engine_new(const attn_ctx_opts *opts);
 
 #endif

@@ -53,14 +53,14 @@ static void assert_one_line(const char *what, const char *msg) {
 static attn_status expect_refused(attn_backend backend, const attn_args *a, attn_status want,
                                   const char *what) {
   char why[1024] = "";
-  attn_status st = attn_forward(backend, a);
+  attn_status st = attn_forward(test_engine(), backend, a);
   if (st == ATTN_STATUS_OK)
     fail_msg("%s: %s accepted it", what, attn_backend_name(backend));
   if (!allowed_error(st) || (want != ATTN_STATUS_OK && st != want))
     fail_msg("%s: %s returned status %d (%s), want %d", what, attn_backend_name(backend), st,
              attn_status_string(st), want);
   assert_one_line(what, attn_last_error());
-  attn_status ws = attn_why_not(backend, a, why, sizeof why);
+  attn_status ws = attn_why_not(test_engine(), backend, a, why, sizeof why);
   if (ws != st)
     fail_msg("%s: attn_why_not says %d but attn_forward %d on %s", what, ws, st,
              attn_backend_name(backend));
@@ -171,7 +171,7 @@ static void test_scores_too_big(void **state) {
   assert_int_equal(refused, 3);
   /* flash keeps O(S) memory: it takes the same problem (not run here) */
   char why[512] = "";
-  attn_status st = attn_why_not(ATTN_BACKEND_FLASH, &a, why, sizeof why);
+  attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_FLASH, &a, why, sizeof why);
   if (st != ATTN_STATUS_OK) fail_msg("flash refused an S=2^20 problem: %s", why);
 }
 
@@ -180,7 +180,7 @@ static void test_head_dim_over_flash_limit(void **state) {
   attn_tensor t = attn_tensor_bhsd(buf, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 1, 1, 2, 300);
   attn_args a = attn_args_make(t, t, t, t);
   char why[512] = "";
-  attn_status st = attn_why_not(ATTN_BACKEND_FLASH, &a, why, sizeof why);
+  attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_FLASH, &a, why, sizeof why);
   assert_int_equal(st, ATTN_STATUS_UNSUPPORTED);
   if (!strstr(why, "256")) fail_msg("flash's refusal of D=300 does not say the limit: \"%s\"", why);
   expect_refused(ATTN_BACKEND_FLASH, &a, ATTN_STATUS_UNSUPPORTED, "flash with D=300");
@@ -231,7 +231,7 @@ static void run_nonfinite(attn_causal causal, const poke *pokes, size_t n_pokes,
     }
     assert_int_equal(attn_reference_f64(&p.args, p.ref, p.lse_ref), ATTN_STATUS_OK);
     problem_poison(&p);
-    attn_status st = attn_forward(g_cpu[i].backend, &p.args);
+    attn_status st = attn_forward(test_engine(), g_cpu[i].backend, &p.args);
     if (st != ATTN_STATUS_OK) fail_msg("%s, %s: %s", g_cpu[i].name, what, attn_last_error());
     check_finite_pattern(&p, g_cpu[i].name, what);
     problem_free(&p);

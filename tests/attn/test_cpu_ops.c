@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "attn/attn_testutil.h"
 #include "attnprof/prof.h"
 
 enum { B = 1, H = 2, S = 48, D = 16 };
@@ -34,7 +35,7 @@ static op_counts profile_forward(attn_backend backend, attn_dtype dt, attn_causa
   prof_trace *t = prof_trace_create();
   assert_non_null(t);
   assert_int_equal(prof_start(t, PROF_COLLECT_CPU), ATTN_STATUS_OK);
-  attn_status st = attn_forward(backend, &a);
+  attn_status st = attn_forward(test_engine(), backend, &a);
   prof_stop();
   assert_int_equal(st, ATTN_STATUS_OK);
   op_counts c = {0};

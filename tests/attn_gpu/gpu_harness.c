@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/cuda/cuda_util.h"
+#include "attnprof/device.h"
 
 uint64_t gpu_rand(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -194,6 +194,34 @@ int gpu_case_create(gpu_case *c, const gpu_problem *p, int device, uint64_t *rng
     return -1;
   }
   return 0;
+}
+
+int gpu_case_refill(gpu_case *c, uint64_t *rng) {
+  attn_tensor *t[3] = {&c->host.q, &c->host.k, &c->host.v};
+  for (int i = 0; i < 3; i++) {
+    fill_random(t[i], rng);
+    if (attn_cuda_to_device(c->device, c->dbuf[i], c->hbuf[i], c->bytes[i])) return -1;
+  }
+  return attn_reference_f64(&c->host, c->ref_out, c->ref_lse) == ATTN_STATUS_OK ? 0 : -1;
+}
+
+double gpu_unit_roundoff(attn_dtype dt) {
+  return dt == ATTN_DTYPE_F32 ? 0x1p-24 : dt == ATTN_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
+}
+
+attn_ctx *gpu_engine_new(const attn_ctx_opts *opts) {
+  attn_ctx_opts o = attn_ctx_opts_default();
+  attn_ctx *ctx = NULL;
+  if (opts) o = *opts;
+  else if (attn_ctx_opts_from_env(&o)) {
+    fprintf(stderr, "harness: the environment's engine options: %s\n", attn_last_error());
+    exit(1);
+  }
+  if (attn_ctx_create(&o, &ctx)) {
+    fprintf(stderr, "harness: attn_ctx_create: %s\n", attn_last_error());
+    exit(1);
+  }
+  return ctx;
 }
 
 void gpu_case_destroy(gpu_case *c) {

@@ -65,10 +65,28 @@ typedef struct {
 
 enum { GPU_RUN_PASSED = 0, GPU_RUN_REFUSED = 1, GPU_RUN_FAILED = -1 };
 
-/* Runs backend b on the case and checks it: out and lse poisoned (0xFF
- * bytes) first; every logical element written and every gap left alone;
- * error <= tol. nan_rows: the backend's convention for a fully masked row is
- * NaN (the plain softmax of naive); otherwise 0 and lse -inf. */
-int gpu_case_run(gpu_case *c, attn_backend b, double tol, int nan_rows, gpu_outcome *o);
+/* New random q, k, v in the same host and device buffers (pointers kept,
+ * contents changed) and the reference again. 0 on success. */
+int gpu_case_refill(gpu_case *c, uint64_t *rng);
+
+/* Runs backend b on the case, on the handle ctx, three times and checks each
+ * call: out and lse poisoned (0xFF bytes) first; every logical element
+ * written and every gap left alone; ||out - ref|| / ||ref|| <= tol, and
+ * |lse - ref| / max(1, |ref|) <= max(tol, 256 fp32 unit roundoffs). nan_rows: the backend's convention for
+ * a fully masked row is NaN (the plain softmax of naive); otherwise 0 and
+ * lse -inf. */
+int gpu_case_run(attn_ctx *ctx, gpu_case *c, attn_backend b, double tol, int nan_rows,
+                 gpu_outcome *o);
+/* One such checked call (no why-not check first). */
+int gpu_case_run_once(attn_ctx *ctx, gpu_case *c, attn_backend b, double tol, int nan_rows,
+                      gpu_outcome *o);
+
+/* The unit roundoff of a storage dtype: 2^-24 f32, 2^-11 f16, 2^-8 bf16. */
+double gpu_unit_roundoff(attn_dtype dt);
+/* An engine handle for a GPU test: opts as given, or (opts NULL) the
+ * defaults filled by attn_ctx_opts_from_env, so that ctest's
+ * ATTNPROF_CUDA_GRAPHS=1 reaches it. Exits 1 with the reason when it cannot
+ * be made; the caller destroys it. */
+attn_ctx *gpu_engine_new(const attn_ctx_opts *opts);
 
 #endif

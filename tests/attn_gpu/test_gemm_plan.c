@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/cuda/gemm_plan.h"
+#include "attn/cuda/baselines/gemm_plan.h"
 
 static int failures;
 

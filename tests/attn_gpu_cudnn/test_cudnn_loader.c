@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "attn/cuda/cudnn_loader.h"
+#include "attn/cuda/cudnn/cudnn_loader.h"
 
 static const char *const symbols[] = {"cudnnGetVersion", "cudnnCreate",
                                       "cudnnBackendCreateDescriptor", "cudnnBackendExecute"};

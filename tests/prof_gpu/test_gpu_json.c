@@ -246,14 +246,14 @@ static void repair_after_a_crash(void **state) {
   FILE *f = fopen(path, "a");
   fputs(",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"na", f); /* half an event */
   fclose(f);
-  assert_int_equal(chrome_stream_repair(path, safe, 3), 0);
+  assert_int_equal(prof_chrome_trace_repair(path, safe, 3), 0);
   json_t *doc = load(path);
   assert_non_null(find(doc, "X", "kernel", "nvjet_sm90_tst_128x256", 0));
   assert_non_null(find(doc, "X", "user_annotation", "fwd", 0));
   assert_int_equal((int)num(doc, "attnprof_dropped_events"), 3);
   json_decref(doc);
   /* Nothing written whole: an empty but valid trace. */
-  assert_int_equal(chrome_stream_repair(path, 0, 0), 0);
+  assert_int_equal(prof_chrome_trace_repair(path, 0, 0), 0);
   doc = load(path);
   assert_int_equal((int)json_array_size(json_object_get(doc, "traceEvents")), 0);
   json_decref(doc);

@@ -59,3 +59,8 @@ extern "C" size_t attn_cuda_memory_free(int device) {
   cudaSetDevice(prev);
   return free_b;
 }
+
+extern "C" int attn_device_cc(int device) {
+  const struct cudaDeviceProp *p = attn_cuda_props(device);
+  return p ? p->major * 10 + p->minor : 0;
+}

@@ -133,6 +133,11 @@ static attn_status cudnn_why_not(attn_ctx *ctx, const attn_args *a, char *why, s
   int prev = device_enter(a->q.device);
   s = plan_for(ctx, a, &dev, &plan, why, len);
   device_leave(prev, a->q.device);
+  size_t limit = ctx->opts.workspace_limit;
+  if (!s && limit && (size_t)plan->choice.workspace > limit)
+    return snprintf(why, len, "cuDNN's plan needs %lld bytes of workspace, past the handle's "
+                    "workspace_limit of %zu bytes", (long long)plan->choice.workspace, limit),
+           ATTN_STATUS_OUT_OF_MEMORY;
   return s;
 }
 
@@ -142,7 +147,13 @@ static attn_status cudnn_why_not(attn_ctx *ctx, const attn_args *a, char *why, s
  * a free slot or the least recently used one; taking one over, or growing
  * one, waits for the device first, since work queued earlier may still use
  * the block. Neither happens in a steady state, so no call pays for it. */
-static attn_status workspace_for(cudnn_device *d, cudaStream_t stream, size_t need, void **out) {
+static attn_status workspace_for(const attn_ctx *ctx, cudnn_device *d, cudaStream_t stream,
+                                 size_t need, void **out) {
+  size_t limit = ctx->opts.workspace_limit;
+  if (limit && need > limit)
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY,
+                     "cuDNN's plan needs %zu bytes of workspace, past the handle's "
+                     "workspace_limit of %zu bytes", need, limit);
   cudnn_workspace *w = NULL, *lru = &d->ws[0];
   for (int i = 0; i < CUDNN_WORKSPACES && !w; i++) {
     if (d->ws[i].used && d->ws[i].stream == stream) w = &d->ws[i];
@@ -219,12 +230,13 @@ static attn_status pack_for(const attn_cudnn_api *api, cudnn_plan *e, const attn
   return ATTN_STATUS_OK;
 }
 
-static attn_status execute(cudnn_device *d, cudnn_plan *e, const attn_args *a) {
+static attn_status execute(const attn_ctx *ctx, cudnn_device *d, cudnn_plan *e,
+                           const attn_args *a) {
   const attn_cudnn_api *api = cudnn_state_api(NULL, 0);
   cudaStream_t stream = (cudaStream_t)a->stream;
   void *ws = NULL;
   attn_status s;
-  if ((s = workspace_for(d, stream, (size_t)e->choice.workspace, &ws))) return s;
+  if ((s = workspace_for(ctx, d, stream, (size_t)e->choice.workspace, &ws))) return s;
   if ((s = stream_for(api, d, stream))) return s;
   if ((s = pack_for(api, e, a, ws))) return s;
   cudnnStatus_t cs = api->BackendExecute(d->handle, e->choice.plan, e->pack);
@@ -243,7 +255,7 @@ static attn_status cudnn_forward(attn_ctx *ctx, const attn_args *a) {
   int prev = device_enter(a->q.device);
   attn_status s = plan_for(ctx, a, &dev, &plan, why, sizeof why);
   if (s) attn_fail(s, "%s", why);
-  else s = execute(dev, plan, a);
+  else s = execute(ctx, dev, plan, a);
   device_leave(prev, a->q.device);
   return s;
 }
