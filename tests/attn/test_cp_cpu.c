@@ -224,13 +224,16 @@ static void run_case(attn_ctx *ctx, const cp_case *c, attn_cp_variant variant, t
   for (int64_t i = 0; i < c->b * c->hq * c->s; i++)
     lerr = fmax(lerr, fabs(lse[i] - lse_ref[i]) / (1 + fabs(lse_ref[i])));
   if (isnan(lerr)) lerr = INFINITY;
-  double tol = test_tolerance(c->dt);
-  if (!(err <= tol) || !(lerr <= tol))
+  /* the CPU flash backend's bounds (test_backends_cpu.c): 64u for f32, 2u for
+   * 16-bit storage, one u more for the partial rounded to storage before the
+   * fp32 merge; lse in fp32 units as there (worst seen there 47u) */
+  double tol = (c->dt == ATTN_DTYPE_F32 ? 64 : 3) * test_unit_roundoff(c->dt);
+  if (!(err <= tol) || !(lerr <= 256 * 0x1p-24))
     fail_msg("cp %s n=%d B=%lld Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d %s: rel err %.3g, "
-             "lse err %.3g (tol %.1g)",
+             "lse err %.3g (tol %.3g, lse %.3g)",
              attn_cp_variant_name(variant), c->n, (long long)c->b, (long long)c->hq,
              (long long)c->hkv, (long long)c->s, (long long)c->d, c->causal,
-             attn_dtype_name(c->dt), err, lerr, tol);
+             attn_dtype_name(c->dt), err, lerr, tol, 256 * 0x1p-24);
   free(q), free(k), free(v), free(o), free(lse), free(ref), free(lse_ref);
 }
 

@@ -107,7 +107,9 @@ static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant 
   CHECK(st == ATTN_STATUS_OK, "cp forward: %s", attn_last_error());
   attn_cuda_to_host(0, p.mem[3], dm[3], p.mem_bytes[3]);
   attn_cuda_to_host(0, p.args.lse, dm[4], lse_bytes);
-  check_result r = problem_check(&p, 0, 2e-2);
+  /* flash's bound for bf16 (test_fused_gpu.c: 4u, two roundings), plus one
+   * rounding of each partial to bf16 before the fp32 merge; lse as there */
+  check_result r = problem_check(&p, 0, 6 * test_unit_roundoff(ATTN_DTYPE_BF16), 256 * 0x1p-24);
   CHECK(r.ok, "cp %s Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d: %s", attn_cp_variant_name(v),
         (long long)hq, (long long)hkv, (long long)s, (long long)d, causal, r.why);
   CHECK(attn_cp_comm_last_variant(comm) == v, "last variant %s, asked %s",
