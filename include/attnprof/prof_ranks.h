@@ -12,7 +12,8 @@
 extern "C" {
 #endif
 
-/* 1 when a kernel is communication: NCCL's kernels (names starting "nccl"). */
+/* 1 when a kernel is communication: NCCL's kernels (names starting "nccl",
+ * also after "void " or inside a mangled name). */
 PROF_API int prof_is_comm_kernel(const char *name);
 
 /* Compute and communication on one device (one rank), over the kernels

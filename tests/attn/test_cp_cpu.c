@@ -164,6 +164,35 @@ static void test_merge_exact(void **state) {
   for (int e = 0; e < D; e++) assert_true(acc_o[D + e] == 0.0f);
 }
 
+/* AUTO: ring from 1200 FLOP per byte of a ring step. A causal step is
+ * 8 Hq D c^2 FLOP over 4 Hkv c D es bytes = 2 (Hq/Hkv) c / es: for bf16 MHA
+ * that is c, for 4 query heads per KV head 4c. */
+static void test_auto_rule(void **state) {
+  struct { int64_t hq, hkv, c; attn_cp_variant want; } cases[] = {
+      {32, 32, 1200, ATTN_CP_RING}, {32, 32, 1199, ATTN_CP_ALLGATHER},
+      {32, 8, 300, ATTN_CP_RING},   {32, 8, 299, ATTN_CP_ALLGATHER},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int n = 4;
+    int64_t s = 2 * n * cases[i].c, l = attn_cp_shard_len(s, n, 0);
+    attn_args a = attn_args_make(
+        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hq, l, 128),
+        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hkv, l, 128),
+        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hkv, l, 128),
+        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hq, l, 128));
+    a.causal = ATTN_CAUSAL_TOP_LEFT;
+    if (attn_cp_auto(&a, s, n) != cases[i].want)
+      fail_msg("Hq=%lld Hkv=%lld c=%lld: %s, expected %s", (long long)cases[i].hq,
+               (long long)cases[i].hkv, (long long)cases[i].c,
+               attn_cp_variant_name(attn_cp_auto(&a, s, n)), attn_cp_variant_name(cases[i].want));
+    assert_int_equal(attn_cp_auto(&a, s, 1), ATTN_CP_RING); /* one rank: nothing moves */
+    attn_cp_args ca = {.shard = a, .seq_len = s, .variant = ATTN_CP_ALLGATHER};
+    char why[160];
+    assert_int_equal(attn_cp_pick(NULL, &ca, why, sizeof why), ATTN_CP_ALLGATHER);
+    assert_non_null(strstr(why, "asked for"));
+  }
+}
+
 typedef struct {
   int n;
   int64_t b, hq, hkv, s, d;
@@ -283,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_block_rule),
       cmocka_unit_test(test_plans_cover_each_pair_once),
       cmocka_unit_test(test_merge_exact),
+      cmocka_unit_test(test_auto_rule),
       cmocka_unit_test(test_ring_and_allgather_match_reference),
       cmocka_unit_test(test_bad_shard_refused),
   };

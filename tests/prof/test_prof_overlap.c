@@ -8,6 +8,10 @@
 static void comm_kernels_by_name(void **state) {
   assert_true(prof_is_comm_kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"));
   assert_true(prof_is_comm_kernel("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+  assert_true(prof_is_comm_kernel("_Z24ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE"));
+  assert_true(prof_is_comm_kernel("void ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
+  assert_false(prof_is_comm_kernel("_Z22flash_fwd_wgmma_kernelI13__nv_bfloat16Li128EEv"));
+  assert_false(prof_is_comm_kernel("_Z"));
   assert_false(prof_is_comm_kernel("flash_fwd_kernel"));
   assert_false(prof_is_comm_kernel("cp_merge_kernel"));
   assert_false(prof_is_comm_kernel(NULL));

@@ -157,7 +157,7 @@ attn_cp_variant attn_cp_pick(const attn_cp_comm *c, const attn_cp_args *args, ch
     return ATTN_CP_RING;
   }
   double fpb = attn_cp_ring_intensity(&args->shard, args->seq_len, n);
-  attn_cp_variant v = fpb >= ATTN_CP_AUTO_BALANCE ? ATTN_CP_RING : ATTN_CP_ALLGATHER;
+  attn_cp_variant v = attn_cp_auto(&args->shard, args->seq_len, n);
   snprintf(why, why_len, "%s: a ring step computes %.0f FLOP per byte it moves (%s %.0f)",
            attn_cp_variant_name(v), fpb, v == ATTN_CP_RING ? ">=" : "<", ATTN_CP_AUTO_BALANCE);
   return v;

@@ -154,9 +154,7 @@ attn_status attn_cp_host_forward(attn_ctx *ctx, attn_cp_variant variant, int64_t
     if (sh[r].q.device != ATTN_DEVICE_CPU)
       return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "cp: the in-process driver takes host shards");
   }
-  if (variant == ATTN_CP_AUTO)
-    variant = attn_cp_ring_intensity(&sh[0], s, n) >= ATTN_CP_AUTO_BALANCE ? ATTN_CP_RING
-                                                                          : ATTN_CP_ALLGATHER;
+  if (variant == ATTN_CP_AUTO) variant = attn_cp_auto(&sh[0], s, n);
   rank_acc *acc = calloc((size_t)n, sizeof *acc);
   attn_status st = acc ? ATTN_STATUS_OK : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no memory");
   for (int r = 0; st == ATTN_STATUS_OK && r < n; r++) st = acc_alloc(&acc[r], &sh[r]);

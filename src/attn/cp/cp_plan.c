@@ -119,6 +119,12 @@ double attn_cp_ring_intensity(const attn_args *a, int64_t s, int n) {
   return bytes > 0 ? flops / bytes : 0.0;
 }
 
+attn_cp_variant attn_cp_auto(const attn_args *shard, int64_t s, int n) {
+  if (n == 1) return ATTN_CP_RING; /* nothing moves */
+  return attn_cp_ring_intensity(shard, s, n) >= ATTN_CP_AUTO_BALANCE ? ATTN_CP_RING
+                                                                     : ATTN_CP_ALLGATHER;
+}
+
 static int contiguous(const attn_tensor *t) {
   return t->strides[3] == 1 && t->strides[2] == t->shape[3] &&
          t->strides[1] == t->shape[2] * t->shape[3] &&

@@ -48,6 +48,9 @@ void attn_cp_finish_host(const float *acc_o, const float *acc_lse, int64_t bh, i
 
 /* FLOPs per byte of one ring step (rank 0's heaviest), the auto rule's input. */
 double attn_cp_ring_intensity(const attn_args *shard, int64_t s, int n);
+/* AUTO's choice (cp.h): ring for one rank or from ATTN_CP_AUTO_BALANCE FLOP
+ * per byte, else allgather. */
+attn_cp_variant attn_cp_auto(const attn_args *shard, int64_t s, int n);
 
 /* A [B, H, nr, D] view of rows [r0, r0+nr) of a contiguous tensor like t
  * (B, H, D from t) at `base`, whose S extent is s_all. */

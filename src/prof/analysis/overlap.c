@@ -9,7 +9,19 @@
 
 #include "attnprof/prof_ranks.h"
 
-int prof_is_comm_kernel(const char *name) { return name && !strncasecmp(name, "nccl", 4); }
+/* NCCL's kernels as the trace names them: plain ("ncclDevKernel_SendRecv(...)"),
+ * with a return type ("void ncclKernel_..."), or mangled, as CUPTI records
+ * them ("_Z24ncclDevKernel_SendRecv24...", "_ZN...": a nested name). */
+int prof_is_comm_kernel(const char *name) {
+  if (!name) return 0;
+  if (!strncmp(name, "void ", 5)) name += 5;
+  if (name[0] == '_' && name[1] == 'Z') {
+    name += 2;
+    if (*name == 'N') name++;
+    while (*name >= '0' && *name <= '9') name++;
+  }
+  return !strncasecmp(name, "nccl", 4);
+}
 
 typedef struct {
   int64_t a, b;

@@ -13,21 +13,21 @@
 #include "attn/cuda/cp/cp_cuda.h"
 #include "core/error.h"
 
-namespace {
-
+// Kernels are static (not in an anonymous namespace) so that traces name
+// them _ZL14cp_merge_kernel... rather than _ZN44_GLOBAL__N__<hash>...
 constexpr int kWarps = 4;
 
-template <typename T> __device__ float to_f32(T v);
+template <typename T> static __device__ float to_f32(T v);
 template <> __device__ float to_f32<float>(float v) { return v; }
 template <> __device__ float to_f32<__half>(__half v) { return __half2float(v); }
 template <> __device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-template <typename T> __device__ T from_f32(float v);
+template <typename T> static __device__ T from_f32(float v);
 template <> __device__ float from_f32<float>(float v) { return v; }
 template <> __device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-__global__ void cp_init_kernel(float *acc_o, int64_t n_o, float *acc_lse, int64_t n_l) {
+static __global__ void cp_init_kernel(float *acc_o, int64_t n_o, float *acc_lse, int64_t n_l) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_o + n_l;
        i += (int64_t)gridDim.x * blockDim.x) {
     if (i < n_o) acc_o[i] = 0.0f;
@@ -36,7 +36,7 @@ __global__ void cp_init_kernel(float *acc_o, int64_t n_o, float *acc_lse, int64_
 }
 
 template <typename T>
-__global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh, int64_t rows, int64_t d,
+static __global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh, int64_t rows, int64_t d,
                                 int64_t q0, int64_t nq, const T *part_o, const float *part_lse) {
   int64_t row = blockIdx.x * (int64_t)kWarps + threadIdx.x / 32;
   int lane = threadIdx.x % 32;
@@ -56,7 +56,7 @@ __global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh, int64_
 }
 
 template <typename T>
-__global__ void cp_finish_kernel(const float *acc_o, const float *acc_lse, int64_t n_o, int64_t d,
+static __global__ void cp_finish_kernel(const float *acc_o, const float *acc_lse, int64_t n_o, int64_t d,
                                  T *out, float *lse) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_o;
        i += (int64_t)gridDim.x * blockDim.x) {
@@ -65,12 +65,10 @@ __global__ void cp_finish_kernel(const float *acc_o, const float *acc_lse, int64
   }
 }
 
-unsigned grid_for(int64_t n, int threads) {
+static unsigned grid_for(int64_t n, int threads) {
   int64_t g = (n + threads - 1) / threads;
   return (unsigned)(g < 1 ? 1 : g > 65535 * 16 ? 65535 * 16 : g);
 }
-
-} // namespace
 
 extern "C" attn_status attn_cp_init_launch(float *acc_o, int64_t n_o, float *acc_lse, int64_t n_l,
                                            void *stream) {
