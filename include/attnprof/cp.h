@@ -32,7 +32,12 @@ extern "C" {
  * ~540 TFLOP/s over ~450 GB/s of NVLink per direction), else allgather. */
 #define ATTN_CP_AUTO_BALANCE 1200.0
 
-typedef enum { ATTN_CP_AUTO, ATTN_CP_RING, ATTN_CP_ALLGATHER, ATTN_CP_VARIANT_COUNT } attn_cp_variant;
+typedef enum {
+  ATTN_CP_AUTO,
+  ATTN_CP_RING,
+  ATTN_CP_ALLGATHER,
+  ATTN_CP_VARIANT_COUNT
+} attn_cp_variant;
 
 ATTN_API const char *attn_cp_variant_name(attn_cp_variant v);
 /* Parses "auto", "ring", "allgather". */

@@ -23,7 +23,8 @@ static attn_status layout_check(const attn_tensor *full, const attn_tensor *shar
                                 int rank) {
   if (n < 1 || rank < 0 || rank >= n)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
-                     "cp: rank %d of %d ranks: accepted are 0 <= rank < ranks, ranks >= 1", rank, n);
+                     "cp: rank %d of %d ranks: accepted are 0 <= rank < ranks, ranks >= 1",
+                     rank, n);
   if (full->device != ATTN_DEVICE_CPU || shard->device != ATTN_DEVICE_CPU)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "cp: scatter/gather take host tensors");
   int64_t want = attn_cp_shard_len(full->shape[2], n, rank);

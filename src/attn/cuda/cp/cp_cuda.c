@@ -181,7 +181,9 @@ static attn_status ring(attn_ctx *ctx, attn_cp_cuda_state **sp, const attn_nccl_
                         void *nccl, const cp_job *j) {
   int64_t lmax = shard_max(j);
   size_t kvb = (size_t)lmax * j->kv_row, no = (size_t)(j->bh * j->l * j->d);
-  size_t need = 4 * (kvb + 256) + no * 4 + 256 + (size_t)(j->bh * j->l) * 8 + 512 + no * j->es + 256;
+  /* 4 K/V blocks, acc_o (fp32), acc_lse and part_lse, part_o; 256 B of
+   * alignment each */
+  size_t need = 4 * kvb + no * 4 + (size_t)(j->bh * j->l) * 8 + no * j->es + 8 * 256;
   attn_status rc = state_get(sp, j->a->q.device, need);
   if (rc != ATTN_STATUS_OK) return rc;
   attn_cp_cuda_state *st = *sp;
@@ -210,7 +212,8 @@ static attn_status ring(attn_ctx *ctx, attn_cp_cuda_state **sp, const attn_nccl_
  * [B, Hkv, S, D]: one 2D copy per (rank, chunk). */
 static attn_status reorder(const cp_job *j, const char *slots, size_t slot_bytes, char *seq,
                            cudaStream_t stream) {
-  size_t row = (size_t)j->a->k.shape[3] * j->es, bhkv = (size_t)(j->a->k.shape[0] * j->a->k.shape[1]);
+  size_t row = (size_t)j->a->k.shape[3] * j->es;
+  size_t bhkv = (size_t)(j->a->k.shape[0] * j->a->k.shape[1]);
   for (int r = 0; r < j->n; r++) {
     int64_t lr = attn_cp_shard_len(j->s, j->n, r), off = 0;
     int chunks[2] = {r, 2 * j->n - 1 - r};

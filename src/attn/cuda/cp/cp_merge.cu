@@ -25,7 +25,9 @@ template <> __device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __b
 template <typename T> static __device__ T from_f32(float v);
 template <> __device__ float from_f32<float>(float v) { return v; }
 template <> __device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 static __global__ void cp_init_kernel(float *acc_o, int64_t n_o, float *acc_lse, int64_t n_l) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_o + n_l;
@@ -36,8 +38,9 @@ static __global__ void cp_init_kernel(float *acc_o, int64_t n_o, float *acc_lse,
 }
 
 template <typename T>
-static __global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh, int64_t rows, int64_t d,
-                                int64_t q0, int64_t nq, const T *part_o, const float *part_lse) {
+static __global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh, int64_t rows,
+                                       int64_t d, int64_t q0, int64_t nq, const T *part_o,
+                                       const float *part_lse) {
   int64_t row = blockIdx.x * (int64_t)kWarps + threadIdx.x / 32;
   int lane = threadIdx.x % 32;
   if (row >= bh * nq) return;
@@ -56,8 +59,8 @@ static __global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh,
 }
 
 template <typename T>
-static __global__ void cp_finish_kernel(const float *acc_o, const float *acc_lse, int64_t n_o, int64_t d,
-                                 T *out, float *lse) {
+static __global__ void cp_finish_kernel(const float *acc_o, const float *acc_lse, int64_t n_o,
+                                        int64_t d, T *out, float *lse) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_o;
        i += (int64_t)gridDim.x * blockDim.x) {
     out[i] = from_f32<T>(acc_o[i]);
