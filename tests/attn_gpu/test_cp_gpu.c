@@ -1,7 +1,8 @@
 /* Context parallelism on one GPU: the merge kernel against the host merge,
- * and attn_cp_forward on a one-rank communicator (ring and all-gather: the
+ * attn_cp_forward on a one-rank communicator (ring and all-gather: the
  * per-step flash calls, merge, finish, the all-gather's reorder copies)
- * against the fp64 reference and single-GPU flash. With NCCL present, a
+ * against the fp64 reference and single-GPU flash, and 2 to 4 ranks on the
+ * one GPU through the CUDA drivers over a fake NCCL (below). With NCCL present, a
  * one-rank NCCL communicator made by NCCL and wrapped. Several ranks need
  * several GPUs (attnprof cp --gpus N). Without a GPU: exit 77 (Skipped). */
 #include <math.h>
@@ -28,6 +29,7 @@ static int failures;
 
 #include "attn/cp/nccl_loader.h"
 #include "attn/cuda/cp/cp_cuda.h"
+#include <cuda_runtime_api.h>
 
 static void *dev_copy(const void *h, size_t bytes) {
   void *d = NULL;
@@ -138,6 +140,147 @@ static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant 
   problem_free(&p);
 }
 
+
+/* ---- N ranks on one GPU over a fake NCCL ---------------------------------
+ * The CUDA drivers take the NCCL entry points as a table; this one moves the
+ * bytes with cudaMemcpyAsync on the stream given. All ranks' shards live on
+ * the one GPU, so a receive copies the block its sender holds at that step,
+ * which is the original shard of rank (rank - step - 1) mod n, and checks the
+ * byte count the driver computed against that shard's size. Ranks run one
+ * after another (each enqueues all its steps): NCCL's own transport and the
+ * cross-rank overlap are not exercised, everything else of the drivers is. */
+typedef struct {
+  int rank, n;
+  int64_t s;
+  size_t kv_row;
+  void *const *k, *const *v; /* every rank's K/V shard on the device */
+  int step, recv_in_group, gather_in_group, bad_count;
+} fake_comm;
+
+static fake_comm *fake_now; /* the rank whose driver is running */
+
+static const char *fake_error(int r) { return r ? "fake NCCL error" : "ok"; }
+static int fake_group_start(void) { return 0; }
+static int fake_group_end(void) {
+  if (fake_now->recv_in_group) fake_now->step++;
+  fake_now->recv_in_group = fake_now->gather_in_group = 0;
+  return 0;
+}
+static int fake_send(const void *b, size_t c, int t, int peer, void *comm, void *stream) {
+  fake_comm *f = comm;
+  return peer == (f->rank + 1) % f->n ? 0 : 1;
+}
+static int fake_recv(void *buf, size_t count, int t, int peer, void *comm, void *stream) {
+  fake_comm *f = comm;
+  int owner = ((f->rank - f->step - 1) % f->n + f->n) % f->n;
+  size_t want = (size_t)attn_cp_shard_len(f->s, f->n, owner) * f->kv_row;
+  if (peer != (f->rank + f->n - 1) % f->n) return 1;
+  if (count != want) f->bad_count++;
+  const void *src = f->recv_in_group++ == 0 ? f->k[owner] : f->v[owner];
+  return cudaMemcpyAsync(buf, src, want, cudaMemcpyDeviceToDevice, stream) != cudaSuccess;
+}
+static int fake_all_gather(const void *send, void *recv, size_t count, int t, void *comm,
+                           void *stream) {
+  fake_comm *f = comm;
+  void *const *src = f->gather_in_group++ == 0 ? f->k : f->v;
+  for (int r = 0; r < f->n; r++) {
+    size_t bytes = (size_t)attn_cp_shard_len(f->s, f->n, r) * f->kv_row;
+    if (bytes > count) f->bad_count++;
+    if (r != f->rank && cudaMemcpyAsync((char *)recv + r * count, src[r], bytes,
+                                        cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+      return 1;
+  }
+  return 0;
+}
+
+static const attn_nccl_api fake_api = {
+    .get_error_string = fake_error, .group_start = fake_group_start,
+    .group_end = fake_group_end, .send = fake_send, .recv = fake_recv,
+    .all_gather = fake_all_gather, .path = "fake"};
+
+/* The whole problem made once, scattered to n shards on the GPU, each rank's
+ * driver run over the fake NCCL, gathered, checked against the fp64
+ * reference (out and lse poisoned first, every row checked). */
+static void fake_ring(attn_ctx *ctx, int n, attn_cp_variant v, int64_t hq, int64_t hkv,
+                      int64_t s, int64_t d, int causal, test_rng *rng) {
+  problem_spec spec = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = hq, .hkv = hkv, .sq = s, .sk = s,
+                       .d = d, .causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE,
+                       .layout = LAYOUT_BHSD, .lse = 1};
+  test_problem p;
+  if (problem_make(&p, &spec, rng)) {
+    CHECK(0, "problem_make");
+    return;
+  }
+  problem_poison(&p);
+  size_t es = 2;
+  void *dq[8], *dk[8], *dv[8], *dout[8], *dlse[8];
+  attn_args sh[8];
+  fake_comm fc[8];
+  attn_cp_cuda_state *st[8] = {0};
+  for (int r = 0; r < n; r++) {
+    int64_t l = attn_cp_shard_len(s, n, r);
+    void *hbuf = malloc((size_t)(hq * l * d) * es + 1);
+    attn_tensor hq_t = attn_tensor_bhsd(hbuf, ATTN_DTYPE_BF16, ATTN_DEVICE_CPU, 1, hq, l, d);
+    attn_tensor hk_t = attn_tensor_bhsd(hbuf, ATTN_DTYPE_BF16, ATTN_DEVICE_CPU, 1, hkv, l, d);
+    attn_cp_scatter(&p.args.q, n, r, &hq_t);
+    dq[r] = dev_copy(hbuf, (size_t)(hq * l * d) * es + 1);
+    attn_cp_scatter(&p.args.k, n, r, &hk_t);
+    dk[r] = dev_copy(hbuf, (size_t)(hkv * l * d) * es + 1);
+    attn_cp_scatter(&p.args.v, n, r, &hk_t);
+    dv[r] = dev_copy(hbuf, (size_t)(hkv * l * d) * es + 1);
+    attn_cp_scatter(&p.args.out, n, r, &hq_t); /* poisoned rows */
+    dout[r] = dev_copy(hbuf, (size_t)(hq * l * d) * es + 1);
+    free(hbuf);
+    attn_cuda_malloc(0, (size_t)(hq * l) * 4 + 4, &dlse[r]);
+    attn_cuda_fill_bytes(0, dlse[r], 0xff, (size_t)(hq * l) * 4 + 4);
+    sh[r] = attn_args_make(attn_tensor_bhsd(dq[r], ATTN_DTYPE_BF16, 0, 1, hq, l, d),
+                           attn_tensor_bhsd(dk[r], ATTN_DTYPE_BF16, 0, 1, hkv, l, d),
+                           attn_tensor_bhsd(dv[r], ATTN_DTYPE_BF16, 0, 1, hkv, l, d),
+                           attn_tensor_bhsd(dout[r], ATTN_DTYPE_BF16, 0, 1, hq, l, d));
+    sh[r].causal = spec.causal;
+    sh[r].lse = dlse[r];
+  }
+  for (int r = 0; r < n; r++) {
+    fc[r] = (fake_comm){.rank = r, .n = n, .s = s, .kv_row = (size_t)(hkv * d) * es, .k = dk,
+                        .v = dv};
+    fake_now = &fc[r];
+    attn_cp_args a = {.shard = sh[r], .seq_len = s, .variant = v};
+    attn_status rc = attn_cp_check_shard(&sh[r], s, n, r);
+    if (rc == ATTN_STATUS_OK)
+      rc = attn_cp_cuda_forward(ctx, &st[r], 0, &fake_api, &fc[r], r, n, v, &a);
+    CHECK(rc == ATTN_STATUS_OK, "rank %d: %s", r, attn_last_error());
+    CHECK(fc[r].bad_count == 0, "rank %d: %d transfers of the wrong size", r, fc[r].bad_count);
+    CHECK(v != ATTN_CP_RING || fc[r].step == n - 1, "rank %d: %d ring exchanges, expected %d", r,
+          fc[r].step, n - 1);
+  }
+  attn_cuda_synchronize(0);
+  for (int r = 0; r < n; r++) {
+    int64_t l = attn_cp_shard_len(s, n, r);
+    void *hbuf = malloc((size_t)(hq * l * d) * es + 1);
+    float *hl = malloc((size_t)(hq * l) * 4 + 4);
+    attn_cuda_to_host(0, hbuf, dout[r], (size_t)(hq * l * d) * es);
+    attn_cuda_to_host(0, hl, dlse[r], (size_t)(hq * l) * 4);
+    attn_tensor ho = attn_tensor_bhsd(hbuf, ATTN_DTYPE_BF16, ATTN_DEVICE_CPU, 1, hq, l, d);
+    attn_tensor hlt = attn_tensor_bhsd(hl, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 1, hq, l, 1);
+    attn_tensor flse = attn_tensor_bhsd(p.args.lse, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 1, hq, s, 1);
+    attn_cp_gather(&ho, n, r, &p.args.out);
+    attn_cp_gather(&hlt, n, r, &flse);
+    free(hbuf);
+    free(hl);
+    attn_cp_cuda_state_destroy(st[r]);
+    attn_cuda_free(0, dq[r]), attn_cuda_free(0, dk[r]), attn_cuda_free(0, dv[r]);
+    attn_cuda_free(0, dout[r]), attn_cuda_free(0, dlse[r]);
+  }
+  check_result c = problem_check(&p, 0, 6 * test_unit_roundoff(ATTN_DTYPE_BF16), 256 * 0x1p-24);
+  CHECK(c.ok, "fake NCCL %s n=%d Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d: %s",
+        attn_cp_variant_name(v), n, (long long)hq, (long long)hkv, (long long)s, (long long)d,
+        causal, c.why);
+  printf("fake NCCL %-9s n=%d Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d: rel err %.2e, lse %.2e\n",
+         attn_cp_variant_name(v), n, (long long)hq, (long long)hkv, (long long)s, (long long)d,
+         causal, c.rel_err, c.lse_err);
+  problem_free(&p);
+}
+
 /* A one-rank communicator made by NCCL itself and wrapped (the caller's
  * ncclComm_t path): rank and size read back through NCCL, a forward runs. */
 static void nccl_wrapped(attn_ctx *ctx, test_rng *rng) {
@@ -187,6 +330,13 @@ int main(void) {
       one_rank_forward(ctx, comm, (attn_cp_variant)v, 2, 1, 3, 128, causal, &rng);
     }
   attn_cp_comm_destroy(comm);
+  for (int v = ATTN_CP_RING; v <= ATTN_CP_ALLGATHER; v++)
+    for (int causal = 0; causal <= 1; causal++) {
+      fake_ring(ctx, 2, (attn_cp_variant)v, 4, 4, 256, 128, causal, &rng);
+      fake_ring(ctx, 3, (attn_cp_variant)v, 8, 2, 301, 64, causal, &rng);
+      fake_ring(ctx, 4, (attn_cp_variant)v, 4, 1, 517, 128, causal, &rng);
+      fake_ring(ctx, 4, (attn_cp_variant)v, 2, 2, 7, 64, causal, &rng); /* empty chunks */
+    }
   nccl_wrapped(ctx, &rng);
   attn_ctx_destroy(ctx);
   printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
