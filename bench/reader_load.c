@@ -27,6 +27,15 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU seconds (user + system) so far: on a shared machine wall time also
+ * counts the other processes' turns, CPU time does not. */
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static double peak_rss_mb(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -164,16 +173,17 @@ static int load(const char *path) {
   prof_trace *t;
   prof_read_stats st;
   if (prof_read_chrome_trace(path, &t, &st)) return fprintf(stderr, "%s\n", attn_last_error()), 1;
-  double t1 = now_s(), rss_read = peak_rss_mb();
+  double t1 = now_s(), rss_read = peak_rss_mb(), cpu_read = cpu_s();
   prof_range_summary *rows;
   int64_t n = prof_summarize_ranges(t, &rows);
   double t2 = now_s();
   const prof_range_summary *f = prof_range_summary_find(rows, n, "attn_fwd");
-  printf("reader: %lld events in %.2f s (%.0f events/s); peak RSS %.0f MB after reading, %.0f MB "
-         "after the "
-         "summary (%.2f s); attn_fwd: %lld calls, %.0f GPU events per call\n",
-         (long long)st.events, t1 - t0, (double)st.events / (t1 - t0), rss_read, peak_rss_mb(),
-         t2 - t1, f ? (long long)f->calls : 0LL, f ? f->per_call_total : 0.0);
+  printf("reader: %lld events in %.2f s (%.2f s CPU; %.0f events/s); peak RSS %.0f MB after "
+         "reading, %.0f MB after the summary (%.2f s, %.2f s CPU); attn_fwd: %lld calls, %.0f GPU "
+         "events per call\n",
+         (long long)st.events, t1 - t0, cpu_read, (double)st.events / (t1 - t0), rss_read,
+         peak_rss_mb(), t2 - t1, cpu_s() - cpu_read, f ? (long long)f->calls : 0LL,
+         f ? f->per_call_total : 0.0);
   free(rows);
   prof_trace_destroy(t);
   return 0;

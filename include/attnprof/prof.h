@@ -59,6 +59,7 @@ PROF_API prof_cat prof_cat_from_name(const char *name); /* unknown -> PROF_CAT_O
   X(SOFTMAX, "softmax")            \
   X(CAST, "cast")                  \
   X(FUSED, "fused")                \
+  X(COMM, "comm")                  \
   X(OTHER, "other")
 
 typedef enum {
@@ -90,6 +91,8 @@ typedef struct {
   int32_t shared_memory_limit_optin; /* 1 when the kernel opted in past 48 KiB */
   double occupancy_pct_in_file;      /* "est. achieved occupancy %" read; -1 = none */
   int32_t max_active_clusters;       /* CUPTI's count over the GPU; 0 = unknown */
+  uint32_t graph_id;                 /* the CUDA graph it ran in (CUPTI's graphId); 0 = a
+                                        launch of its own */
 } prof_footprint;
 
 /* One event. Times are nanoseconds on one clock shared by every collector
@@ -203,6 +206,19 @@ PROF_API void prof_op_end(prof_op_scope *op, int64_t bytes, double flops);
  * prof_trace_count entries (NULL on out of memory). O(n log n). */
 PROF_API int64_t *prof_attribute(const prof_trace *t);
 
+/* What linking GPU work to its launch calls, and ranges to each other, could
+ * not settle: reported, never hidden. */
+typedef struct {
+  int64_t gpu_without_launch;   /* GPU activities no launch call's correlation id matches */
+  int64_t launches_without_gpu; /* launch calls (names with Launch, Memcpy or Memset, bar
+                                   cudaLaunchHostFunc) whose id no GPU activity carries */
+  int64_t ambiguous;            /* GPU activities whose id calls of several processes
+                                   share; settled by device, then time (prof_link_launches) */
+  int64_t crossing_ranges;      /* user ranges starting inside another range on their thread
+                                   and ending after it; work is attributed by the start of
+                                   its launch call, to every range open then */
+} prof_link_stats;
+
 enum { PROF_MAX_LAUNCH_APIS = 8 };
 
 typedef struct {
@@ -216,6 +232,8 @@ typedef struct {
   const char *launch_api[PROF_MAX_LAUNCH_APIS];
   double launch_api_per_call[PROF_MAX_LAUNCH_APIS];
   int gpu; /* 1: the ops counted are GPU activities; 0: CPU ops */
+  double graph_per_call; /* of per_call_total, GPU events that ran inside CUDA graph
+                            launches (counted as eager ones are, and said apart) */
 } prof_range_summary;
 
 /* One row per distinct user-range name, in order of first appearance (earliest
@@ -227,8 +245,12 @@ typedef struct {
  *   range and that range's enclosing ranges. So "attn_fwd" inside
  *   "ProfilerStep#N" gets the forward's ops and the step gets them too, and a
  *   backend that opens its own sub-ranges does not take ops away from the
- *   forward. (A range nested in a range of the same name counts them twice,
- *   as torch's key averages do.)
+ *   forward. A range nested in a range of the same name is part of that call:
+ *   one call, each op counted once (so calls x ops per call is what the
+ *   kernel table of that range lists; torch's key averages count both).
+ * - Ranges that overlap without nesting: an op counts for every range open
+ *   at its start (a GPU activity: at its launch call's start), as the
+ *   reference does; prof_link_stats.crossing_ranges says how many crossed.
  * - The ops of a range name are its GPU activities (kernel, memcpy, memset,
  *   attributed through the launch call's correlation id). A range name whose
  *   calls launched no GPU work counts its CPU ops instead: the outermost cpu_op
@@ -238,6 +260,15 @@ typedef struct {
  *   own duration; launch APIs name the call behind each GPU activity
  *   (PROF_MAX_LAUNCH_APIS distinct names; the rest are summed under "other"). */
 PROF_API int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out);
+/* The same with choices: PROF_SUMMARY_PER_STEP keeps one row per
+ * "ProfilerStep#<n>" (prof_summarize_ranges does); without it they are one
+ * row "ProfilerStep#N" with a call per step, as diff counts them. links (may
+ * be NULL) receives what the linking could not settle. */
+enum { PROF_SUMMARY_PER_STEP = 1 };
+PROF_API int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags,
+                                          prof_range_summary **out, prof_link_stats *links);
+/* "ProfilerStep#" followed by digits only: a step torch.profiler numbered. */
+PROF_API int prof_is_step_name(const char *name);
 /* The row named `name`, or NULL. */
 PROF_API const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,
                                                   const char *name);
@@ -263,6 +294,27 @@ PROF_API int64_t prof_key_averages(const prof_trace *t, prof_key_average **out);
  * A trace that has such spans already is left alone. Returns the number
  * added, or -1 (out of memory). */
 PROF_API int64_t prof_add_gpu_annotations(prof_trace *t);
+
+/* ---- many processes (src/prof/analysis/merge.c) ------------------------ */
+
+/* What prof_merge did with one input. */
+typedef struct {
+  int64_t offset_ns;   /* added to each of its times (clock alignment) */
+  int64_t collectives; /* its NCCL kernels (prof_kind COMM) */
+  int aligned;         /* 1: on the ends of NCCL collectives (input 0: it has some) */
+  int64_t pid;         /* its host process in the merged trace (that of its first
+                          launch call), 0 = none */
+  int device;          /* its first GPU's id in the merged trace, -1 = none */
+  char why[160];       /* why it was not aligned, or how partly; "" when fully */
+} prof_merge_input;
+
+/* Traces of several processes on one timeline, each input in lanes of its
+ * own: host pids and device ids already taken move to free ones, correlation
+ * ids get the input's number in their high bits. Input r's clock moves by
+ * the median offset between its NCCL collectives' ends and input 0's (the
+ * k-th with the k-th); without collectives it stays, with the reason in
+ * info[r].why. info has n entries. A new trace, or NULL (out of memory). */
+PROF_API prof_trace *prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info);
 
 /* ---- occupancy (src/prof/analysis/occupancy.c) ---------------------------------- */
 
@@ -375,6 +427,7 @@ typedef struct {
                              the trace lacks the device's facts */
   double occupancy_theoretical_pct;
   unsigned occupancy_limiting; /* PROF_OCC_LIMIT_* */
+  int64_t graph_calls;         /* of calls, those run inside CUDA graph launches */
 } prof_kernel_summary;
 
 /* One row per kernel name and footprint among the kernels inside a range

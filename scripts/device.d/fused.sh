@@ -5,7 +5,11 @@
 #  2. fused_vs_torch.py: beside PyTorch's flash and efficient SDPA, one run
 #     (with --mma-sync: flash's mma.sync kernel too, beside the wgmma one);
 #  3. compute-sanitizer memcheck and racecheck over a small sweep
-#     (test_fused_gpu with FUSED_TEST_QUICK=1).
+#     (test_fused_gpu with FUSED_TEST_QUICK=1);
+#  4. ws (not in the default steps): flash's warp-specialized kernel beside
+#     PyTorch's cuDNN and FA2 SDPA on the whole grid (ws_vs_torch.py, with the
+#     D128 ablation and the tensor-core floor), then memcheck, racecheck and
+#     synccheck over its quick sweep alone (FUSED_TEST_ONLY=ws).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -32,6 +36,22 @@ if [[ $steps == *sanitize* ]]; then
       ./bin/test_fused_gpu >"$out/sanitize_$tool.txt" 2>&1
     r=$?
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|Error|SKIP" "$out/sanitize_$tool.txt" | tail -6
+    echo "$tool exit status $r"
+    [ $r -ne 0 ] && rc=1
+  done
+fi
+if [[ $steps == *ws* ]]; then
+  echo "== ws_vs_torch.py"
+  PYTHONUNBUFFERED=1 timeout 150 python3 ../bench/fused/ws_vs_torch.py --lib ./lib/libattnprof.so \
+    --reps 10 --ablation --floor | tee "$out/ws_vs_torch.txt"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck synccheck; do
+    echo "== compute-sanitizer --tool $tool (test_fused_gpu, ws sweep, quick)"
+    FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout "${FUSED_SAN_TIMEOUT:-100}" "$cs" --tool "$tool" \
+      --error-exitcode 3 ./bin/test_fused_gpu >"$out/sanitize_ws_$tool.txt" 2>&1
+    r=$?
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|SKIP" "$out/sanitize_ws_$tool.txt" | tail -4
     echo "$tool exit status $r"
     [ $r -ne 0 ] && rc=1
   done

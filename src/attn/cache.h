@@ -7,9 +7,11 @@
  * says why), so a problem refused once is refused fast.
  *
  * Eviction is deferred: attn_cache_put never frees an entry, so a pointer
- * found earlier in the same forward stays valid until the forward ends;
- * attn_cache_trim (dispatch calls it before each forward) evicts the least
- * recently used entries down to the capacity. Plain C, no CUDA: tested in CI.
+ * found earlier in the same call stays valid until the call ends;
+ * attn_cache_trim (dispatch calls it as every call on the handle ends) evicts
+ * the least recently used entries down to the capacity. Device memory a
+ * value owns is freed with cudaFree (which waits for the device) and graphs
+ * with cudaGraphExecDestroy (which lets a launch in flight finish). Plain C, no CUDA: tested in CI.
  * Not thread-safe: the handle's rule (one thread at a time, or its lock)
  * covers it. */
 #ifndef ATTNPROF_SRC_ATTN_CACHE_H

@@ -142,7 +142,10 @@ static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend
 static void ctx_lock(attn_ctx *ctx) {
   if (ctx->opts.locked) pthread_mutex_lock(&ctx->lock);
 }
+/* Every call ends here: what the call put in the cache is bounded now that
+ * nothing of the call still holds a pointer into it (cache.h). */
 static void ctx_unlock(attn_ctx *ctx) {
+  attn_cache_trim(ctx->cache);
   if (ctx->opts.locked) pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -198,9 +201,6 @@ attn_status attn_why_not(attn_ctx *ctx, attn_backend backend, const attn_args *a
 static attn_status forward_locked(attn_ctx *ctx, attn_backend backend, const attn_args *a) {
   char why[512];
   attn_status st;
-  /* Entries kept from earlier calls may go now; none found in this call will
-   * be freed before it ends (cache.h). */
-  attn_cache_trim(ctx->cache);
   if (backend == ATTN_BACKEND_AUTO) {
     /* select already ran the chosen backend's why-not check. */
     if ((st = select_locked(ctx, a, &backend, NULL, 0))) return st;

@@ -36,6 +36,8 @@ static const char trace_usage[] =
     "  --stream-only   keep the streamed trace as it is, no summary (memory stays bounded\n"
     "                  here too, for programs of millions of launches)\n"
     "NVTX ranges (torch.cuda.nvtx.range_push/pop) become the summary's ranges.\n"
+    "Processes the program starts (torchrun's workers) are traced too, one trace each:\n"
+    "FILE with .<pid> before .json; attnprof merge puts them on one timeline.\n"
     "exit status: the program's (128+N when killed by signal N); 3 if no trace could be written\n";
 
 static int parse(int argc, char **argv, trace_opts *o) {
@@ -127,6 +129,7 @@ int cmd_trace(int argc, char **argv) {
   if (prof_check_writable(o.out)) return cli_usage_error("%s", attn_last_error());
   trace_paths p;
   if ((rc = trace_paths_make(&o, &p))) return rc;
+  trace_children_clean(&p);
   trace_outcome r;
   memset(&r, 0, sizeof r);
   if (run_program(&o, &p, &r)) return trace_paths_free(&p), CLI_FAILED;

@@ -33,5 +33,14 @@ void trace_paths_free(trace_paths *p);
 /* Everything after the program: CLI_OK, or CLI_FAILED when no trace could be
  * written. */
 int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome *r);
+/* One child process's streamed trace (p->partial, p->report) made whole and
+ * written to o->out, with one line instead of the summary. */
+int trace_finish_child(const trace_opts *o, const trace_paths *p);
+/* The traces of the processes the program started (OUT.partial.<pid>, see
+ * inject.c), each finished into OUT with ".<pid>" before ".json"; returns how
+ * many, in pid order. */
+int trace_children(const trace_opts *o, const trace_paths *p);
+/* Removes children's files an earlier run left (before the program starts). */
+void trace_children_clean(const trace_paths *p);
 
 #endif

@@ -48,13 +48,6 @@ json_t *cli_result_json(const cli_result *r) {
   return o;
 }
 
-int cli_json_print(json_t *doc) {
-  int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-  fputc('\n', stdout);
-  json_decref(doc);
-  return rc ? cli_failure("could not write JSON to standard output") : CLI_OK;
-}
-
 /* Kind columns shown: those with a nonzero count in any row. */
 static void kinds_used(const cli_result *rs, int n, int used[PROF_KIND_COUNT]) {
   memset(used, 0, sizeof(int) * PROF_KIND_COUNT);

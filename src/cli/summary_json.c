@@ -28,8 +28,13 @@ static int pick_range(cli_summary *s, const char *range) {
 }
 
 int cli_summary_build(const prof_trace *t, const char *range, cli_summary *s) {
+  return cli_summary_build_ex(t, range, 0, s);
+}
+
+int cli_summary_build_ex(const prof_trace *t, const char *range, unsigned flags, cli_summary *s) {
   memset(s, 0, sizeof *s);
-  s->n_ranges = prof_summarize_ranges(t, &s->ranges);
+  if (range && prof_is_step_name(range)) flags |= PROF_SUMMARY_PER_STEP;
+  s->n_ranges = prof_summarize_ranges_ex(t, flags, &s->ranges, &s->links);
   s->n_kernels = s->n_ranges < 0 ? -1 : prof_summarize_kernels(t, range, &s->kernels);
   s->n_keys = s->n_kernels < 0 ? -1 : prof_key_averages(t, &s->keys);
   if (s->n_keys < 0) {
@@ -48,11 +53,34 @@ void cli_summary_free(cli_summary *s) {
   memset(s, 0, sizeof *s);
 }
 
+void cli_print_links(FILE *f, const prof_link_stats *l) {
+  if (l->gpu_without_launch)
+    fprintf(f, "note: %lld GPU event(s) matched no launch call (no correlation id in common): "
+            "counted in the kernel table, in no range\n", (long long)l->gpu_without_launch);
+  if (l->launches_without_gpu)
+    fprintf(f, "note: %lld launch call(s) had no GPU work in the trace\n",
+            (long long)l->launches_without_gpu);
+  if (l->ambiguous)
+    fprintf(f, "note: %lld GPU event(s) carry a correlation id that launch calls of several "
+            "processes share: linked to the process using that device, then by time\n",
+            (long long)l->ambiguous);
+  if (l->crossing_ranges)
+    fprintf(f, "note: %lld range(s) overlap without nesting: work counts for every range open "
+            "at its launch call's start\n", (long long)l->crossing_ranges);
+}
+
+json_t *cli_links_json(const prof_link_stats *l) {
+  return json_pack("{sI sI sI sI}", "gpu_without_launch", (json_int_t)l->gpu_without_launch,
+                   "launches_without_gpu", (json_int_t)l->launches_without_gpu, "ambiguous",
+                   (json_int_t)l->ambiguous, "crossing_ranges", (json_int_t)l->crossing_ranges);
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 json_t *cli_range_json(const prof_range_summary *r) {
   json_t *per = json_object();
   json_object_set_new(per, "total", json_real(r->per_call_total));
+  json_object_set_new(per, "graph", json_real(r->graph_per_call));
   for (int k = 0; k < PROF_KIND_COUNT; k++)
     json_object_set_new(per, prof_kind_name((prof_kind)k), json_real(r->per_call_kind[k]));
   json_object_set_new(per, "device_us", json_real(r->device_us_per_call));
@@ -88,6 +116,7 @@ json_t *cli_kernel_json(const prof_kernel_summary *k) {
   json_object_set_new(o, "occupancy_pct_in_file", cli_json_known(fp->occupancy_pct_in_file));
   json_object_set_new(o, "launch_api", cli_json_text(k->launch_api));
   json_object_set_new(o, "device", json_integer(k->device));
+  json_object_set_new(o, "graph_calls", json_integer(k->graph_calls));
   return o;
 }
 
@@ -117,9 +146,10 @@ json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const p
   for (int64_t i = 0; i < s->n_kernels; i++)
     json_array_append_new(kernels, cli_kernel_json(&s->kernels[i]));
   for (int64_t i = 0; i < s->n_keys; i++) json_array_append_new(keys, key_json(&s->keys[i]));
-  return json_pack("{so so so so so so}", "file", cli_json_text(file), "read",
-                   cli_read_stats_json(stats), "devices", devices_json(t), "ranges", ranges,
-                   "kernels", kernels, "key_averages", keys);
+  return json_pack("{so so so so so so so}", "file", cli_json_text(file), "read",
+                   cli_read_stats_json(stats), "devices", devices_json(t), "links",
+                   cli_links_json(&s->links), "ranges", ranges, "kernels", kernels,
+                   "key_averages", keys);
 }
 
 /* ---- kernel table -------------------------------------------------------- */
@@ -151,6 +181,7 @@ void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n) {
     put_pct(f, fp->occupancy_pct_in_file);
     fprintf(f, " %-10s ", prof_occupancy_limit_names(k->occupancy_limiting, limits, sizeof limits));
     cli_put_cell(f, k->launch_api ? k->launch_api : "-", -1);
+    if (k->graph_calls) fprintf(f, " (%lld in CUDA graphs)", (long long)k->graph_calls);
     fputc('\n', f);
   }
 }

@@ -15,10 +15,19 @@ typedef struct {
   int64_t n_kernels;
   prof_key_average *keys;
   int64_t n_keys;
+  prof_link_stats links; /* what linking and nesting could not settle */
 } cli_summary;
 
-/* CLI_OK, or an exit status after one error line (--range not in the trace: 2). */
+/* CLI_OK, or an exit status after one error line (--range not in the trace: 2).
+ * Profiler steps are one row "ProfilerStep#N" unless flags has
+ * PROF_SUMMARY_PER_STEP or range names one step. */
 int cli_summary_build(const prof_trace *t, const char *range, cli_summary *s);
+int cli_summary_build_ex(const prof_trace *t, const char *range, unsigned flags, cli_summary *s);
+/* The lines that say what linking could not settle (nothing when all was). */
+void cli_print_links(FILE *f, const prof_link_stats *l);
+json_t *cli_links_json(const prof_link_stats *l);
+/* cli_print_ranks as JSON (cmd_merge.c): per rank its range rows, per range the spread. */
+json_t *cli_ranks_json(const char *const *files, prof_trace *const *traces, size_t n);
 void cli_summary_free(cli_summary *s);
 
 json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const prof_trace *t,

@@ -183,8 +183,9 @@ static int print_summary(const trace_opts *o, const prof_trace *t, const prof_re
 }
 
 /* The streamed file -> the final trace (with gpu_user_annotation spans) and
- * the summary. */
-static int export_and_summarize(const trace_opts *o, const trace_paths *p, const trace_report *rep) {
+ * the summary (a child process's trace: one line instead). */
+static int export_and_summarize(const trace_opts *o, const trace_paths *p, const trace_report *rep,
+                                int child) {
   prof_trace *t = NULL;
   prof_read_stats stats;
   int64_t t0 = prof_clock_ns();
@@ -196,33 +197,55 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
     rc = cli_failure("%s (the streamed trace is kept at %s)", attn_last_error(), p->partial);
   } else {
     unlink(p->partial);
-    say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
-    rc = print_summary(o, t, &stats);
+    if (child)
+      fprintf(o->json ? stderr : stdout, "attnprof trace: child process trace %s (%zu events)\n",
+              o->out, prof_trace_count(t));
+    else
+      say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
+    rc = child ? CLI_OK : print_summary(o, t, &stats);
   }
   prof_trace_destroy(t);
   return rc;
+}
+
+/* The streamed trace -> made whole -> the final one (see the callers). */
+static int complete(const trace_opts *o, const trace_paths *p, const trace_report *rep, int child) {
+  say_faults(rep, p);
+  struct stat st;
+  if (stat(p->partial, &st)) return child ? CLI_OK : write_empty(o->out);
+  if (!rep->closed) {
+    int err = prof_chrome_trace_repair(p->partial, rep->safe_offset, rep->dropped);
+    if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
+  }
+  if (o->stream_only) {
+    if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));
+    if (!child) say_collector(o, rep, (size_t)rep->events, 0);
+    return CLI_OK;
+  }
+  return export_and_summarize(o, p, rep, child);
+}
+
+int trace_finish_child(const trace_opts *o, const trace_paths *p) {
+  trace_report rep;
+  read_report(p->report, &rep);
+  if (!rep.found) rep.closed = 0, rep.safe_offset = 0; /* no report: keep what parses */
+  return complete(o, p, &rep, 1);
 }
 
 int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome *r) {
   trace_report rep;
   read_report(p->report, &rep);
   say_program(o, r, &rep);
+  int children = trace_children(o, p);
   if (!rep.found) {
+    if (children > 0) { /* a launcher (torchrun, a script): its children traced */
+      printf("attnprof trace: %s used no CUDA itself; %d child process trace(s) above "
+             "(attnprof merge puts them on one timeline)\n", o->argv[0], children);
+      return CLI_OK;
+    }
     fprintf(stderr, "attnprof: the program never initialized CUDA (or the injection library "
                     "could not load): no GPU work to trace; writing an empty trace\n");
     return write_empty(o->out);
   }
-  say_faults(&rep, p);
-  struct stat st;
-  if (stat(p->partial, &st)) return write_empty(o->out);
-  if (!rep.closed) {
-    int err = prof_chrome_trace_repair(p->partial, rep.safe_offset, rep.dropped);
-    if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
-  }
-  if (o->stream_only) {
-    if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));
-    say_collector(o, &rep, (size_t)rep.events, 0);
-    return CLI_OK;
-  }
-  return export_and_summarize(o, p, &rep);
+  return complete(o, p, &rep, 0);
 }

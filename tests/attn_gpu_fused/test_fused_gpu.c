@@ -8,8 +8,11 @@
  *    (1, 63, 64, 65, 127, 129, 200, 300, and 257-700 for several 128-key
  *    tiles; Sq > Sk gives fully masked rows under bottom-right) x GQA x
  *    BHSD/BSHD, with lse; once on a handle whose opts.flash_kernel is auto
- *    (wgmma on compute capability 9.0) and once on one with mma_sync forced,
- *    so both kernels are checked on a H200 (an unknown ATTNPROF_FLASH_KERNEL
+ *    (ws on compute capability 9.0), once with mma_sync forced and, on
+ *    compute capability 9.0, once with wgmma forced, so every kernel is
+ *    checked on a H200;
+ *  - on compute capability 9.0, the warp-specialized kernel forced
+ *    (opts.flash_kernel = ws) over its own sweep (ws_sweep) (an unknown ATTNPROF_FLASH_KERNEL
  *    value is refused by attn_ctx_opts_from_env: tests/attn/test_ctx.c);
  *  - efficient's scalar kernel, forced on 16-bit inputs, agrees too;
  *  - efficient must take and pass odd head dims (1..255, padded inside or on
@@ -19,7 +22,8 @@
  *  - the refusals say why and name the backend that would take the inputs.
  * AUTO's choice is tested against a written rule in tests/attn_gpu/test_gpu_ctx.c.
  *
- * FUSED_TEST_QUICK=1 runs a few cases of each (for compute-sanitizer).
+ * FUSED_TEST_QUICK=1 runs a few cases of each (for compute-sanitizer);
+ * FUSED_TEST_ONLY=flash runs the flash kernels only, =ws the ws sweep only.
  * No GPU: prints the reason and exits 77 (Skipped). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +65,7 @@ static void expect_pass(attn_backend b, const gpu_problem *p, uint64_t *rng) {
   }
   int rc = gpu_case_run(g_ctx, &c, b, tol(p->dtype), 0, &o);
   if (rc != GPU_RUN_PASSED) {
-    if (failures++ < 20)
+    if (failures++ < 60)
       printf("FAIL %s%s: %s\n     problem: %s\n", attn_backend_name(b),
              rc == GPU_RUN_REFUSED ? " refused" : "", o.failure, desc);
   } else {
@@ -81,6 +85,7 @@ static void flash_sweep(uint64_t *rng, const char *kernel) {
       for (int c = 0; c < 3; c++)
         for (int si = 0; si < 10; si++, n++) {
           if (quick && n % 13) continue;
+          if (dims[di] == 96 && !strcmp(kernel, "wgmma")) continue; /* wgmma: D 64/128/256 */
           gpu_problem p = {.dtype = dts[ti], .d = dims[di], .causal = (attn_causal)c};
           p.sq = seq[si][0], p.sk = seq[si][1];
           p.b = 1 + (n % 2);
@@ -95,15 +100,86 @@ static void flash_sweep(uint64_t *rng, const char *kernel) {
          failures - before);
 }
 
-/* Both flash kernels, each on a handle that asks for it. */
+/* A handle whose opts.flash_kernel is k. */
+static attn_ctx *ctx_with(attn_flash_kernel k) {
+  attn_ctx_opts o = attn_ctx_opts_default();
+  o.flash_kernel = k;
+  return gpu_engine_new(&o);
+}
+
+/* The warp-specialized kernel (opts.flash_kernel = ws, compute capability 9.0
+ * only) on the shapes its TMA loads and persistent schedule treat specially:
+ * every D x both dtypes x causal none / top-left / bottom-right x S in
+ * {1, 7, 257, 700, 4097} with Sq != Sk (ragged tiles filled by TMA, rows past
+ * Sq clipped by its store, fully masked rows), GQA groups 1/2/4/8, BHSD, BSHD
+ * and padded rows, lse on and off; more tiles than SMs (the persistent loop)
+ * with B = 3 at Sq = 4097. Runs on g_ctx (the caller's ws handle). */
+static void ws_sweep(uint64_t *rng) {
+  static const int64_t dims[] = {64, 128, 256};
+  static const int64_t seq[][2] = {{1, 1},     {7, 7},     {257, 257}, {700, 700}, {7, 700},
+                                   {700, 7},   {257, 700}, {700, 257}, {4097, 129}, {65, 4097}};
+  static const int groups[] = {1, 2, 4, 8};
+  int before = failures, n = 0;
+  for (int di = 0; di < 3; di++)
+    for (int c = 0; c < 3; c++)
+      for (int si = 0; si < 10; si++, n++) {
+        if (quick && (n % 11 || seq[si][0] > 1000 || seq[si][1] > 1000)) continue;
+        gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .d = dims[di],
+                         .causal = (attn_causal)c};
+        p.sq = seq[si][0], p.sk = seq[si][1];
+        p.b = 1 + (n % 2);
+        p.hkv = 1 + (n / 3) % 2;
+        p.hq = p.hkv * groups[n % 4];
+        p.layout = n % 3 == 1 ? GPU_LAYOUT_BSHD : n % 5 == 2 ? GPU_LAYOUT_PADDED : GPU_LAYOUT_BHSD;
+        p.pad = 8;
+        p.lse = n % 4 != 3;
+        expect_pass(ATTN_BACKEND_FLASH, &p, rng);
+      }
+  if (!quick) /* 3 x 33 x 2 = 198 m-tiles at S 4097: more than the SMs, so CTAs loop */
+    for (int c = 0; c < 2; c++, n++) {
+      gpu_problem p = {.dtype = ATTN_DTYPE_BF16, .b = 3, .hq = 2, .hkv = 1, .sq = 4097,
+                       .sk = 700, .d = 64, .causal = (attn_causal)c, .lse = 1};
+      expect_pass(ATTN_BACKEND_FLASH, &p, rng);
+    }
+  printf("flash (opts.flash_kernel ws): %d shapes, %d failed\n", n, failures - before);
+}
+
+/* Whether flash takes a plain problem on a handle that forces kernel k. */
+static int kernel_runs_here(attn_flash_kernel k, const char *name, uint64_t *rng) {
+  gpu_problem p = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 1, .hkv = 1, .sq = 8, .sk = 8, .d = 64};
+  gpu_case c;
+  char why[256] = "";
+  attn_ctx *ctx = ctx_with(k);
+  int ok = 0;
+  if (ctx && gpu_case_create(&c, &p, 0, rng) == 0) {
+    ok = attn_why_not(ctx, ATTN_BACKEND_FLASH, &c.dev, why, sizeof why) == ATTN_STATUS_OK;
+    gpu_case_destroy(&c);
+  }
+  printf("flash's %s kernel: %s\n", name, ok ? "runs here" : why);
+  attn_ctx_destroy(ctx);
+  return ok;
+}
+
+/* Every flash kernel, each on a handle that asks for it. */
 static void flash_kernels(uint64_t *rng) {
-  static const attn_flash_kernel kernels[] = {ATTN_FLASH_KERNEL_AUTO, ATTN_FLASH_KERNEL_MMA_SYNC};
-  static const char *const names[] = {"auto", "mma_sync"};
+  static const attn_flash_kernel kernels[] = {ATTN_FLASH_KERNEL_AUTO, ATTN_FLASH_KERNEL_MMA_SYNC,
+                                              ATTN_FLASH_KERNEL_WGMMA};
+  static const char *const names[] = {"auto", "mma_sync", "wgmma"};
   attn_ctx *keep = g_ctx;
-  for (int i = 0; i < 2; i++) {
-    attn_ctx_opts o = attn_ctx_opts_default();
-    o.flash_kernel = kernels[i];
-    g_ctx = gpu_engine_new(&o);
+  /* wgmma runs exactly where ws must: compute capability 9.0, sm_90a build */
+  const int hopper = kernel_runs_here(ATTN_FLASH_KERNEL_WGMMA, "wgmma", rng);
+  if (hopper && !kernel_runs_here(ATTN_FLASH_KERNEL_WS, "ws", rng)) {
+    printf("FAIL flash's ws kernel refuses where the wgmma kernel runs\n");
+    failures++;
+  }
+  if (hopper) {
+    g_ctx = ctx_with(ATTN_FLASH_KERNEL_WS);
+    ws_sweep(rng);
+    attn_ctx_destroy(g_ctx);
+  }
+  const char *only = getenv("FUSED_TEST_ONLY");
+  for (int i = 0; i < (hopper ? 3 : 2) && !(only && !strcmp(only, "ws")); i++) {
+    g_ctx = ctx_with(kernels[i]);
     flash_sweep(rng, names[i]);
     attn_ctx_destroy(g_ctx);
   }
@@ -250,6 +326,12 @@ int main(void) {
   g_ctx = gpu_engine_new(NULL);
   uint64_t rng = 5150;
   flash_kernels(&rng);
+  const char *only = getenv("FUSED_TEST_ONLY"); /* "flash": the flash kernels; "ws": ws only */
+  if (only && (!strcmp(only, "flash") || !strcmp(only, "ws"))) {
+    attn_ctx_destroy(g_ctx);
+    printf("%d passed, %d failed: %s\n", passes, failures, failures ? "FAILED" : "all passed");
+    return failures ? 1 : 0;
+  }
   efficient_sweep(&rng);
   efficient_mask_tiles(&rng);
   efficient_scalar_forced(&rng);

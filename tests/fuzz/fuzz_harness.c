@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnprof/prof.h"
 
@@ -40,10 +41,41 @@ static void analyse(const prof_trace *t) {
   }
 }
 
+/* The reader's tokenizer (chrome_scan.c) and yajl must read every input
+ * alike: the same status, counts and events; any difference aborts. */
+static void same_as_yajl(const uint8_t *data, size_t size, attn_status st, const prof_trace *t,
+                         const prof_read_stats *stats) {
+  prof_trace *y = NULL;
+  prof_read_stats ys;
+  setenv("ATTNPROF_READER_YAJL", "1", 1);
+  attn_status yst = prof_read_chrome_trace_buffer(data, size, &y, &ys);
+  unsetenv("ATTNPROF_READER_YAJL");
+  int same = (st == ATTN_STATUS_OK) == (yst == ATTN_STATUS_OK);
+  if (same && !st) {
+    same = !memcmp(stats, &ys, sizeof ys) && prof_trace_count(t) == prof_trace_count(y) &&
+           prof_trace_device_count(t) == prof_trace_device_count(y);
+    for (size_t i = 0; same && i < prof_trace_count(t); i++) {
+      const prof_event *a = prof_trace_at(t, i), *b = prof_trace_at(y, i);
+      same = a->cat == b->cat && a->start_ns == b->start_ns && a->dur_ns == b->dur_ns &&
+             a->pid == b->pid && a->tid == b->tid && a->correlation == b->correlation &&
+             !strcmp(a->name ? a->name : "", b->name ? b->name : "");
+    }
+  }
+  prof_trace_destroy(y);
+  if (!same) {
+    fprintf(stderr, "fuzz: the tokenizer and yajl read this input differently (status %d, %d)\n",
+            (int)st, (int)yst);
+    abort();
+  }
+}
+
 int attnprof_fuzz_one(const uint8_t *data, size_t size) {
   prof_trace *t = NULL;
   prof_read_stats stats;
-  if (prof_read_chrome_trace_buffer(data, size, &t, &stats)) return 0;
+  memset(&stats, 0, sizeof stats);
+  attn_status st = prof_read_chrome_trace_buffer(data, size, &t, &stats);
+  same_as_yajl(data, size, st, t, &stats);
+  if (st) return 0;
   analyse(t);
   prof_trace_destroy(t);
   return 1;

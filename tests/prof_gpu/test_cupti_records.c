@@ -28,6 +28,7 @@ static void kernel_record(void **state) {
   k.registersPerThread = 168, k.staticSharedMemory = 1024, k.dynamicSharedMemory = 231424;
   k.sharedMemoryExecuted = 233472, k.shmemLimitConfig = CUPTI_FUNC_SHMEM_LIMIT_OPTIN;
   k.maxActiveClusters = 66;
+  k.graphId = 5, k.graphNodeId = 12;
   prof_event e;
   assert_int_equal(cupti_conv_record(cv, (const CUpti_Activity *)&k, &e), 1);
   assert_int_equal(e.cat, PROF_CAT_KERNEL);
@@ -52,6 +53,7 @@ static void kernel_record(void **state) {
   assert_int_equal(e.fp.shared_memory_executed, 233472);
   assert_int_equal(e.fp.shared_memory_limit_optin, 1);
   assert_int_equal(e.fp.max_active_clusters, 66);
+  assert_int_equal(e.fp.graph_id, 5); /* a node of graph 5 */
   /* Times stamped on CLOCK_REALTIME are moved onto ours; durations stay. */
   cupti_conv_set_clock_offset(cv, 400);
   assert_int_equal(cupti_conv_record(cv, (const CUpti_Activity *)&k, &e), 1);

@@ -31,7 +31,7 @@ except ImportError as e:  # the one reason to skip
 
 def ours(attnprof, path):
     """{kernel name: [calls, device us]} over the ProfilerStep ranges of path."""
-    doc = json.loads(subprocess.run([attnprof, "summary", path, "--json"], check=True,
+    doc = json.loads(subprocess.run([attnprof, "summary", path, "--json", "--per-step"], check=True,
                                     capture_output=True, text=True).stdout)
     steps = [r["name"] for r in doc["ranges"] if r["name"].startswith("ProfilerStep")]
     assert len(steps) >= 2, f"{path}: {len(steps)} ProfilerStep ranges"

@@ -75,7 +75,8 @@ static int tally_ops(const prof_trace *t, const prof_nest *nest, const int64_t *
     const prof_event *e = prof_trace_at(t, i);
     const char *name = prof_strpool_intern(pool, e->name ? e->name : "");
     if (!name) return -1;
-    for (int64_t r = nest->range[i]; r >= 0; r = nest->range[r])
+    int64_t ts = prof_nest_ref_ns(t, nest, i);
+    for (int64_t r = nest->range[i]; r >= 0; r = prof_nest_outer(t, nest, r, ts))
       if (add_op(d, row_of[r], side, name, e->dur_ns)) return -1;
   }
   return 0;

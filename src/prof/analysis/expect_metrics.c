@@ -46,6 +46,7 @@ static int observe_calls(const prof_metric *m, const prof_expect_ctx *c, const c
 #define PLURAL_SOFTMAX "softmaxes"
 #define PLURAL_CAST "casts"
 #define PLURAL_FUSED NULL
+#define PLURAL_COMM NULL
 #define PLURAL_OTHER "others"
 
 static const prof_metric metrics[] = {

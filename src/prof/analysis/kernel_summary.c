@@ -28,11 +28,15 @@ static uint64_t footprint_hash(const prof_footprint *fp) {
   return h;
 }
 
-/* Whether one of the ranges containing event i (innermost outwards) is named `range`. */
+/* Whether one of the ranges open at event i's launch (innermost outwards) is
+ * named `range`; "ProfilerStep#N" names every profiler step, as the summary's
+ * merged row does. */
 static int in_range(const prof_trace *t, const prof_nest *nest, size_t i, const char *range) {
-  for (int64_t r = nest->range[i]; r >= 0; r = nest->range[r]) {
+  int steps = !strcmp(range, "ProfilerStep#N");
+  int64_t ts = prof_nest_ref_ns(t, nest, i);
+  for (int64_t r = nest->range[i]; r >= 0; r = prof_nest_outer(t, nest, r, ts)) {
     const char *name = prof_trace_at(t, (size_t)r)->name;
-    if (name && !strcmp(name, range)) return 1;
+    if (name && (steps ? prof_is_step_name(name) : !strcmp(name, range))) return 1;
   }
   return 0;
 }
@@ -90,6 +94,7 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
     if (!r) return -1;
     if (!r->calls && nest->launch[i] >= 0) r->launch_api = prof_trace_at(t, (size_t)nest->launch[i])->name;
     r->calls++;
+    r->graph_calls += prof_nest_from_graph(t, nest, i);
     r->device_us_total += (double)e->dur_ns / 1e3;
   }
   return 0;

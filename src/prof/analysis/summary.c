@@ -13,9 +13,11 @@
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
 
+enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and just repeat */
+
 typedef struct {
   double kind[PROF_KIND_COUNT];
-  double total;
+  double total, graph;
   int64_t device_ns;
 } tally;
 
@@ -30,6 +32,7 @@ typedef struct {
 
 typedef struct {
   const prof_trace *t;
+  unsigned flags; /* PROF_SUMMARY_* */
   prof_nest nest;
   prof_map by_name; /* interned name -> row */
   row_acc *rows;
@@ -50,13 +53,34 @@ static void add_launch(row_acc *r, const char *api) {
   r->launch_count[j] += 1;
 }
 
+static const char step_row[] = "ProfilerStep#N";
+
+/* The row a range name is tallied under: its own, or one for all profiler steps. */
+static const char *row_key(const summary_ctx *c, const char *name) {
+  return !(c->flags & PROF_SUMMARY_PER_STEP) && prof_is_step_name(name) ? step_row : name;
+}
+
+static int64_t row_of(const summary_ctx *c, int64_t r) {
+  return prof_map_get(&c->by_name, prof_map_ptr(row_key(c, prof_trace_at(c->t, (size_t)r)->name)), 0);
+}
+
+/* A range inside a range of the same row is part of that call (prof.h). */
+static int inner_repeat(const summary_ctx *c, size_t i, const char *key) {
+  int64_t ts = prof_trace_at(c->t, i)->start_ns;
+  for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts))
+    if (row_key(c, prof_trace_at(c->t, (size_t)r)->name) == key) return 1;
+  return 0;
+}
+
 /* One row per distinct range name, with calls and host time. */
 static int collect_ranges(summary_ctx *c) {
   size_t cap = 0;
   for (size_t i = 0; i < c->nest.n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
     if (e->cat != PROF_CAT_USER_ANNOTATION) continue;
-    int64_t r = prof_map_put(&c->by_name, prof_map_ptr(e->name), 0, (int64_t)c->n_rows);
+    const char *key = row_key(c, e->name);
+    if (inner_repeat(c, i, key)) continue;
+    int64_t r = prof_map_put(&c->by_name, prof_map_ptr(key), 0, (int64_t)c->n_rows);
     if (r < 0) return -1;
     if ((size_t)r == c->n_rows && c->n_rows == cap) { /* a new name: room for its row */
       row_acc *grown = realloc(c->rows, (cap = cap ? 2 * cap : 16) * sizeof *grown);
@@ -67,7 +91,7 @@ static int collect_ranges(summary_ctx *c) {
     if ((size_t)r == c->n_rows) {
       memset(row, 0, sizeof *row);
       c->n_rows++;
-      row->name = e->name;
+      row->name = key;
       row->first_start = e->start_ns;
       row->first_idx = (int64_t)i;
     }
@@ -91,17 +115,27 @@ static void count_ops(summary_ctx *c) {
     const prof_event *e = prof_trace_at(c->t, i);
     int side = c->nest.range[i] < 0 ? 0 : op_side(c, i, e);
     if (!side) continue;
-    prof_kind k = side == 1                          ? prof_gpu_kind(e->cat)
+    prof_kind k = side == 1 && e->cat == PROF_CAT_KERNEL && prof_is_comm_kernel(e->name)
+                      ? PROF_KIND_COMM
+                  : side == 1                          ? prof_gpu_kind(e->cat)
                   : (unsigned)e->kind < PROF_KIND_COUNT ? e->kind
                                                       : PROF_KIND_OTHER;
     int64_t launch = c->nest.launch[i];
     const char *api = launch >= 0 ? prof_trace_at(c->t, (size_t)launch)->name : NULL;
-    for (int64_t r = c->nest.range[i]; r >= 0; r = c->nest.range[r]) {
-      const prof_event *range = prof_trace_at(c->t, (size_t)r);
-      row_acc *row = &c->rows[prof_map_get(&c->by_name, prof_map_ptr(range->name), 0)];
+    int graph = side == 1 && prof_nest_from_graph(c->t, &c->nest, i);
+    int64_t ts = prof_nest_ref_ns(c->t, &c->nest, i), seen[MAX_DEPTH];
+    int n_seen = 0;
+    for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts)) {
+      int64_t ri = row_of(c, r);
+      int j = 0;
+      while (j < n_seen && seen[j] != ri) j++;
+      if (j < n_seen) continue; /* once per row: nested ranges of one name */
+      if (n_seen < MAX_DEPTH) seen[n_seen++] = ri;
+      row_acc *row = &c->rows[ri];
       tally *tl = side == 1 ? &row->gpu : &row->cpu;
       tl->kind[k] += 1;
       tl->total += 1;
+      tl->graph += graph;
       tl->device_ns += e->dur_ns;
       if (api) add_launch(row, api);
     }
@@ -123,6 +157,7 @@ static void finish_row(const row_acc *a, prof_range_summary *s) {
   s->gpu = tl == &a->gpu;
   for (int k = 0; k < PROF_KIND_COUNT; k++) s->per_call_kind[k] = tl->kind[k] / calls;
   s->per_call_total = tl->total / calls;
+  s->graph_per_call = tl->graph / calls;
   s->device_us_per_call = (double)tl->device_ns / 1e3 / calls;
   s->host_us_per_call = (double)a->host_ns / 1e3 / calls;
   s->n_launch_apis = a->n_launch;
@@ -132,10 +167,26 @@ static void finish_row(const row_acc *a, prof_range_summary *s) {
   }
 }
 
+int prof_is_step_name(const char *name) {
+  static const char prefix[] = "ProfilerStep#";
+  if (!name || strncmp(name, prefix, sizeof prefix - 1)) return 0;
+  const char *p = name + sizeof prefix - 1;
+  if (!*p) return 0;
+  for (; *p; p++)
+    if (*p < '0' || *p > '9') return 0;
+  return 1;
+}
+
 int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out) {
+  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, NULL);
+}
+
+int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
+                                 prof_link_stats *links) {
   *out = NULL;
-  summary_ctx c = {.t = t};
+  summary_ctx c = {.t = t, .flags = flags};
   if (prof_nest_build(t, &c.nest)) return -1;
+  if (links) *links = c.nest.links;
   prof_map_init(&c.by_name);
   int64_t n = -1;
   if (!collect_ranges(&c)) {

@@ -131,6 +131,7 @@ static void kernel(cupti_conv *cv, const CUpti_ActivityKernel10 *k, prof_event *
   fp->shared_memory_executed = (int32_t)k->sharedMemoryExecuted;
   fp->shared_memory_limit_optin = k->shmemLimitConfig == CUPTI_FUNC_SHMEM_LIMIT_OPTIN;
   fp->max_active_clusters = (int32_t)k->maxActiveClusters;
+  fp->graph_id = k->graphId; /* its launch's correlation id ties it to cudaGraphLaunch */
 }
 
 static void memcpy_rec(cupti_conv *cv, const CUpti_ActivityMemcpy6 *m, prof_event *e) {

@@ -4,8 +4,9 @@
  *   ATTNPROF_TRACE_OUT      the streamed trace (chrome_stream.c)
  *   ATTNPROF_TRACE_REPORT   key=value lines for attnprof trace: how far the
  *                           trace got (safe offset), counts, faults
- *   ATTNPROF_TRACE_ROOT_PID only this process is traced (a child that
- *                           inherits the environment is left alone)
+ *   ATTNPROF_TRACE_ROOT_PID the program's own process; any other process
+ *                           that inherits the environment (an exec'd child)
+ *                           writes OUT.<pid> and REPORT.<pid> instead
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
  *
  * The trace is finished at exit (atexit, so also exit() from another thread)
@@ -124,10 +125,22 @@ static int is_root_process(void) {
   return !root || atoll(root) == (long long)getpid();
 }
 
+/* The variable's path, with ".<pid>" appended in a process the traced
+ * program started (torchrun's workers, a script's CUDA child): each process
+ * streams its own trace, which attnprof trace collects when the program ends.
+ * The variables are inherited, so following exec'd children needs no more. */
+static const char *own_path(const char *var, char *buf, size_t len) {
+  const char *v = getenv(var);
+  if (!v || !*v || is_root_process()) return v;
+  snprintf(buf, len, "%s.%lld", v, (long long)getpid());
+  return buf;
+}
+
 static int start(void) {
-  const char *out = getenv("ATTNPROF_TRACE_OUT");
+  char out_buf[4096], report_buf[4096];
+  const char *out = own_path("ATTNPROF_TRACE_OUT", out_buf, sizeof out_buf);
   if (!out || !*out) return say("ATTNPROF_TRACE_OUT is not set: nothing to trace into", NULL), -1;
-  inject_report_open(getenv("ATTNPROF_TRACE_REPORT"));
+  inject_report_open(own_path("ATTNPROF_TRACE_REPORT", report_buf, sizeof report_buf));
   int64_t offset = prof_clock_epoch_offset(), now = prof_clock_ns() + offset;
   char why[512];
   stream = chrome_stream_open(out, now - now % 1000000, offset, why, sizeof why);
@@ -157,7 +170,6 @@ static int start(void) {
 void attnprof_inject_start(void) {
   static atomic_int once;
   if (atomic_exchange(&once, 1)) return;
-  if (!is_root_process()) return; /* a child of the traced program */
   start();
 }
 

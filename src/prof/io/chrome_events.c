@@ -87,6 +87,7 @@ static void kernel_args(const chrome_ctx *c, const prof_event *e, args_w *a) {
   if (fp->shared_memory_executed > 0) arg_int(a, ATTNPROF_ARG_SMEM_EXECUTED, fp->shared_memory_executed);
   if (fp->shared_memory_limit_optin) arg_int(a, ATTNPROF_ARG_SMEM_OPTIN, 1);
   if (fp->max_active_clusters > 0) arg_int(a, ATTNPROF_ARG_MAX_ACTIVE_CLUSTERS, fp->max_active_clusters);
+  if (fp->graph_id) arg_int(a, ATTNPROF_ARG_GRAPH_ID, (int64_t)fp->graph_id);
   if (d) occupancy_args(a, fp, d);
 }
 

@@ -75,6 +75,7 @@ static void footprint(const rd_event *r, prof_footprint *fp) {
   fp->shared_memory_executed = clamp32(r->smem_executed);
   fp->shared_memory_limit_optin = clamp32(r->smem_optin);
   fp->max_active_clusters = clamp32(r->max_active_clusters);
+  fp->graph_id = (uint32_t)r->graph_id;
 }
 
 /* GPU rows: pid is the device and tid the stream unless args say otherwise. */

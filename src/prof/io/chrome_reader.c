@@ -1,8 +1,8 @@
 /* Reading a Chrome/Kineto trace: the entry points (a file or a buffer) and
  * the byte source under the parser. A source is plain or gzip; which one is
  * decided by the first two bytes (gzip's magic), not by the file name, so a
- * renamed .json.gz still reads. Bytes go to yajl in 256 KiB pieces: memory
- * never holds the document. */
+ * renamed .json.gz still reads. Bytes go to the tokenizer (chrome_scan.c;
+ * yajl when it stops short) in pieces: memory never holds the document. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,21 +104,53 @@ static void source_close(rd_source *s) {
   if (s->f) fclose(s->f);
 }
 
+/* Back to the first byte, for the second pass (rd_parse's fallback). */
+static int source_rewind(rd_source *s) {
+  if (s->gz) inflateEnd(&s->z);
+  free(s->in);
+  s->in = NULL;
+  s->gz = s->gz_done = 0;
+  memset(&s->z, 0, sizeof s->z);
+  s->n_head = s->head_pos = 0;
+  s->mem_pos = 0;
+  if (s->f && fseek(s->f, 0, SEEK_SET))
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: not a trace the reader takes, and it "
+                     "cannot be read a second time for the reason (a pipe?)", s->what);
+  if (s->f) clearerr(s->f);
+  return source_open(s);
+}
+
+static void model_free(rd_model *m) {
+  rd_event *e = &m->ev;
+  rd_str *strs[] = {&e->ph, &e->cat, &e->name, &e->op_kind, &e->meta_name, &e->labels};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) rd_str_free(strs[i]);
+}
+
+/* A fresh model over stats (zeroed) and a new trace; 0, or out of memory. */
+static int model_init(rd_model *m, prof_read_stats *stats, const char *what) {
+  memset(m, 0, sizeof *m);
+  m->stats = stats;
+  memset(m->stats, 0, sizeof *m->stats);
+  m->t = prof_trace_create();
+  return m->t ? 0 : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for a trace", what);
+}
+
 static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *stats) {
   prof_read_stats local;
   rd_model m;
-  memset(&m, 0, sizeof m);
-  m.stats = stats ? stats : &local;
-  memset(m.stats, 0, sizeof *m.stats);
   *out = NULL;
-  m.t = prof_trace_create();
-  if (!m.t) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for a trace", s->what);
+  if (model_init(&m, stats ? stats : &local, s->what)) return ATTN_STATUS_OUT_OF_MEMORY;
   int rc = source_open(s);
   if (!rc) rc = rd_parse(&m, source_pull, s, s->what);
+  if (rc == RD_SCAN_FALLBACK) { /* yajl reads it again and has the last word */
+    model_free(&m);
+    prof_trace_destroy(m.t);
+    if (model_init(&m, stats ? stats : &local, s->what)) return ATTN_STATUS_OUT_OF_MEMORY;
+    rc = source_rewind(s);
+    if (!rc) rc = rd_parse_yajl(&m, source_pull, s, s->what);
+  }
   if (!rc) rd_finish_trace(&m);
-  rd_event *e = &m.ev;
-  rd_str *strs[] = {&e->ph, &e->cat, &e->name, &e->op_kind, &e->meta_name, &e->labels};
-  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) rd_str_free(strs[i]);
+  model_free(&m);
   if (rc) {
     prof_trace_destroy(m.t);
     return (attn_status)rc;

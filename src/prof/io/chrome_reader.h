@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_parse.h>
 
 #include "attnprof/prof.h"
 
@@ -57,6 +58,7 @@ typedef struct {
   int64_t external_id, correlation, device, stream, cbid, bytes;
   int64_t registers, smem, static_smem, dynamic_smem;
   int64_t smem_executed, smem_optin, max_active_clusters; /* attnprof's CUPTI extras */
+  int64_t graph_id;
   int64_t grid[3], block[3], cluster[3];
   double occupancy, flops;
 } rd_event;
@@ -125,6 +127,14 @@ void rd_finish_trace(rd_model *m);
  * attn_last_error() set ("what and where"). `pull` gives the next bytes
  * (*got 0 at the end) and returns an attn_status the same way. */
 typedef int (*rd_pull_fn)(void *src, unsigned char *buf, size_t cap, size_t *got);
+/* The fast tokenizer first (chrome_scan.c); RD_SCAN_FALLBACK when it stopped
+ * short (bad or odd input): the caller starts again, from a fresh model and
+ * the source's first byte, with rd_parse_yajl, which has the last word. */
+enum { RD_SCAN_FALLBACK = 1000 };
 int rd_parse(rd_model *m, rd_pull_fn pull, void *src, const char *what);
+int rd_parse_yajl(rd_model *m, rd_pull_fn pull, void *src, const char *what);
+/* Drives the callbacks (yajl's struct, ctx theirs) over the source: 0, a
+ * pull's attn_status, or RD_SCAN_FALLBACK. */
+int rd_scan(rd_pull_fn pull, void *src, const yajl_callbacks *cb, void *ctx);
 
 #endif

@@ -22,7 +22,29 @@ static size_t utf8_cut(const unsigned char *s, size_t n) {
   return back + 1 >= need ? n : i - 1;
 }
 
+/* "\u0000" decodes to a NUL byte, which would cut the C string there and
+ * merge two names that differ after it; each becomes U+2400 (the visible
+ * symbol for NUL, 3 bytes), so names stay apart and readable. */
+static const unsigned char *without_nul(const unsigned char *text, size_t *len,
+                                       unsigned char **copy) {
+  size_t nuls = 0;
+  for (const unsigned char *p = text; (p = memchr(p, 0, *len - (size_t)(p - text))); p++) nuls++;
+  if (!nuls) return text;
+  size_t n = *len + 2 * nuls;
+  unsigned char *out = malloc(n ? n : 1);
+  if (!out) return text; /* cut at the NUL: a shorter name beats a failed read */
+  for (size_t i = 0, j = 0; i < *len; i++) {
+    if (text[i]) out[j++] = text[i];
+    else out[j++] = 0xE2, out[j++] = 0x90, out[j++] = 0x80;
+  }
+  *copy = out;
+  *len = n;
+  return out;
+}
+
 void rd_str_set(rd_str *s, const unsigned char *text, size_t len, prof_read_stats *st) {
+  unsigned char *copy = NULL;
+  text = without_nul(text, &len, &copy);
   size_t n = len;
   s->truncated = 0;
   if (n > PROF_READ_NAME_MAX) {
@@ -45,6 +67,7 @@ void rd_str_set(rd_str *s, const unsigned char *text, size_t len, prof_read_stat
     s->s[n] = 0;
   }
   s->len = s->s ? n : 0;
+  free(copy);
 }
 
 void rd_str_free(rd_str *s) {
@@ -84,7 +107,28 @@ int rd_parse_double(const char *text, size_t len, double *out) {
   return 0;
 }
 
+/* Plain decimal digits (an optional '-', at most 18 digits: no overflow), the
+ * form nearly every integer in a trace has; 0, or -1 for anything else. */
+static int plain_int(const char *text, size_t len, int64_t *out) {
+  size_t i = text[0] == '-';
+  if (len <= i || len - i > 18) return -1;
+  int64_t v = 0;
+  for (size_t j = i; j < len; j++) {
+    unsigned d = (unsigned)(text[j] - '0');
+    if (d > 9) return -1;
+    v = v * 10 + d;
+  }
+  *out = i ? -v : v;
+  return 0;
+}
+
 int rd_parse_int(const char *text, size_t len, int64_t lo, int64_t hi, int64_t *out) {
+  int64_t fast;
+  if (len && !plain_int(text, len, &fast)) {
+    if (fast < lo || fast > hi) return -1;
+    *out = fast;
+    return 0;
+  }
   char buf[64], *end;
   if (copy_num(text, len, buf, sizeof buf)) return -1;
   errno = 0;

@@ -80,6 +80,7 @@
 #define ATTNPROF_ARG_SMEM_EXECUTED "shared memory executed" /* the carveout, bytes */
 #define ATTNPROF_ARG_SMEM_OPTIN "shared memory opt-in"      /* 1: past the 48 KiB default */
 #define ATTNPROF_ARG_MAX_ACTIVE_CLUSTERS "max active clusters"
+#define ATTNPROF_ARG_GRAPH_ID "graph id" /* the CUDA graph a kernel ran in */
 #define ATTNPROF_ARG_THEORETICAL_OCCUPANCY "theoretical occupancy %"
 /* Kineto (main) writes "occupancy": {activeBlocksPerMultiprocessor, limitingFactors}. */
 #define KINETO_ARG_OCCUPANCY_DETAIL "occupancy"

@@ -57,5 +57,8 @@ void report_charts(html_out *o, const report_trace *tr, size_t n);
 /* The timeline of the first call of tr->focus (or the trace's start): lanes
  * per CPU thread and GPU stream. idx numbers the svg (data-trace). */
 void report_timeline(html_out *o, const report_trace *tr, size_t idx);
+/* Device time per call of tr->focus: p50/p90/p99, a histogram, the slowest
+ * calls (report_dist.c). Nothing for a range without GPU work. */
+void report_distribution(html_out *o, const report_trace *tr);
 
 #endif

@@ -201,6 +201,7 @@ static void trace_section(html_out *o, const report_trace *tr, size_t idx) {
   }
   html_raw(o, "</p>\n");
   report_timeline(o, tr, idx);
+  report_distribution(o, tr);
   ranges_table(o, tr);
   kernels_table(o, tr);
   keys_table(o, tr);

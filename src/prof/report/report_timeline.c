@@ -42,7 +42,8 @@ static int is_gpu_row(prof_cat c) {
 }
 
 static int in_call(const tl_ctx *c, size_t i) {
-  for (int64_t r = c->nest.range[i]; r >= 0; r = c->nest.range[r])
+  int64_t ts = prof_nest_ref_ns(c->t, &c->nest, i);
+  for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts))
     if (r == c->call) return 1;
   return 0;
 }

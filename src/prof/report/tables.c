@@ -83,6 +83,7 @@ void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n
       if (shown[k]) put_count(f, 11, r->per_call_kind[k]);
     fprintf(f, " %14.1f %14.1f", r->device_us_per_call, r->host_us_per_call);
     if (r->n_launch_apis) print_launch_apis(f, r);
+    if (r->graph_per_call > 0) fprintf(f, "  (x%g from CUDA graphs)", r->graph_per_call);
     fputc('\n', f);
   }
 }

@@ -4,9 +4,12 @@
 //    bottom-right (tiles past the diagonal skipped) or none, Sq != Sk, GQA,
 //    any S, lse. Instances: instances/fused_fwd_*.cu.
 //  - the same algorithm on wgmma (flash_fwd_wgmma_kernel.cuh; sm_90a only):
-//    taken on compute capability 9.0 for D 64/128/256, same inputs.
-// The handle's opts.flash_kernel (mma_sync, wgmma) forces one (bench, tests);
-// auto picks. Measured speed against PyTorch's FA2: bench/NOTES.md.
+//    D 64/128/256 on compute capability 9.0 where the ws kernel refuses;
+//  - the same on a warp-specialized, TMA-fed kernel with ping-pong consumers
+//    (flash_fwd_ws_kernel.cuh; sm_90a only), the default on compute
+//    capability 9.0 for D 64/128/256 when TMA takes the strides.
+// The handle's opts.flash_kernel (mma_sync, wgmma, ws) forces one (bench,
+// tests); auto picks. Measured speed against PyTorch's FA2: bench/NOTES.md.
 //
 // One selector (flash_pick) answers both "is it supported?" and "which
 // kernel runs": attn_forward calls the why-not check, which calls it.
@@ -16,6 +19,9 @@
 
 #include "attn/cuda/common/cuda_common.h"
 #include "attn/cuda/fused/fused_launch.h"
+#ifdef ATTNPROF_HAVE_WGMMA
+#include "attn/cuda/fused/ws_tma.h"
+#endif
 
 // The Hopper kernel for (dtype, D) when it is built and runs here, else NULL
 // (flash_pick says why when opts.flash_kernel=wgmma demanded it).
@@ -35,6 +41,48 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 #endif
 }
 
+// The warp-specialized Hopper kernel (flash_fwd_ws_kernel.cuh) for (dtype, D),
+// or NULL with the reason in why: it needs the build, compute capability 9.0,
+// D 64/128/256 and strides TMA takes. ATTNPROF_FLASH_WS_FLAGS (bench only)
+// picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
+// 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
+// 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
+// results by design).
+static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
+#ifdef ATTNPROF_HAVE_WGMMA
+  const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
+  if (!pr || pr->major != 9 || pr->minor != 0) {
+    snprintf(why, why_len, "the ws kernel needs compute capability 9.0");
+    return NULL;
+  }
+  if (d != 64 && d != 128 && d != 256) {
+    snprintf(why, why_len, "the ws kernel takes D 64, 128 or 256 (D=%lld here)", (long long)d);
+    return NULL;
+  }
+  if (!attn_ws_tma_ok(a, why, why_len)) return NULL;
+  const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");
+  if (fl && *fl && bf && d == 128) {
+    if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0>;
+    if (!strcmp(fl, "1")) return ws_run<__nv_bfloat16, 128, 1>;
+    if (!strcmp(fl, "2")) return ws_run<__nv_bfloat16, 128, 2>;
+    if (!strcmp(fl, "8")) return ws_run<__nv_bfloat16, 128, 8>;
+    if (!strcmp(fl, "11")) return ws_run<__nv_bfloat16, 128, 11>;
+  }
+  if (fl && !strcmp(fl, "7") && bf)
+    return d == 64 ? ws_run<__nv_bfloat16, 64, 7> : d == 128 ? ws_run<__nv_bfloat16, 128, 7>
+                                                              : ws_run<__nv_bfloat16, 256, 7>;
+  switch (d) {
+  case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL> : ws_run<__half, 64, WS_ALL>;
+  case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL> : ws_run<__half, 128, WS_ALL>;
+  default: return bf ? ws_run<__nv_bfloat16, 256, WS_ALL> : ws_run<__half, 256, WS_ALL>;
+  }
+#else
+  (void)a, (void)d, (void)bf;
+  snprintf(why, why_len, "this build has no sm_90a kernels (nvcc < 12 or ATTNPROF_WGMMA=OFF)");
+  return NULL;
+#endif
+}
+
 // The instance for (dtype, D), or NULL with the reason in why. The handle's
 // opts.flash_kernel may force one kernel.
 static fused_fn flash_pick(const attn_ctx *ctx, const attn_args *a, char *why, size_t why_len) {
@@ -46,10 +94,16 @@ static fused_fn flash_pick(const attn_ctx *ctx, const attn_args *a, char *why, s
     return NULL;
   }
   const attn_flash_kernel choice = ctx->opts.flash_kernel;
-  if (choice == ATTN_FLASH_KERNEL_WS) {
-    snprintf(why, why_len, "flash_cuda: opts.flash_kernel=ws: the warp-specialized kernel is "
-             "not in this build; accepted are auto, mma_sync, wgmma");
-    return NULL;
+  // On compute capability 9.0 the ws kernel first; where it refuses (D 96,
+  // a stride TMA cannot take), the wgmma kernel, then mma.sync.
+  if (choice == ATTN_FLASH_KERNEL_AUTO || choice == ATTN_FLASH_KERNEL_WS) {
+    char wwhy[200];
+    fused_fn ws = ws_pick(a, d, bf, wwhy, sizeof wwhy);
+    if (ws) return ws;
+    if (choice == ATTN_FLASH_KERNEL_WS) {
+      snprintf(why, why_len, "flash_cuda: opts.flash_kernel=ws: %s", wwhy);
+      return NULL;
+    }
   }
   fused_fn hopper = choice == ATTN_FLASH_KERNEL_MMA_SYNC ? NULL : wgmma_pick(a, d, bf);
   if (hopper) return hopper;
@@ -109,7 +163,7 @@ const attn_backend_impl attn_backend_flash_cuda = {
     "flash_cuda",
     0, /* any CUDA device */
     "FlashAttention-2: one fused kernel, bf16/f16, D 64/96/128/256, causal tiles skipped; "
-    "wgmma on compute capability 9.0, mma.sync elsewhere",
+    "warp-specialized TMA + wgmma on compute capability 9.0, mma.sync elsewhere",
     ATTN_DTYPE_BIT(ATTN_DTYPE_F16) | ATTN_DTYPE_BIT(ATTN_DTYPE_BF16),
     256,
     flash_why_not,

@@ -24,4 +24,11 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_wgmma_f16_d64.cu
   instances/flash_wgmma_f16_d128.cu
   instances/flash_wgmma_f16_d256.cu
+  instances/flash_ws_bf16_d64.cu
+  instances/flash_ws_bf16_d128.cu
+  instances/flash_ws_bf16_d256.cu
+  instances/flash_ws_f16_d64.cu
+  instances/flash_ws_f16_d128.cu
+  instances/flash_ws_f16_d256.cu
+  instances/flash_ws_ablation.cu
 )

@@ -1,0 +1,423 @@
+// flash on Hopper, warp-specialized (sm_90a only; FlashAttention-3's design,
+// written from the paper and the PTX ISA, no code copied).
+//
+// CTA: 384 threads = 3 warpgroups, one CTA per SM, persistent.
+//  - warpgroup 0, the producer, gives its registers away (setmaxnreg 24); one
+//    thread issues every TMA load: Q once per tile (kBM rows), K and V through
+//    kStages-deep rings with full/empty mbarriers, in the order
+//    K0, Q, K1, V0, K2, V1, ... so that S of tile j+1 can start before V j lands.
+//  - warpgroups 1 and 2, the consumers (setmaxnreg 240), own 64 query rows
+//    each (wgmma M = 64). Per key tile j (reverse order: the tail and causal
+//    diagonal tiles first, the only ones masked):
+//      issue S(j) = Q K(j)^T  (SS wgmma, kD/16 steps of m64 n{kBN} k16)
+//      issue O += P(j+1) V(j+1)   (RS wgmma, P in registers)
+//      wait S, release K(j); mask; online softmax -> P(j), alpha
+//      wait O, release V(j+1); O *= alpha
+//    so the softmax of tile j runs under the P V product of the previous one
+//    (intra-warpgroup overlap), and the two consumers take turns issuing their
+//    products (named barriers 1 and 2: ping-pong), so one's softmax runs
+//    under the other's GEMMs.
+//  - epilogue: O / l rounded into the warpgroup's half of the Q tile (same
+//    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
+//    clipped by TMA); lse from registers.
+// Tiles: (m block, head, batch) walked by a static persistent schedule,
+// grid = min(#SMs, tiles), causal in longest-first order (m block reversed).
+// Shapes: kBM 128 x kBN keys: 128 (D64, D128), 64 (D256); stages: 4 (D64), 2.
+// Shared memory: Q 128 x kD + 2 x kStages x kBN x kD, 16-bit: 144 KB (D64),
+// 160 KB (D128), 192 KB (D256). Registers: 168 at launch, setmaxnreg 24 /
+// 240, no spills. Measured (H200, bf16, bench/NOTES.md "ws: result"): D128
+// S16k 681 TF/s (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN,
+// 1.26-2.32x FA2 over the sweep grid.
+#ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
+#define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
+
+#include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"
+#include "attn/cuda/fused/ws_sync.cuh"
+#include "attn/cuda/fused/ws_tma.h"
+
+template <int kD>
+struct ws_cfg {
+  static constexpr int kBM = 128, kBN = kD == 256 ? 64 : 128, kStages = kD == 64 ? 4 : 2;
+  static constexpr int kThreads = 384;
+  static constexpr uint32_t kQ = kBM * kD * 2, kKV = kBN * kD * 2;
+  static constexpr uint32_t kBars = kQ + 2 * kStages * kKV; // barrier block offset
+  static constexpr int kSmem = 1024 + kBars + 8 * (2 + 4 * kStages);
+};
+
+// A tile of the persistent schedule: m block, head, batch, and how many key
+// tiles its rows may see (0: none, bottom-right causal with Sq > Sk).
+struct ws_tile {
+  int b, h, m0, n_blocks;
+};
+
+template <int kBM, int kBN>
+FUSED_DEV ws_tile ws_tile_of(const attn_fused_params &p, int t, int n_mb) {
+  const int bh_n = p.b * p.hq;
+  int mb, bh;
+  if (p.causal) // longest first: the last m blocks of every head, then the next
+    mb = n_mb - 1 - t / bh_n, bh = t % bh_n;
+  else // m fastest: CTAs running together share one head's K and V in L2
+    mb = t % n_mb, bh = t / n_mb;
+  ws_tile w;
+  w.b = bh / p.hq, w.h = bh % p.hq, w.m0 = mb * kBM;
+  int n_end = p.sk;
+  if (p.causal) n_end = min(n_end, w.m0 + min(kBM, p.sq - w.m0) + p.causal_off);
+  w.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
+  return w;
+}
+
+// Online softmax of one S tile without touching O (its product may still be
+// in flight): m and l move on, P lands in pa, alpha is O's rescale factor.
+template <typename T, int kSR>
+FUSED_DEV void ws_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
+                          float (&alpha)[2], float c) {
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float mx = m[hh];
+#pragma unroll
+    for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float base = mx == -INFINITY ? 0.f : mx * c;
+    alpha[hh] = fused_exp2(m[hh] * c - base);
+    m[hh] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < kSR / 4; ++j) {
+      const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
+      const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
+      sum += p0 + p1;
+      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
+    }
+    l[hh] = l[hh] * alpha[hh] + sum;
+  }
+}
+
+// Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
+// mask: what is left is the tensor-core and copy time of the tile loop.
+template <typename T, int kSR>
+FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < kSR / 4; ++j)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+  alpha[0] = alpha[1] = 1.f;
+}
+
+// The per-tile softmax step, or its bench-only stand-in.
+template <typename T, int kFlags, int kSR>
+FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
+                       float (&alpha)[2], float c) {
+  if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
+    ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
+  else
+    ws_softmax<T>(s, m, l, pa, alpha, c);
+}
+
+template <int kOR>
+FUSED_DEV void ws_rescale(float (&o)[kOR], const float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < kOR / 4; ++j) {
+    o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
+    o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
+  }
+}
+
+// Shared-memory barrier addresses: Q full/empty, then per stage K full,
+// K empty, V full, V empty.
+struct ws_bars {
+  uint32_t base;
+  __device__ __forceinline__ uint32_t q_full() const { return base; }
+  __device__ __forceinline__ uint32_t q_empty() const { return base + 8; }
+  __device__ __forceinline__ uint32_t k_full(int s) const { return base + 16 + 32 * s; }
+  __device__ __forceinline__ uint32_t k_empty(int s) const { return base + 24 + 32 * s; }
+  __device__ __forceinline__ uint32_t v_full(int s) const { return base + 32 + 32 * s; }
+  __device__ __forceinline__ uint32_t v_empty(int s) const { return base + 40 + 32 * s; }
+};
+
+// The producer thread: every load of every tile of this CTA.
+template <int kD>
+FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
+                          uint32_t aQ, uint32_t aK, uint32_t aV, int n_mb, int n_tiles) {
+  using C = ws_cfg<kD>;
+  constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
+  uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
+  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++tc) {
+    const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
+    const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
+    auto load_k = [&](int i) {
+      const uint32_t j = it + i, s = j % kS;
+      ws_bar_wait(br.k_empty(s), ((j / kS) & 1) ^ 1);
+      ws_bar_expect(br.k_full(s), C::kKV);
+      const int key = (n - 1 - i) * kBN;
+#pragma unroll
+      for (int blk = 0; blk < kD / 64; ++blk)
+        ws_tma_load(aK + s * C::kKV + blk * kBN * 128, &mp.k, br.k_full(s), blk * 64, key, hk, w.b);
+    };
+    auto load_v = [&](int i) {
+      const uint32_t j = it + i, s = j % kS;
+      ws_bar_wait(br.v_empty(s), ((j / kS) & 1) ^ 1);
+      ws_bar_expect(br.v_full(s), C::kKV);
+      const int key = (n - 1 - i) * kBN;
+#pragma unroll
+      for (int blk = 0; blk < kD / 64; ++blk)
+        ws_tma_load(aV + s * C::kKV + blk * kBN * 128, &mp.v, br.v_full(s), blk * 64, key, hk, w.b);
+    };
+    if (n > 0) load_k(0);
+    ws_bar_wait(br.q_empty(), (tc & 1) ^ 1);
+    ws_bar_expect(br.q_full(), C::kQ);
+#pragma unroll
+    for (int blk = 0; blk < kD / 64; ++blk)
+      ws_tma_load(aQ + blk * kBM * 128, &mp.q, br.q_full(), blk * 64, w.m0, w.h, w.b);
+    for (int i = 1; i < n; ++i) {
+      load_k(i);
+      load_v(i - 1);
+    }
+    if (n > 0) load_v(n - 1);
+    it += (uint32_t)n;
+  }
+}
+
+// Ping-pong: a consumer waits for its turn before issuing its products and
+// hands the turn over right after issuing them.
+template <int kFlags>
+FUSED_DEV void ws_turn_wait(int cw) {
+  if (kFlags & WS_PINGPONG) ws_named_sync(1 + cw, 256);
+}
+template <int kFlags>
+FUSED_DEV void ws_turn_pass(int cw) {
+  if (kFlags & WS_PINGPONG) ws_named_arrive(2 - cw, 256);
+}
+
+// Releases a ring slot: one arrival per warp once its wgmma are done.
+FUSED_DEV void ws_release(uint32_t bar, int lane) {
+  __syncwarp();
+  if (lane == 0) ws_bar_arrive(bar);
+}
+
+template <typename T, int kD, int kFlags>
+__global__ void __launch_bounds__(384, 1)
+    flash_fwd_ws_kernel(const __grid_constant__ attn_fused_params p,
+                        const __grid_constant__ attn_ws_maps mp) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = ws_cfg<kD>;
+  constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
+  constexpr int kSR = kBN / 2, kOR = kD / 2;
+  extern __shared__ __align__(1024) char smem[];
+  char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
+  const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQ, aV = aK + kS * C::kKV;
+  const ws_bars br{aQ + C::kBars};
+  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
+  const int n_mb = (p.sq + kBM - 1) / kBM, n_tiles = n_mb * p.hq * p.b;
+
+  if (tid == 0) {
+    ws_bar_init(br.q_full(), 1);
+    ws_bar_init(br.q_empty(), 2);
+    for (int s = 0; s < kS; ++s) {
+      ws_bar_init(br.k_full(s), 1), ws_bar_init(br.v_full(s), 1);
+      ws_bar_init(br.k_empty(s), 8), ws_bar_init(br.v_empty(s), 8);
+    }
+    ws_bar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) { // producer
+    if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<24>();
+    if (tid == 0) {
+      ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
+      ws_produce<kD>(p, mp, br, aQ, aK, aV, n_mb, n_tiles);
+    }
+    return;
+  }
+
+  if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_inc<240>();
+  const int cw = wg - 1, ctid = tid & 127, g = lane >> 2, t4 = lane & 3;
+  const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
+  const float c = p.scale_log2;
+  if ((kFlags & WS_PINGPONG) && cw == 1) ws_named_arrive(1, 256); // consumer 0 goes first
+  uint32_t it = 0, tc = 0;
+  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++tc) {
+    const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
+    float o[kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < kOR; ++i) o[i] = 0.f;
+    ws_bar_wait(br.q_full(), tc & 1);
+    const int n = w.n_blocks;
+    const int mrow0 = w.m0 + cw * 64; // first row of this warpgroup
+    // S(j) into s: the product of tile index i (key tile n - 1 - i).
+    auto issue_s = [&](float (&s)[kSR], uint32_t j) {
+      const uint32_t kv = aK + (j % kS) * C::kKV;
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const uint32_t off = (uint32_t)((kk % 4) * 32);
+        const uint64_t da = wg_desc(aQ + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+        const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
+        wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
+      }
+      wg_commit();
+    };
+    auto issue_pv = [&](const uint32_t (&pa)[kSR / 8][4], uint32_t j) {
+      const uint32_t vv = aV + (j % kS) * C::kKV;
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk)
+        wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
+      wg_commit();
+    };
+    auto mask = [&](float (&s)[kSR], int i) {
+      const int n0 = (n - 1 - i) * kBN;
+      if (n0 + kBN > p.sk || (p.causal && n0 + kBN - 1 > mrow0 + p.causal_off))
+        wg_mask(s, p, w.m0 + wrow + g, n0, t4);
+    };
+
+    if (n > 0) {
+      uint32_t pa[kSR / 8][4];
+      float alpha[2];
+      {
+        float s[kSR];
+        ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
+        ws_turn_wait<kFlags>(cw);
+        wg_fence();
+        issue_s(s, it);
+        ws_turn_pass<kFlags>(cw);
+        wg_wait_all();
+        wg_hold(s);
+        ws_release(br.k_empty(it % kS), lane);
+        if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
+      }
+      // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
+      // Unrolled by two so that P(i-1) and P(i) never share registers (a
+      // wgmma still reading its A registers must not see them rewritten).
+      auto step = [&](int i, const uint32_t (&pc)[kSR / 8][4], uint32_t (&pn)[kSR / 8][4]) {
+        const uint32_t j = it + i, jv = j - 1;
+        float s[kSR];
+        ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
+        ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+        ws_turn_wait<kFlags>(cw);
+        wg_hold(o);
+        wg_fence();
+        issue_s(s, j);
+        float a2[2];
+        if (!(kFlags & WS_OVERLAP)) {
+          ws_turn_pass<kFlags>(cw);
+          wg_wait_all();
+          wg_hold(s);
+          ws_release(br.k_empty(j % kS), lane);
+          wg_fence();
+          issue_pv(pc, jv);
+          wg_wait_all();
+          wg_hold(o);
+          ws_release(br.v_empty(jv % kS), lane);
+          if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+          ws_soft<T, kFlags>(s, m, l, pn, a2, c);
+        } else {
+          issue_pv(pc, jv);
+          ws_turn_pass<kFlags>(cw);
+          asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+          wg_hold(s);
+          ws_release(br.k_empty(j % kS), lane);
+          if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+          ws_soft<T, kFlags>(s, m, l, pn, a2, c);
+          wg_wait_all();
+          wg_hold(o);
+          ws_release(br.v_empty(jv % kS), lane);
+        }
+        ws_rescale(o, a2);
+      };
+      auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
+        const uint32_t jv = it + n - 1;
+        ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+        ws_turn_wait<kFlags>(cw);
+        wg_hold(o);
+        wg_fence();
+        issue_pv(pc, jv);
+        ws_turn_pass<kFlags>(cw);
+        wg_wait_all();
+        wg_hold(o);
+        ws_release(br.v_empty(jv % kS), lane);
+      };
+      uint32_t pb[kSR / 8][4];
+      int i = 1;
+      for (; i + 1 < n; i += 2) {
+        step(i, pa, pb);
+        step(i + 1, pb, pa);
+      }
+      if (i < n) {
+        step(i, pa, pb);
+        finish(pb);
+      } else {
+        finish(pa);
+      }
+    }
+    it += (uint32_t)n;
+
+    // Epilogue: l over the quad, O / l into this warpgroup's Q rows (its
+    // products are done with them), then TMA stores of 64 x 64 boxes.
+    T *sQ = (T *)base;
+    float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq : nullptr;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float sum = l[hh];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
+      const int r = wrow + g + 8 * hh;
+#pragma unroll
+      for (int j = 0; j < kOR / 4; ++j)
+        *(uint32_t *)(sQ + fused_swz<kBM, kD>(r, j) + 2 * t4) =
+            fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
+      if (lse && t4 == 0 && w.m0 + r < p.sq)
+        lse[w.m0 + r] = (m[hh] == -INFINITY || sum == 0.f) ? -INFINITY
+                                                            : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
+    }
+    wg_fence_smem(); // the generic-proxy writes, before TMA reads them
+    ws_named_sync(3 + cw, 128);
+    if (ctid == 0) {
+      if (mrow0 < p.sq) {
+#pragma unroll
+        for (int blk = 0; blk < kD / 64; ++blk)
+          ws_tma_store(&mp.o, aQ + (uint32_t)(blk * kBM * 128 + cw * 64 * 128), blk * 64, mrow0,
+                       w.h, w.b);
+        ws_tma_store_commit();
+        ws_tma_store_wait_read();
+      }
+      ws_bar_arrive(br.q_empty());
+    }
+  }
+  // The last hand-over of the ping-pong has no taker: consume it so that no
+  // named barrier is left half-arrived at exit.
+  if ((kFlags & WS_PINGPONG) && cw == 0) ws_named_sync(1, 256);
+  if (tid % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#else
+  __trap(); // built for sm_90a only; flash_cuda.cu never launches it elsewhere
+#endif
+}
+
+template <typename T, int kD, int kFlags>
+static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
+  using C = ws_cfg<kD>;
+  static int limit_done[64];
+  void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags>;
+  attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);
+  if (st) return st;
+  const attn_ws_maps *mp = nullptr;
+  st = attn_ws_maps_get(&p, __is_same(T, __nv_bfloat16), C::kBM, C::kBN, 64, &mp);
+  if (st) return st;
+  int dev = 0, sms = 132;
+  ATTN_CUDA_TRY(cudaGetDevice(&dev));
+  const struct cudaDeviceProp *pr = attn_cuda_props(dev);
+  if (pr) sms = pr->multiProcessorCount;
+  const int64_t tiles = (int64_t)((p.sq + C::kBM - 1) / C::kBM) * p.hq * p.b;
+  const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+  kernel<<<grid, C::kThreads, C::kSmem, stream>>>(p, *mp);
+  ATTN_CUDA_CHECK_LAUNCH("flash_fwd_ws_kernel");
+  return ATTN_STATUS_OK;
+}
+
+template <typename T, int kD, int kFlags>
+attn_status ws_run(const attn_fused_params &p, cudaStream_t stream) {
+  return ws_launch<T, kD, kFlags>(p, stream);
+}
+
+#endif
