@@ -1,6 +1,6 @@
-/* attnprof profiler, several ranks (one process per GPU): communication
- * kernels, the overlap of communication with compute per device and per
- * step, and the merge of per-rank traces onto one timeline. */
+/* attnprof profiler, several ranks (one process per GPU): the overlap of
+ * communication (NCCL kernels) with compute, per device and per step. Per-rank
+ * traces come onto one timeline with prof_merge (prof.h). */
 #ifndef ATTNPROF_PROF_RANKS_H
 #define ATTNPROF_PROF_RANKS_H
 
@@ -11,10 +11,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* 1 when a kernel is communication: NCCL's kernels (names starting "nccl",
- * also after "void " or inside a mangled name). */
-PROF_API int prof_is_comm_kernel(const char *name);
 
 /* Compute and communication on one device (one rank), over the kernels
  * launched inside one user range (`step`, e.g. "cp.step 2"), or over all
@@ -33,15 +29,6 @@ typedef struct {
  * kernel. Returns the count (malloc'd array in *out) or -1 (no memory). */
 PROF_API int64_t prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out);
 PROF_API void prof_print_overlap(FILE *f, const prof_overlap_row *rows, int64_t n);
-
-/* One timeline from per-rank traces (each rank its own process and device,
- * so each keeps its lane group). Rank r's clock is shifted to rank 0's by the
- * median difference of the ends of their k-th communication kernels (a
- * collective ends on every rank at about the same moment); with none in
- * common, by 0. offset_ns (n entries, may be NULL) receives the shifts.
- * Correlation ids are kept apart per rank. */
-PROF_API attn_status prof_merge_ranks(prof_trace *const *ranks, int n, prof_trace **out,
-                                      int64_t *offset_ns);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* attnprof cp's launcher: a private folder for NCCL's id and the ranks'
  * results, one child per rank (fork, exec of this program) with the rank in
  * its environment and NCCL_NVLS_ENABLE=0, then the run's row and, with
- * --trace, the merged timeline and the overlap table. */
+ * --trace, the merged timeline (prof_merge) and the overlap table. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,17 +69,16 @@ static void print_row(const char *dir, int gpus, int row_only) {
 
 static int merge_traces(const char *trace_dir, int gpus) {
   prof_trace **t = calloc((size_t)gpus, sizeof *t);
-  int64_t *off = calloc((size_t)gpus, sizeof *off);
-  int rc = t && off ? CLI_OK : CLI_FAILED;
+  prof_merge_input *info = calloc((size_t)gpus, sizeof *info);
+  int rc = t && info ? CLI_OK : CLI_FAILED;
   for (int r = 0; rc == CLI_OK && r < gpus; r++) {
     char path[600];
     snprintf(path, sizeof path, "%s/rank%d.json", trace_dir, r);
     if (prof_read_chrome_trace(path, &t[r], NULL) != ATTN_STATUS_OK)
       rc = cli_failure("cp: cannot read rank %d's trace: %s", r, attn_last_error());
   }
-  prof_trace *m = NULL;
-  if (rc == CLI_OK && prof_merge_ranks(t, gpus, &m, off) != ATTN_STATUS_OK)
-    rc = cli_failure("cp: merge: %s", attn_last_error());
+  prof_trace *m = rc == CLI_OK ? prof_merge(t, (size_t)gpus, info) : NULL;
+  if (rc == CLI_OK && !m) rc = cli_failure("cp: merge: out of memory");
   char path[600];
   snprintf(path, sizeof path, "%s/merged.json", trace_dir);
   if (rc == CLI_OK && prof_write_chrome_trace(m, path) != ATTN_STATUS_OK)
@@ -88,15 +87,18 @@ static int merge_traces(const char *trace_dir, int gpus) {
   int64_t n = rc == CLI_OK ? prof_overlap_summarize(m, &rows) : -1;
   if (n >= 0) {
     printf("\nmerged trace: %s (rank clocks shifted by", path);
-    for (int r = 0; r < gpus; r++) printf(" %+lld", (long long)off[r]);
-    printf(" ns)\ncompute and communication per rank (device) and step:\n");
+    for (int r = 0; r < gpus; r++) printf(" %+lld", (long long)info[r].offset_ns);
+    printf(" ns)\n");
+    for (int r = 0; r < gpus; r++)
+      if (info[r].why[0]) printf("rank %d: %s\n", r, info[r].why);
+    printf("compute and communication per rank (device) and step:\n");
     prof_print_overlap(stdout, rows, n);
   }
   free(rows);
   prof_trace_destroy(m);
   for (int r = 0; t && r < gpus; r++) prof_trace_destroy(t[r]);
   free(t);
-  free(off);
+  free(info);
   return rc;
 }
 

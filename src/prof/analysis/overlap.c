@@ -1,27 +1,13 @@
 /* Communication hidden under compute (prof_overlap_summarize): per device,
- * the union of NCCL kernel intervals against the union of the other
+ * the union of NCCL kernel intervals (prof_is_comm_kernel, nest.h) against the union of the other
  * kernels' intervals, overall and per user range (the step the work was
  * launched in, through prof_attribute). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "attnprof/prof_ranks.h"
-
-/* NCCL's kernels as the trace names them: plain ("ncclDevKernel_SendRecv(...)"),
- * with a return type ("void ncclKernel_..."), or mangled, as CUPTI records
- * them ("_Z24ncclDevKernel_SendRecv24...", "_ZN...": a nested name). */
-int prof_is_comm_kernel(const char *name) {
-  if (!name) return 0;
-  if (!strncmp(name, "void ", 5)) name += 5;
-  if (name[0] == '_' && name[1] == 'Z') {
-    name += 2;
-    if (*name == 'N') name++;
-    while (*name >= '0' && *name <= '9') name++;
-  }
-  return !strncasecmp(name, "nccl", 4);
-}
+#include "prof/analysis/nest.h"
 
 typedef struct {
   int64_t a, b;
