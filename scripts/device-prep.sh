@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deb
-if [ ! -e .deb/root/usr/lib/x86_64-linux-gnu/libyajl.so.2 ]; then
-  (cd .deb && apt-get download libopenblas0-pthread libgfortran5 libjansson4 libcmocka0 libyajl2 >/dev/null)
+if [ ! -e .deb/root/usr/lib/x86_64-linux-gnu/libprotobuf-c.so.1 ]; then
+  (cd .deb && apt-get download libopenblas0-pthread libgfortran5 libjansson4 libcmocka0 libyajl2 libprotobuf-c1 >/dev/null)
   for f in .deb/*.deb; do dpkg -x "$f" .deb/root; done
 fi
 build=${BUILD:-build-gpu}

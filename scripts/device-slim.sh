@@ -12,7 +12,7 @@ src=.deb/root/usr/lib/x86_64-linux-gnu
 dst=$build/runlibs
 rm -rf "$dst" && mkdir -p "$dst"
 for f in "$src"/openblas-pthread/libopenblas*.so* "$src"/libgfortran.so.5* "$src"/libjansson.so.4* \
-         "$src"/libcmocka.so.0* "$src"/libyajl.so.2* "$src"/libquadmath.so.0*; do
+         "$src"/libcmocka.so.0* "$src"/libyajl.so.2* "$src"/libprotobuf-c.so.1* "$src"/libquadmath.so.0*; do
   [ -e "$f" ] && cp -a "$f" "$dst/"
 done
 du -sb "$build"/bin "$build"/lib "$build"/tests "$build"/src "$build"/bench "$dst" | cat

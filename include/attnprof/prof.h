@@ -368,6 +368,25 @@ PROF_API int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int
  * and the reason otherwise. */
 PROF_API attn_status prof_check_writable(const char *path);
 
+/* Trace file formats: Kineto JSON, the same gzip-compressed (.json.gz, as
+ * torch.profiler writes it), and Perfetto's protobuf (.pftrace: interned
+ * names, zlib-compressed packet batches; about 15x smaller than the JSON). */
+typedef enum {
+  PROF_FORMAT_AUTO,    /* by the path: .pftrace, .gz, else JSON */
+  PROF_FORMAT_JSON,
+  PROF_FORMAT_JSON_GZ,
+  PROF_FORMAT_PFTRACE
+} prof_trace_format;
+
+PROF_API const char *prof_trace_format_name(prof_trace_format f); /* "json", "json.gz", "pftrace" */
+/* The names above -> a format; -1 for any other name. */
+PROF_API int prof_trace_format_from_name(const char *name);
+PROF_API prof_trace_format prof_trace_format_for_path(const char *path);
+/* The trace in format f (AUTO: by the path's name); streamed to PATH.tmp and
+ * renamed, as prof_write_chrome_trace. The Perfetto file holds the same
+ * tracks, slices, args and launch flows as the JSON. */
+PROF_API attn_status prof_write_trace(const prof_trace *t, const char *path, prof_trace_format f);
+
 PROF_API void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n);
 PROF_API void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,
                              int64_t max_rows);
@@ -401,7 +420,8 @@ typedef struct {
 } prof_read_stats;
 
 /* Reads a Chrome trace JSON as torch.profiler (Kineto) or attnprof writes it,
- * or a bare array of events; plain or gzip (told by content, not by name).
+ * or a bare array of events; plain or gzip; or a Perfetto protobuf trace as
+ * attnprof writes it (all told by content, not by name).
  * Streaming: memory holds the event model, never the document. Times become
  * ns exactly; the file's baseTimeNanoseconds becomes the epoch offset.
  * stats (may be NULL) says what was skipped. Returns OK and a new trace in

@@ -50,7 +50,8 @@ class Args(ctypes.Structure):
     _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
                 ("causal", ctypes.c_int), ("scale", ctypes.c_double),
                 ("mask_kind", ctypes.c_int), ("mask", Tensor),
-                ("lse", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+                ("lse", ctypes.c_void_p), ("stream", ctypes.c_void_p),
+                ("seqs", ctypes.c_void_p)]
 
 
 class CtxOpts(ctypes.Structure):

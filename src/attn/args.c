@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "attn/backend.h"
+#include "attn/seqs.h"
 
 /* Larger than any real problem, small enough that products of four stay in
  * int64 and the error can say what would be accepted. */
@@ -94,9 +95,35 @@ int64_t attn_causal_last_key(const attn_args *a, int64_t i) {
 }
 
 double attn_flops(const attn_args *a) {
+  if (a->seqs) { /* per sequence: only the pairs each one sees */
+    attn_seqs_view v;
+    if (attn_seqs_view_make(a, &v)) return 0;
+    double f = attn_seqs_flops(a, &v);
+    attn_seqs_view_free(&v);
+    return f;
+  }
   double f = 4.0 * (double)attn_batch(a) * (double)attn_heads_q(a) * (double)attn_seq_q(a) *
              (double)attn_seq_k(a) * (double)attn_head_dim(a);
   return a->causal != ATTN_CAUSAL_NONE ? f / 2 : f;
+}
+
+static double logical_bytes(const attn_tensor *t) {
+  return (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] *
+         (double)t->shape[3] * (double)attn_dtype_size(t->dtype);
+}
+
+double attn_bytes(const attn_args *a) {
+  if (attn_args_check(a)) return 0;
+  if (a->seqs) {
+    attn_seqs_view v;
+    if (attn_seqs_view_make(a, &v)) return 0;
+    double b = attn_seqs_bytes(a, &v);
+    attn_seqs_view_free(&v);
+    return b;
+  }
+  double b = logical_bytes(&a->q) + logical_bytes(&a->k) + logical_bytes(&a->v) +
+             logical_bytes(&a->out);
+  return a->mask_kind != ATTN_MASK_NONE ? b + logical_bytes(&a->mask) : b;
 }
 
 size_t attn_scores_bytes(const attn_args *a, int n_buffers) {
@@ -131,7 +158,9 @@ static attn_status check_tensor(const char *name, const attn_tensor *t, int allo
 
 static attn_status check_qkv(const attn_args *a) {
   const attn_tensor *q = &a->q, *k = &a->k, *v = &a->v, *o = &a->out;
-  if (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0] || o->shape[0] != q->shape[0])
+  /* With seqs, k and v may be packed or a page pool (attn_seqs_check). */
+  if ((!a->seqs && (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0])) ||
+      o->shape[0] != q->shape[0])
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "batch sizes differ: q %lld, k %lld, v %lld, out %lld (all must match)",
                      (long long)q->shape[0], (long long)k->shape[0], (long long)v->shape[0],
@@ -213,5 +242,6 @@ attn_status attn_args_check(const attn_args *a) {
   if (!isfinite(a->scale))
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "scale is %g: give a finite number (0 means 1/sqrt(D))", a->scale);
+  if (a->seqs) return attn_seqs_check(a);
   return check_mask(a);
 }

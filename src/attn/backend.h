@@ -31,6 +31,9 @@ typedef struct {
   /* Whether this implementation can run at all here (a GPU present, a
    * library loadable). May be NULL (always available). */
   attn_status (*available)(char *why, size_t why_len);
+  /* 1: forward takes several sequences (args->seqs, attn_seqs); 0: dispatch
+   * refuses them before why_not is asked. */
+  int takes_seqs;
 } attn_backend_impl;
 
 /* The table: which implementations exist (AUTO's preference is dispatch.c's). */

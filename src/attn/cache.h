@@ -20,6 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus /* the CUDA kernels' host sides (.cu) use it too */
+extern "C" {
+#endif
+
 typedef struct attn_cache attn_cache;
 
 /* What a key starts with: one byte per kind of value. */
@@ -60,4 +64,7 @@ void attn_cache_set_capacity(attn_cache *c, size_t capacity);
 
 attn_cache_stats attn_cache_stats_of(const attn_cache *c);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -10,6 +10,10 @@
 #include "attn/cache.h"
 #include "attnprof/attn.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { ATTN_CTX_MAX_DEVICES = 64 };
 
 struct attn_cuda_ctx; /* cuda/common/device_state.h */
@@ -30,4 +34,7 @@ struct attn_ctx {
 void attn_cuda_ctx_release(attn_ctx *ctx, int keep_handles);
 size_t attn_cuda_ctx_bytes(const attn_ctx *ctx);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -81,6 +81,18 @@ const attn_backend_impl *attn_backend_find(attn_backend backend, int device) {
   return NULL;
 }
 
+/* What a backend would need for attn_seqs problems, where it is not plain. */
+static const char *attn_seqs_refusal_detail(const attn_backend_impl *impl) {
+  if (impl->backend == ATTN_BACKEND_CUDNN)
+    return ": not wired. cuDNN 9's headers have the pieces (OPERATION_PAGED_CACHE_LOAD, "
+           "SDPA_FWD_PAGE_TABLE_K/VDESC, SDPA_FWD_SEQ_LEN_Q/KVDESC, TENSOR_RAGGED_OFFSET_DESC) "
+           "but this backend's graph builder sets none of them, and which engines on the "
+           "device take them is untested; flash takes these problems";
+  if (impl->backend == ATTN_BACKEND_EFFICIENT)
+    return ": its kernel reads one dense [B, Hkv, Sk, D] K/V; flash takes these problems";
+  return "";
+}
+
 static const char *device_word(int device) { return device < 0 ? "the CPU" : "CUDA devices"; }
 
 /* The why-not check of one implementation: availability, the table's
@@ -96,6 +108,11 @@ static attn_status impl_why_not(attn_ctx *ctx, const attn_backend_impl *impl,
   if (attn_head_dim(a) > impl->max_head_dim) {
     snprintf(why, len, "%s takes head dims up to %d, got D=%lld", impl->impl,
              impl->max_head_dim, (long long)attn_head_dim(a));
+    return ATTN_STATUS_UNSUPPORTED;
+  }
+  if (a->seqs && !impl->takes_seqs) {
+    snprintf(why, len, "%s does not take several sequences (attn_seqs: packed queries, "
+             "paged or per-sequence KV)%s", impl->impl, attn_seqs_refusal_detail(impl));
     return ATTN_STATUS_UNSUPPORTED;
   }
   return impl->why_not ? impl->why_not(ctx, a, why, len) : ATTN_STATUS_OK;

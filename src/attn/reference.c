@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
+#include "attn/seqs.h"
 
 typedef struct {
   const attn_args *a;
@@ -40,11 +41,13 @@ static void load_head(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int
 }
 
 /* Scores of query row i and which keys take part; returns the NaN-propagating
- * max over the keys taking part (-inf when none). */
-static double row_scores(const ref_problem *p, ref_work *w, int64_t b, int64_t h, int64_t i) {
+ * max over the keys taking part (-inf when none). The query is row qrow of
+ * batch qb in q (i itself in the dense case). */
+static double row_scores(const ref_problem *p, ref_work *w, int64_t b, int64_t h, int64_t i,
+                         int64_t qb, int64_t qrow) {
   const attn_args *a = p->a;
   double m = -INFINITY;
-  for (int64_t c = 0; c < p->d; c++) w->q[c] = attn_tensor_get(&a->q, b, h, i, c);
+  for (int64_t c = 0; c < p->d; c++) w->q[c] = attn_tensor_get(&a->q, qb, h, qrow, c);
   for (int64_t j = 0; j < p->sk; j++) {
     double bias = 0;
     w->keep[j] = a->causal == ATTN_CAUSAL_NONE || j <= i + p->causal_off;
@@ -101,9 +104,57 @@ static void ref_head(const ref_problem *p, ref_work *w, int64_t b, int64_t h, do
   load_head(&p->a->v, b, hk, p->sk, p->d, w->v);
   for (int64_t i = 0; i < p->sq; i++) {
     int64_t row = (b * p->hq + h) * p->sq + i;
-    double m = row_scores(p, w, b, h, i);
+    double m = row_scores(p, w, b, h, i, b, i);
     row_output(p, w, m, out_ref + row * p->d, lse_ref ? lse_ref + row : NULL);
   }
+}
+
+/* One (sequence b, query head h) of a several-sequence problem: its keys
+ * gathered through the view (pages, offsets or cache rows), causal per
+ * sequence (bottom-right). */
+static void ref_seq_head(const attn_seqs_view *v, ref_problem *p, ref_work *w, int64_t b,
+                         int64_t h, double *out_ref, double *lse_ref) {
+  int64_t nq = attn_seqs_nq(v, b), nk = attn_seqs_nk(v, b), hk = h / (p->hq / p->hkv);
+  for (int64_t j = 0; j < nk; j++) {
+    int64_t tb, row;
+    attn_seqs_kv_at(v, b, j, &tb, &row);
+    for (int64_t c = 0; c < p->d; c++) {
+      w->k[j * p->d + c] = attn_tensor_get(&p->a->k, tb, hk, row, c);
+      w->v[j * p->d + c] = attn_tensor_get(&p->a->v, tb, hk, row, c);
+    }
+  }
+  p->sk = nk, p->causal_off = nk - nq;
+  for (int64_t t = 0; t < nq; t++) {
+    int64_t qb, qrow, at = attn_seqs_lse_at(v, b, h, t);
+    attn_seqs_q_at(v, b, t, &qb, &qrow);
+    double m = row_scores(p, w, b, h, t, qb, qrow);
+    row_output(p, w, m, out_ref + at * p->d, lse_ref ? lse_ref + at : NULL);
+  }
+}
+
+static attn_status reference_seqs(const attn_args *args, double *out_ref, double *lse_ref) {
+  attn_seqs_view v;
+  attn_status st = attn_seqs_view_make_host(args, &v);
+  if (st) return st;
+  ref_problem base = {args, 0, v.max_kv, v.d, v.hq, v.hkv, attn_scale_of(args), 0};
+  int64_t items = v.batch * v.hq;
+  int failed = 0;
+#pragma omp parallel reduction(| : failed)
+  {
+    ref_work w;
+    ref_problem p = base;
+    if (!ref_work_alloc(&w, v.max_kv > 0 ? v.max_kv : 1, v.d)) failed = 1;
+#pragma omp for schedule(dynamic)
+    for (int64_t it = 0; it < items; it++)
+      if (!failed) ref_seq_head(&v, &p, &w, it / v.hq, it % v.hq, out_ref, lse_ref);
+    ref_work_free(&w);
+  }
+  attn_seqs_view_free(&v);
+  if (failed)
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY,
+                     "the fp64 reference could not allocate %lld bytes of K/V rows",
+                     (long long)(2 * base.sk * base.d * (int64_t)sizeof(double)));
+  return ATTN_STATUS_OK;
 }
 
 attn_status attn_reference_f64(const attn_args *args, double *out_ref, double *lse_ref) {
@@ -113,6 +164,7 @@ attn_status attn_reference_f64(const attn_args *args, double *out_ref, double *l
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "the fp64 reference reads host tensors; q is on device %d", args->q.device);
   if (!out_ref) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "out_ref is NULL");
+  if (args->seqs) return reference_seqs(args, out_ref, lse_ref);
   ref_problem p = {args, attn_seq_q(args), attn_seq_k(args), attn_head_dim(args),
                    attn_heads_q(args), attn_heads_kv(args), attn_scale_of(args),
                    attn_cpu_causal_offset(args)};

@@ -90,7 +90,7 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
   int rc = CLI_OK;
   if (m->trace_path) {
     prof_trace *all = merge_traces(rs, n);
-    rc = all ? cli_write_trace(m->trace_path, all) : cli_failure("no memory for the trace");
+    rc = all ? cli_write_trace(m->trace_path, m->trace_format, all) : cli_failure("no memory for the trace");
     prof_trace_destroy(all);
   }
   return rc;

@@ -72,7 +72,7 @@ static int run_measured(const cli_problem *p, const cli_measure_opts *m, attn_ba
   } else {
     print_run(p, &r, auto_log[0] ? auto_log : NULL);
   }
-  int rc = cli_write_trace(m->trace_path, r.trace);
+  int rc = cli_write_trace(m->trace_path, m->trace_format, r.trace);
   if (!rc) rc = cli_check_expect(ex, r.trace, m->json ? stderr : stdout);
   cli_result_free(&r);
   return rc;

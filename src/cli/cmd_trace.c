@@ -26,9 +26,12 @@
 #include "cli/traces.h"
 
 static const char trace_usage[] =
-    "usage: attnprof trace [--out FILE] [--range NAME] [--json] [--all-api] [--stream-only] "
+    "usage: attnprof trace [--out FILE] [--format F] [--range NAME] [--json] [--all-api] [--stream-only] "
     "-- CMD [ARGS...]\n"
-    "  --out FILE      the trace to write (default attnprof_trace.json)\n"
+    "  --out FILE      the trace to write (default attnprof_trace.json, or .json.gz /\n"
+    "                  .pftrace by --format)\n"
+    "  --format F      json, json.gz or pftrace (Perfetto protobuf); default: by FILE's\n"
+    "                  name (.pftrace, .gz, else json)\n"
     "  --range NAME    summarize only this range (an NVTX range the program pushes)\n"
     "  --json          the summary as JSON (as `attnprof summary --json`)\n"
     "  --all-api       record every CUDA runtime/driver call, not only launches, copies,\n"
@@ -51,6 +54,12 @@ static int parse(int argc, char **argv, trace_opts *o) {
     else if ((r = cli_opt_value(argc, argv, &i, "--out", &v))) {
       if (r < 0) return CLI_USAGE;
       o->out = v;
+      o->out_given = 1;
+    } else if ((r = cli_opt_value(argc, argv, &i, "--format", &v))) {
+      int f = r < 0 ? -1 : prof_trace_format_from_name(v);
+      if (r < 0) return CLI_USAGE;
+      if (f < 0) return cli_usage_error("trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
+      o->format = (prof_trace_format)f;
     } else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
@@ -60,6 +69,14 @@ static int parse(int argc, char **argv, trace_opts *o) {
     }
   }
   if (i + 1 >= argc) return cli_usage_error("trace: no program given after --\n%s", trace_usage);
+  if (o->stream_only && o->format != PROF_FORMAT_AUTO && o->format != PROF_FORMAT_JSON)
+    return cli_usage_error("trace: --stream-only keeps the streamed JSON as it is; --format %s needs "
+                           "the rewrite (drop --stream-only)", prof_trace_format_name(o->format));
+  if (o->format == PROF_FORMAT_JSON_GZ && !o->out_given) o->out = "attnprof_trace.json.gz";
+  if (o->format == PROF_FORMAT_PFTRACE && !o->out_given) o->out = "attnprof_trace.pftrace";
+  if (o->stream_only && prof_trace_format_for_path(o->out) != PROF_FORMAT_JSON && o->format == PROF_FORMAT_AUTO)
+    return cli_usage_error("trace: --stream-only writes JSON; '%s' asks for %s by its name", o->out,
+                           prof_trace_format_name(prof_trace_format_for_path(o->out)));
   o->argv = argv + i + 1;
   return CLI_OK;
 }

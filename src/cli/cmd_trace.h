@@ -11,7 +11,8 @@ int cmd_trace(int argc, char **argv);
 
 typedef struct {
   const char *out, *range;
-  int json, all_api, stream_only;
+  int json, all_api, stream_only, out_given;
+  prof_trace_format format; /* of the final trace; AUTO: by --out's name */
   char **argv; /* the program and its arguments */
 } trace_opts;
 

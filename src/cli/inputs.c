@@ -1,6 +1,7 @@
 /* Random, seeded inputs for one problem: Q, K, V (optionally laid out as
  * [B, S, H, D]), out, an optional mask broadcast over heads, and the LSE. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,44 @@ static attn_status make_mask(const cli_problem *p, cli_inputs *in, uint64_t *see
   return ATTN_STATUS_OK;
 }
 
+/* --page-size: K and V were made as [B, S_pad, Hkv, D] (S_pad a multiple of
+ * the page size); the same memory is a pool of B * S_pad / P pages, handed
+ * out to the sequences in a seeded random order (the block table), each
+ * sequence seeing its first Sk keys. Causal means bottom-right per sequence. */
+static attn_status make_paged(const cli_problem *p, cli_inputs *in, uint64_t *seed) {
+  int64_t per = (p->sk + p->page_size - 1) / p->page_size, pages = p->b * per;
+  if (p->mask != ATTN_MASK_NONE)
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "--page-size takes no --mask (a paged cache runs causal or none)");
+  if (pages > INT32_MAX)
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "--page-size %lld: %lld pages do not fit "
+                     "int32 page indices: use larger pages", (long long)p->page_size,
+                     (long long)pages);
+  in->tables[0] = malloc((size_t)p->b * sizeof(int32_t));
+  in->tables[1] = malloc((size_t)pages * sizeof(int32_t));
+  if (!in->tables[0] || !in->tables[1])
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cannot allocate the block table");
+  for (int64_t i = 0; i < pages; i++) in->tables[1][i] = (int32_t)i;
+  for (int64_t i = pages - 1; i > 0; i--) { /* Fisher-Yates */
+    int64_t j = (int64_t)(next_u64(seed) % (uint64_t)(i + 1));
+    int32_t t = in->tables[1][i];
+    in->tables[1][i] = in->tables[1][j], in->tables[1][j] = t;
+  }
+  for (int64_t b = 0; b < p->b; b++) in->tables[0][b] = (int32_t)p->sk;
+  attn_tensor *kv[2] = {&in->args.k, &in->args.v};
+  for (int i = 0; i < 2; i++) {
+    attn_tensor *t = kv[i];
+    int64_t h = t->shape[1], d = t->shape[3];
+    *t = attn_tensor_bhsd(t->data, t->dtype, t->device, pages, h, p->page_size, d);
+    t->strides[1] = d, t->strides[2] = h * d; /* memory [pages, page, Hkv, D] */
+  }
+  in->seqs = (attn_seqs){.batch = p->b, .kv_lens = in->tables[0], .block_table = in->tables[1],
+                         .max_pages = per};
+  in->args.seqs = &in->seqs;
+  if (in->args.causal == ATTN_CAUSAL_TOP_LEFT) in->args.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  return ATTN_STATUS_OK;
+}
+
 attn_status cli_inputs_create(const cli_problem *p, cli_inputs *in) {
   memset(in, 0, sizeof *in);
   if (p->device != ATTN_DEVICE_CPU) { /* host inputs first, then device copies */
@@ -86,14 +125,18 @@ attn_status cli_inputs_create(const cli_problem *p, cli_inputs *in) {
   }
   attn_status st = ATTN_STATUS_OK;
   attn_tensor q = make_tensor(p, p->hq, p->sq, &in->bufs[0], &st);
-  attn_tensor k = make_tensor(p, p->hkv, p->sk, &in->bufs[1], &st);
-  attn_tensor v = make_tensor(p, p->hkv, p->sk, &in->bufs[2], &st);
+  cli_problem kp = *p; /* paged: K/V as [B, S_pad, Hkv, D], S_pad whole pages */
+  if (p->page_size > 0)
+    kp.bshd = 1, kp.sk = (p->sk + p->page_size - 1) / p->page_size * p->page_size;
+  attn_tensor k = make_tensor(&kp, p->hkv, kp.sk, &in->bufs[1], &st);
+  attn_tensor v = make_tensor(&kp, p->hkv, kp.sk, &in->bufs[2], &st);
   attn_tensor o = make_tensor(p, p->hq, p->sq, &in->bufs[3], &st);
   if (st) return st;
   in->args = attn_args_make(q, k, v, o);
   in->args.causal = p->causal;
   in->args.scale = p->scale;
   uint64_t seed = p->seed;
+  if (p->page_size > 0 && (st = make_paged(p, in, &seed))) return st;
   fill_uniform(&in->args.q, &seed);
   fill_uniform(&in->args.k, &seed);
   fill_uniform(&in->args.v, &seed);
@@ -111,5 +154,6 @@ attn_status cli_inputs_create(const cli_problem *p, cli_inputs *in) {
 void cli_inputs_destroy(cli_inputs *in) {
   cli_inputs_free_device(in);
   for (int i = 0; i < 6; i++) free(in->bufs[i]);
+  free(in->tables[0]), free(in->tables[1]);
   memset(in, 0, sizeof *in);
 }

@@ -19,9 +19,12 @@ static int given(int argc, char **argv, const char *name) {
 
 void cli_gpu_default_shape(int argc, char **argv, cli_problem *p) {
   if (p->device < 0 || given(argc, argv, "--shape")) return;
-  p->b = CLI_GPU_SHAPE_B, p->hq = CLI_GPU_SHAPE_H, p->sq = CLI_GPU_SHAPE_S, p->d = CLI_GPU_SHAPE_D;
-  if (!given(argc, argv, "--kv-heads")) p->hkv = CLI_GPU_SHAPE_H;
-  if (!given(argc, argv, "--sk")) p->sk = CLI_GPU_SHAPE_S;
+  p->d = CLI_GPU_SHAPE_D; /* the serving options keep what they set */
+  if (!given(argc, argv, "--batch")) p->b = CLI_GPU_SHAPE_B;
+  if (!given(argc, argv, "--heads")) p->hq = CLI_GPU_SHAPE_H;
+  if (!given(argc, argv, "--new-tokens")) p->sq = CLI_GPU_SHAPE_S;
+  if (!given(argc, argv, "--kv-heads") && !given(argc, argv, "--heads")) p->hkv = CLI_GPU_SHAPE_H;
+  if (!given(argc, argv, "--sk") && !given(argc, argv, "--kv-len")) p->sk = CLI_GPU_SHAPE_S;
 }
 
 void cli_device_describe(int device, char *buf, size_t len) {
@@ -56,6 +59,16 @@ attn_status cli_inputs_to_device(const cli_problem *p, cli_inputs *in) {
   attn_status st = ATTN_STATUS_OK;
   for (int i = 0; i < 5 && !st; i++)
     if (in->bufs[i]) st = copy_tensor(p->device, ts[i], &in->dev_bufs[i]);
+  for (int i = 0; i < 2 && !st && in->tables[i]; i++) { /* --page-size tables */
+    size_t bytes = (size_t)(i ? in->seqs.batch * in->seqs.max_pages : in->seqs.batch) * 4;
+    if (!(st = attn_cuda_malloc(p->device, bytes, &in->dev_tables[i])))
+      st = attn_cuda_to_device(p->device, in->dev_tables[i], in->tables[i], bytes);
+  }
+  if (!st && in->args.seqs) {
+    in->dev_seqs = in->seqs;
+    in->dev_seqs.kv_lens = in->dev_tables[0], in->dev_seqs.block_table = in->dev_tables[1];
+    in->args.seqs = &in->dev_seqs;
+  }
   if (!st && in->bufs[5]) {
     size_t bytes = (size_t)(p->b * p->hq * p->sq) * sizeof(float);
     st = attn_cuda_malloc(p->device, bytes, &in->dev_bufs[5]);
@@ -68,7 +81,10 @@ void cli_inputs_free_device(cli_inputs *in) {
   /* q is copied first: once any device buffer exists, q.device names it. */
   for (int i = 0; i < 6; i++)
     if (in->dev_bufs[i]) attn_cuda_free(in->args.q.device, in->dev_bufs[i]);
+  for (int i = 0; i < 2; i++)
+    if (in->dev_tables[i]) attn_cuda_free(in->args.q.device, in->dev_tables[i]);
   memset(in->dev_bufs, 0, sizeof in->dev_bufs);
+  memset(in->dev_tables, 0, sizeof in->dev_tables);
 }
 
 #else

@@ -48,6 +48,8 @@ static const char options_help[] =
     "  --threads N          CPU threads\n"
     "  --no-check           skip the fp64 reference check\n"
     "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace\n"
+    "  --format F           the trace's format: json, json.gz or pftrace (Perfetto\n"
+    "                       protobuf); default: by FILE's name (.pftrace, .gz, else json)\n"
     "  --json               machine-readable output\n"
     "  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0' (run only; exit 1 if broken)\n";
 

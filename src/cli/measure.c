@@ -132,6 +132,8 @@ void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_me
   if (time_forwards(r, &in->args, m) || profile_forwards(r, &in->args, m)) return;
   if (ref && check_accuracy(r, in, ref)) return;
   r->gflops = attn_flops(&in->args) / (r->time_us_median * 1e3);
+  r->bytes = attn_bytes(&in->args);
+  r->gbps = r->bytes / (r->time_us_median * 1e3);
 }
 
 void cli_result_free(cli_result *r) {

@@ -136,6 +136,18 @@ static int parse_int_opt(const char *name, const char *v, int64_t max, int64_t *
   return 1;
 }
 
+/* "--heads 32/8": query heads / key-value heads ("32" alone: both). */
+static int parse_heads(const char *v, cli_problem *p) {
+  char *end;
+  long long hq = strtoll(v, &end, 10), hkv = hq;
+  if (end != v && *end == '/') hkv = strtoll(end + 1, &end, 10);
+  if (end == v || *end || hq < 1 || hkv < 1 || hq > 65536 || hq % hkv)
+    return cli_usage_error("--heads %s: give Q or Q/KV head counts, Q a multiple of KV "
+                           "(e.g. 32/8)", v), -1;
+  p->hq = hq, p->hkv = hkv;
+  return 1;
+}
+
 int cli_parse_problem_opt(int argc, char **argv, int *i, cli_problem *p) {
   const char *v;
   int r;
@@ -158,6 +170,13 @@ int cli_parse_problem_opt(int argc, char **argv, int *i, cli_problem *p) {
       return cli_usage_error("--scale %s: give a positive number", v), -1;
     return 1;
   }
+  /* A decode problem as a serving engineer writes it: --batch 16 --heads 32/8
+   * --new-tokens 1 --kv-len 32768 --page-size 16 (K/V in a paged cache). */
+  if ((r = cli_opt_value(argc, argv, i, "--batch", &v))) return r < 0 ? r : parse_int_opt("--batch", v, 1 << 24, &p->b);
+  if ((r = cli_opt_value(argc, argv, i, "--new-tokens", &v))) return r < 0 ? r : parse_int_opt("--new-tokens", v, 1 << 24, &p->sq);
+  if ((r = cli_opt_value(argc, argv, i, "--kv-len", &v))) return r < 0 ? r : parse_int_opt("--kv-len", v, 1 << 24, &p->sk);
+  if ((r = cli_opt_value(argc, argv, i, "--page-size", &v))) return r < 0 ? r : parse_int_opt("--page-size", v, 1 << 20, &p->page_size);
+  if ((r = cli_opt_value(argc, argv, i, "--heads", &v))) return r < 0 ? r : parse_heads(v, p);
   if ((r = cli_opt_value(argc, argv, i, "--seed", &v))) {
     int64_t s;
     if (r < 0 || parse_int_opt("--seed", v, INT64_MAX, &s) < 0) return -1;
@@ -195,6 +214,12 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
   }
   if (cli_opt_flag(argc, argv, i, "--cuda-graphs")) return m->cuda_graphs = 1, 1;
   if ((r = cli_opt_value(argc, argv, i, "--trace", &v))) return r < 0 ? r : (m->trace_path = v, 1);
+  if ((r = cli_opt_value(argc, argv, i, "--format", &v))) {
+    if (r < 0) return r;
+    int f = prof_trace_format_from_name(v);
+    if (f < 0) return cli_usage_error("--format: unknown trace format '%s' (json, json.gz or pftrace)", v), -1;
+    return m->trace_format = (prof_trace_format)f, 1;
+  }
   if ((r = cli_opt_value(argc, argv, i, "--expect", &v))) return r < 0 ? r : (m->expect_text = v, 1);
   if (cli_opt_flag(argc, argv, i, "--json")) return m->json = 1, 1;
   if (cli_opt_flag(argc, argv, i, "--no-check")) return m->check = 0, 1;
@@ -216,10 +241,13 @@ void cli_measure_defaults(cli_measure_opts *m) {
 void cli_problem_describe(const cli_problem *p, char *buf, size_t len) {
   static const char *const causal[] = {"", " causal(top-left)", " causal(bottom-right)"};
   static const char *const mask[] = {"", " mask=bool", " mask=additive"};
-  snprintf(buf, len, "B=%" PRId64 " Hq=%" PRId64 " Hkv=%" PRId64 " Sq=%" PRId64 " Sk=%" PRId64
-           " D=%" PRId64 " %s%s%s%s",
-           p->b, p->hq, p->hkv, p->sq, p->sk, p->d, attn_dtype_name(p->dtype), causal[p->causal],
-           mask[p->mask], p->bshd ? " layout=bshd" : "");
+  int n = snprintf(buf, len, "B=%" PRId64 " Hq=%" PRId64 " Hkv=%" PRId64 " Sq=%" PRId64
+                   " Sk=%" PRId64 " D=%" PRId64 " %s%s%s%s",
+                   p->b, p->hq, p->hkv, p->sq, p->sk, p->d, attn_dtype_name(p->dtype),
+                   causal[p->page_size > 0 && p->causal ? 2 : p->causal], mask[p->mask],
+                   p->bshd ? " layout=bshd" : "");
+  if (p->page_size > 0 && n >= 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, " paged(page=%" PRId64 ")", p->page_size);
 }
 
 char *cli_expect_text(const char *value) {

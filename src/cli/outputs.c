@@ -20,6 +20,11 @@ int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex) {
     free(text);
     if (!*ex) return cli_usage_error("--expect: %s", attn_last_error());
   }
+  if (m->trace_format != PROF_FORMAT_AUTO && !m->trace_path) {
+    prof_expect_free(*ex);
+    *ex = NULL;
+    return cli_usage_error("--format %s: no --trace FILE to write", prof_trace_format_name(m->trace_format));
+  }
   if (m->trace_path && prof_check_writable(m->trace_path)) {
     prof_expect_free(*ex);
     *ex = NULL;
@@ -28,9 +33,9 @@ int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex) {
   return CLI_OK;
 }
 
-int cli_write_trace(const char *path, const prof_trace *t) {
+int cli_write_trace(const char *path, prof_trace_format f, const prof_trace *t) {
   if (!path) return CLI_OK;
-  if (prof_write_chrome_trace(t, path)) return cli_failure("--trace: %s", attn_last_error());
+  if (prof_write_trace(t, path, f)) return cli_failure("--trace: %s", attn_last_error());
   fprintf(stderr, "attnprof: trace written to %s\n", path);
   return CLI_OK;
 }

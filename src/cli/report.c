@@ -9,11 +9,13 @@
 json_t *cli_problem_json(const cli_problem *p) {
   static const char *const causal[] = {"none", "top-left", "bottom-right"};
   static const char *const mask[] = {"none", "bool", "additive"};
-  return json_pack("{sI sI sI sI sI sI ss ss ss ss sb}", "B", (json_int_t)p->b, "H",
-                   (json_int_t)p->hq, "H_kv", (json_int_t)p->hkv, "S_q", (json_int_t)p->sq,
-                   "S_k", (json_int_t)p->sk, "D", (json_int_t)p->d, "dtype",
-                   attn_dtype_name(p->dtype), "causal", causal[p->causal], "mask",
-                   mask[p->mask], "layout", p->bshd ? "bshd" : "bhsd", "lse", p->want_lse);
+  json_t *o = json_pack("{sI sI sI sI sI sI ss ss ss ss sb}", "B", (json_int_t)p->b, "H",
+                        (json_int_t)p->hq, "H_kv", (json_int_t)p->hkv, "S_q", (json_int_t)p->sq,
+                        "S_k", (json_int_t)p->sk, "D", (json_int_t)p->d, "dtype",
+                        attn_dtype_name(p->dtype), "causal", causal[p->causal], "mask",
+                        mask[p->mask], "layout", p->bshd ? "bshd" : "bhsd", "lse", p->want_lse);
+  if (p->page_size > 0) json_object_set_new(o, "page_size", json_integer(p->page_size));
+  return o;
 }
 
 /* JSON has no NaN: an unchecked or non-finite figure is null. */
@@ -44,6 +46,8 @@ json_t *cli_result_json(const cli_result *r) {
   json_object_set_new(o, "time_us", json_real(r->time_us_median));
   json_object_set_new(o, "gflops", json_real(r->gflops));
   json_object_set_new(o, "tflops", json_real(r->gflops / 1e3));
+  json_object_set_new(o, "bytes", json_real(r->bytes));
+  json_object_set_new(o, "gbps", json_real(r->gbps));
   json_object_set_new(o, "rel_err", real_or_null(r->rel_err));
   return o;
 }
@@ -62,8 +66,8 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
   fprintf(f, "%-14s %7s", "backend", "ops/fwd");
   for (int k = 0; k < PROF_KIND_COUNT; k++)
     if (used[k]) fprintf(f, " %11s", prof_kind_name((prof_kind)k));
-  fprintf(f, " %12s %12s %12s %9s %9s\n", "device_us", "time_us", "host_us", "GFLOP/s",
-          "rel_err");
+  fprintf(f, " %12s %12s %12s %9s %9s %9s\n", "device_us", "time_us", "host_us", "GFLOP/s",
+          "GB/s", "rel_err");
   for (int i = 0; i < n; i++) {
     const cli_result *r = &rs[i];
     fprintf(f, "%-14s ", attn_backend_name(r->backend));
@@ -74,7 +78,7 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
     fprintf(f, "%7.4g", r->per_fwd.per_call_total);
     for (int k = 0; k < PROF_KIND_COUNT; k++)
       if (used[k]) fprintf(f, " %11.4g", r->per_fwd.per_call_kind[k]);
-    fprintf(f, " %12.1f %12.1f %12.1f %9.2f %9.2e\n", r->per_fwd.device_us_per_call,
-            r->time_us_median, r->host_us_median, r->gflops, r->rel_err);
+    fprintf(f, " %12.1f %12.1f %12.1f %9.2f %9.2f %9.2e\n", r->per_fwd.device_us_per_call,
+            r->time_us_median, r->host_us_median, r->gflops, r->gbps, r->rel_err);
   }
 }

@@ -24,15 +24,21 @@ static int cmp_ll(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* OUT.json -> OUT.<pid>.json; any other name gets ".<pid>" at the end. */
+/* OUT.json -> OUT.<pid>.json (and .json.gz, .pftrace: the pid before the
+ * suffix, which names the format); any other name gets ".<pid>" at the end. */
 static char *child_out(const char *out, long long pid) {
+  static const char *const suffixes[] = {".json.gz", ".pftrace", ".json"};
   size_t n = strlen(out), len = n + 32;
   char *s = malloc(len);
   if (!s) return NULL;
-  if (n > 5 && !strcmp(out + n - 5, ".json"))
-    snprintf(s, len, "%.*s.%lld.json", (int)(n - 5), out, pid);
-  else
-    snprintf(s, len, "%s.%lld", out, pid);
+  for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+    size_t k = strlen(suffixes[i]);
+    if (n > k && !strcmp(out + n - k, suffixes[i])) {
+      snprintf(s, len, "%.*s.%lld%s", (int)(n - k), out, pid, suffixes[i]);
+      return s;
+    }
+  }
+  snprintf(s, len, "%s.%lld", out, pid);
   return s;
 }
 

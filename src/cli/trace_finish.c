@@ -156,9 +156,9 @@ static void say_collector(const trace_opts *o, const trace_report *rep, size_t e
 
 /* ---- the trace ------------------------------------------------------------------ */
 
-static int write_empty(const char *out) {
+static int write_empty(const trace_opts *o) {
   prof_trace *t = prof_trace_create();
-  attn_status st = t ? prof_write_chrome_trace(t, out) : ATTN_STATUS_OUT_OF_MEMORY;
+  attn_status st = t ? prof_write_trace(t, o->out, o->format) : ATTN_STATUS_OUT_OF_MEMORY;
   prof_trace_destroy(t);
   return st ? cli_failure("%s", attn_last_error()) : CLI_OK;
 }
@@ -193,7 +193,7 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
   if (rc) return rc;
   prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
   prof_add_gpu_annotations(t);
-  if (prof_write_chrome_trace(t, o->out)) {
+  if (prof_write_trace(t, o->out, o->format)) {
     rc = cli_failure("%s (the streamed trace is kept at %s)", attn_last_error(), p->partial);
   } else {
     unlink(p->partial);
@@ -212,7 +212,7 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
 static int complete(const trace_opts *o, const trace_paths *p, const trace_report *rep, int child) {
   say_faults(rep, p);
   struct stat st;
-  if (stat(p->partial, &st)) return child ? CLI_OK : write_empty(o->out);
+  if (stat(p->partial, &st)) return child ? CLI_OK : write_empty(o);
   if (!rep->closed) {
     int err = prof_chrome_trace_repair(p->partial, rep->safe_offset, rep->dropped);
     if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
@@ -245,7 +245,7 @@ int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome 
     }
     fprintf(stderr, "attnprof: the program never initialized CUDA (or the injection library "
                     "could not load): no GPU work to trace; writing an empty trace\n");
-    return write_empty(o->out);
+    return write_empty(o);
   }
   return complete(o, p, &rep, 0);
 }

@@ -7,6 +7,7 @@ recounts the cpu_op events inside each attn_fwd range itself.
 
 usage: test_cli.py PATH_TO_ATTNPROF
 """
+import gzip
 import json
 import os
 import subprocess
@@ -176,6 +177,69 @@ class RunAndExpect(unittest.TestCase):
                              "--mask", "additive", "--json", "--iters", "2", check_rc=0).stdout)
         self.assertLessEqual(doc["backend"]["rel_err"], 1e-2)
 
+    def test_paged_decode_problem(self):
+        """--page-size: K/V in a shuffled paged cache, every CPU backend against fp64;
+        math's page gather shows in the trace as a copy op per sequence."""
+        dec = ["--batch", "2", "--heads", "8/2", "--new-tokens", "3", "--kv-len", "70",
+               "--page-size", "16", "--shape", "1x1x1x32", "--iters", "2", "--warmup", "1"]
+        # --shape first would reset the heads: give the serving options after it
+        dec = dec[-6:-4] + dec[:-6] + dec[-4:]
+        for backend in ("flash", "math", "naive"):
+            doc = json.loads(run("run", "--backend", backend, *dec, "--json", check_rc=0).stdout)
+            b = doc["backend"]
+            self.assertEqual(doc["shape"]["page_size"], 16)
+            self.assertLessEqual(b["rel_err"], 1e-2, backend)
+            self.assertGreater(b["bytes"], 0)
+            self.assertGreater(b["gbps"], 0)
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "t.json")
+            run("run", "--backend", "math", *dec, "--trace", trace, check_rc=0)
+            with open(trace) as f:
+                per = ops_per_range(json.load(f))
+            self.assertTrue(per and all(k.get("copy", 0) >= 2 for _, k in per), per)
+
+    def test_text_table_has_gbps(self):
+        self.assertIn("GB/s", run("run", *SMALL, check_rc=0).stdout)
+
+
+class TraceFormats(unittest.TestCase):
+    """--trace FILE in each format (by name, or --format): JSON, .json.gz
+    (gzip, as torch.profiler writes it) and Perfetto protobuf; `summary`
+    reads each back to the same counts."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        cls.paths = {"json": os.path.join(d, "t.json"), "json.gz": os.path.join(d, "t.json.gz"),
+                     "pftrace": os.path.join(d, "t.pftrace"), "forced": os.path.join(d, "t.bin")}
+        for fmt, path in cls.paths.items():
+            extra = ["--format", "pftrace"] if fmt == "forced" else []
+            run("run", "--backend", "math", *SMALL, "--trace", path, *extra, check_rc=0)
+        cls.summaries = {fmt: json.loads(run("summary", path, "--json", check_rc=0).stdout)
+                         for fmt, path in cls.paths.items()}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_files_are_what_they_say(self):
+        with gzip.open(self.paths["json.gz"], "rt") as f:
+            self.assertIn("traceEvents", json.load(f))
+        for fmt in ("pftrace", "forced"):
+            with open(self.paths[fmt], "rb") as f:
+                self.assertEqual(f.read(1), b"\x0a", fmt)  # Trace.packet, field 1
+
+    def test_same_counts_from_every_format(self):
+        def counts(doc):
+            return [(r["name"], r["calls"], {k: v for k, v in r["per_call"].items()
+                                             if k not in ("device_us", "host_us")})
+                    for r in doc["ranges"]]
+        want = counts(self.summaries["json"])
+        self.assertTrue(want)
+        for fmt, doc in self.summaries.items():
+            self.assertEqual(counts(doc), want, fmt)
+
 
 class BadInput(unittest.TestCase):
     def bad(self, *args, contains=None):
@@ -195,6 +259,11 @@ class BadInput(unittest.TestCase):
                   "-1x1x1x1", "1x1x1x99999999999", "8 x16x1024x64"):
             self.bad("run", "--shape", s, contains="--shape")
 
+    def test_bad_serving_options(self):
+        self.bad("run", "--heads", "8/3", contains="--heads")
+        self.bad("run", "--page-size", "0", contains="--page-size")
+        self.bad("run", "--page-size", "16", "--mask", "bool", contains="--page-size")
+
     def test_unknown_backend_and_dtype(self):
         self.bad("run", "--backend", "fast", contains="accepted are")
         self.bad("run", "--dtype", "f64", contains="accepted are")
@@ -203,6 +272,30 @@ class BadInput(unittest.TestCase):
         self.bad("run", "--expect", "ops=>5")
         self.bad("run", "--expect", "wibble==3")
         self.bad("run", "--expect", "@/nonexistent/expectations")
+
+    def test_bad_format(self):
+        self.bad("run", *SMALL, "--format", "protobuf", contains="json, json.gz or pftrace")
+        p = run("run", *SMALL, "--format", "pftrace")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--trace", p.stderr)
+
+    def test_cut_traces(self):
+        """A pftrace or a .json.gz cut short: exit 2, one line, never a shorter trace."""
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("t.pftrace", "t.json.gz"):
+                full = os.path.join(d, name)
+                run("run", "--backend", "math", *SMALL, "--trace", full, check_rc=0)
+                with open(full, "rb") as f:
+                    data = f.read()
+                cut = os.path.join(d, "cut")
+                with open(cut, "wb") as f:
+                    f.write(data[:len(data) * 2 // 3])
+                p = run("summary", cut)
+                self.assertEqual(p.returncode, 2, f"{name}: {p.stderr}")
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn("truncated" if name.endswith("pftrace") else "gzip", lines[0])
 
     def test_unwritable_trace(self):
         p = run("run", *SMALL, "--trace", "/nonexistent-dir/t.json")

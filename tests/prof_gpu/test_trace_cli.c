@@ -3,8 +3,9 @@
  * killed by SIGSEGV, exit() from a second thread, never using CUDA. The
  * trace file must be whole JSON holding the planted work (3 calls of the
  * NVTX range planted_fwd, 4 kernels + 2 memcpy + 1 memset each), and its
- * summary (attnprof summary --json) must count it per range. Exits 77 without
- * a GPU. */
+ * summary (attnprof summary --json) must count it per range; the same run
+ * written as a Perfetto protobuf (--out X.pftrace) summarizes to the same
+ * counts. Exits 77 without a GPU. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -105,6 +106,34 @@ static int check_mode(const char *mode, int want_status, int want_kernels) {
   return 0;
 }
 
+/* The normal run again, written as .pftrace: its summary counts the same. */
+static int check_pftrace(void) {
+  const char *mode = "pftrace";
+  char out[256], summary[256];
+  snprintf(out, sizeof out, "%s/trace_normal.pftrace", TEST_DIR);
+  snprintf(summary, sizeof summary, "%s/trace_normal.pftrace.summary.json", TEST_DIR);
+  int status = run_trace("normal", out, summary);
+  printf("%s: attnprof trace exit status %d\n", mode, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  FILE *f = fopen(out, "rb");
+  CHECK(f != NULL);
+  int first = fgetc(f);
+  fclose(f);
+  CHECK(first == 0x0a); /* Trace.packet: a protobuf file, not JSON */
+  json_error_t err;
+  json_t *s = json_load_file(summary, 0, &err);
+  CHECK(s != NULL);
+  printf("%s: %g kernels, %g memcpy, %g memset per planted_fwd\n", mode,
+         per_call(s, "planted_fwd", "kernel", NULL), per_call(s, "planted_fwd", "memcpy", NULL),
+         per_call(s, "planted_fwd", "memset", NULL));
+  CHECK(per_call(s, "planted_fwd", "kernel", NULL) == PLANTED_KERNELS);
+  CHECK(per_call(s, "planted_fwd", "memcpy", NULL) == 2);
+  CHECK(per_call(s, "planted_fwd", "memset", NULL) == 1);
+  CHECK(per_call(s, "planted_fwd", NULL, "cudaLaunchKernel") == 3);
+  json_decref(s);
+  return 0;
+}
+
 int main(void) {
   if (planted_device_count() < 1) {
     printf("SKIP: no CUDA device visible to the runtime\n");
@@ -114,6 +143,7 @@ int main(void) {
   failed += check_mode("crash", 128 + 11, 3 * PLANTED_KERNELS);
   failed += check_mode("thread", 3, 3 * PLANTED_KERNELS);
   failed += check_mode("nocuda", 0, 0);
+  failed += check_pftrace();
   printf("%s\n", failed ? "FAILED" : "ok");
   return failed ? 1 : 0;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Holistic Trace Analysis (PyPI HolisticTraceAnalysis) reads our traces.
 
-Two traces: one written by attnprof's own writer from synthetic GPU events
-(write_gpu_steps), and one torch.profiler fixture. HTA parses each and its
+Three traces: one written by attnprof's own writer from synthetic GPU events
+(write_gpu_steps), the same written gzip-compressed (.json.gz, as
+torch.profiler writes it), and one torch.profiler fixture. HTA parses each and its
 kernel breakdown (calls and summed time per kernel name) must agree with
 `attnprof summary --json` of the same file.
 
@@ -87,10 +88,15 @@ def main():
     mine = os.path.join(ours_dir, "trace.json")
     subprocess.run([writer, mine], check=True)
     compare("attnprof-written trace", ours(attnprof, mine), theirs(ours_dir))
+    gz_dir = os.path.join(work, "gzip")
+    os.makedirs(gz_dir)
+    gz = os.path.join(gz_dir, "trace.json.gz")
+    subprocess.run([writer, gz], check=True)
+    compare("attnprof-written .json.gz", ours(attnprof, gz), theirs(gz_dir))
     fx = os.path.join(fixture_dir, "trace_naive.json")
     shutil.copy(os.path.join(fixtures, "trace_naive.json"), fx)
     compare("torch.profiler fixture", ours(attnprof, fx), theirs(fixture_dir))
-    print("HTA agrees with attnprof on both traces")
+    print("HTA agrees with attnprof on all three traces")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,12 @@ function varint(n) {
   do { let b = Number(n & 0x7fn); n >>= 7n; if (n) b |= 0x80; out.push(b); } while (n);
   return out;
 }
-function fieldVarint(f, v) { return [...varint((f << 3) | 0), ...varint(v)]; }
-function fieldBytes(f, bytes) { return [...varint((f << 3) | 2), ...varint(bytes.length), ...bytes]; }
+// Byte arrays are joined with Buffer.concat, never spread into arguments: a
+// spread of a multi-MB chunk overflows the stack (it did above ~0.5 MB).
+function fieldVarint(f, v) { return Buffer.from([...varint((f << 3) | 0), ...varint(v)]); }
+function fieldBytes(f, bytes) {
+  return Buffer.concat([Buffer.from([...varint((f << 3) | 2), ...varint(bytes.length)]), Buffer.from(bytes)]);
+}
 function readVarint(buf, pos) {
   let r = 0n, shift = 0n, b;
   do { b = buf[pos++]; r |= BigInt(b & 0x7f) << shift; shift += 7n; } while (b & 0x80);
@@ -68,9 +72,9 @@ vm.runInThisContext(src, { filename: 'engine_bundle.js', displayErrors: false })
 
 let seq = 0;
 function rpc(method, argField, argBytes) {
-  const msg = [...fieldVarint(1, seq++), ...fieldVarint(2, method)];
-  if (argField) msg.push(...fieldBytes(argField, argBytes));
-  const stream = Uint8Array.from(fieldBytes(1, msg));  // TraceProcessorRpcStream.msg
+  const parts = [fieldVarint(1, seq++), fieldVarint(2, method)];
+  if (argField) parts.push(fieldBytes(argField, argBytes));
+  const stream = new Uint8Array(fieldBytes(1, Buffer.concat(parts)));  // TraceProcessorRpcStream.msg
   rxChunks = [];
   port.onmessage({ data: stream });
   const all = Buffer.concat(rxChunks.map(c => Buffer.from(c)));
@@ -134,7 +138,7 @@ function main() {
   const fin = rpc(TPM_FINALIZE);
   for (const [f, , v] of fields(fin[0][212] || new Uint8Array())) if (f === 1) throw new Error('finalize error: ' + td.decode(v));
   result.queries = queries.map(q => {
-    const qa = Uint8Array.from(fieldBytes(1, [...Buffer.from(q, 'utf8')]));
+    const qa = fieldBytes(1, Buffer.from(q, 'utf8'));
     return { sql: q, ...decodeQuery(rpc(TPM_QUERY, 103, qa)) };
   });
   process.stdout.write(JSON.stringify(result, null, 1) + '\n');

@@ -134,6 +134,9 @@ static int contiguous(const attn_tensor *t) {
 attn_status attn_cp_check_shard(const attn_args *a, int64_t s, int n, int rank) {
   attn_status st = attn_args_check(a);
   if (st != ATTN_STATUS_OK) return st;
+  if (a->seqs)
+    return attn_fail(ATTN_STATUS_UNSUPPORTED,
+                     "cp: one dense sequence per shard (attn_args.seqs must be NULL)");
   if (a->causal == ATTN_CAUSAL_BOTTOM_RIGHT || a->mask_kind != ATTN_MASK_NONE)
     return attn_fail(ATTN_STATUS_UNSUPPORTED, "cp: causal top-left (of the whole sequence) or "
                                               "none, no mask tensor; got %s",

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
+#include "attn/cpu/seqs_cpu.h"
 
 enum { FL_BQ = 64, FL_BK = 64, FL_MR_MAX = 8, FL_NR_MAX = 32, FL_MAX_D = 256 };
 
@@ -44,6 +45,7 @@ typedef struct {
   int64_t q_tiles, causal_off;
   float c;          /* scale * log2(e) */
   int k_direct, v_direct;
+  const attn_cpu_pages *pg; /* a paged sequence, read in place; NULL: dense */
 } fl_problem;
 
 /* Per-thread tiles, fp32. */
@@ -132,6 +134,17 @@ static void fl_load_q(const fl_problem *p, fl_work *w, int64_t b, int64_t h, int
   }
 }
 
+/* Key row j of t, or of the pool's page that holds it (paged sequence). */
+static void fl_key_row(const fl_problem *p, const attn_tensor *t, const attn_tensor *pool,
+                       int64_t b, int64_t hk, int64_t j, float *dst) {
+  if (!pool) {
+    attn_cpu_load_row(t, b, hk, j, p->d, dst);
+    return;
+  }
+  int64_t ps = p->pg->page_size;
+  attn_cpu_load_row(pool, p->pg->pages[j / ps], hk, j % ps, p->d, dst);
+}
+
 /* The K tile as rows of D fp32: in place when possible, else converted with
  * zero rows up to a multiple of mr (the microkernel's row block). */
 static const float *fl_load_k(const fl_problem *p, fl_work *w, int64_t b, int64_t hk,
@@ -141,7 +154,8 @@ static const float *fl_load_k(const fl_problem *p, fl_work *w, int64_t b, int64_
     *ld = k->strides[2];
     return (const float *)k->data + attn_cpu_offset(k, b, hk, j0, 0);
   }
-  for (int64_t j = 0; j < nk; j++) attn_cpu_load_row(k, b, hk, j0 + j, p->d, w->kb + j * p->d);
+  for (int64_t j = 0; j < nk; j++) fl_key_row(p, k, p->pg ? p->pg->k_pool : NULL, b, hk, j0 + j,
+                                              w->kb + j * p->d);
   memset(w->kb + nk * p->d, 0, (size_t)((round_up(nk, mr) - nk) * p->d) * sizeof(float));
   *ld = p->d;
   return w->kb;
@@ -157,7 +171,7 @@ static const float *fl_load_v(const fl_problem *p, fl_work *w, int64_t b, int64_
   }
   for (int64_t j = 0; j < nk; j++) {
     float *dst = w->vb + j * p->dp;
-    attn_cpu_load_row(v, b, hk, j0 + j, p->d, dst);
+    fl_key_row(p, v, p->pg ? p->pg->v_pool : NULL, b, hk, j0 + j, dst);
     for (int64_t d = p->d; d < p->dp; d++) dst[d] = 0.0f;
   }
   *ld = p->dp;
@@ -338,10 +352,11 @@ static fl_problem fl_problem_of(const attn_args *a, int nr) {
   return p;
 }
 
-static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status flash_run(attn_ctx *ctx, const attn_args *a, const attn_cpu_pages *pg) {
   fl_isa isa;
   fl_item_fn run_item = fl_pick(ctx, &isa);
   fl_problem p = fl_problem_of(a, isa.nr);
+  if (pg) p.pg = pg, p.k_direct = p.v_direct = 0;
   int64_t items = attn_batch(a) * p.hq * p.q_tiles;
   int failed = 0;
   prof_op_scope op = prof_op_begin("flash_fwd_cpu", PROF_KIND_FUSED);
@@ -364,6 +379,15 @@ static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
   return ATTN_STATUS_OK;
 }
 
+static attn_status flash_dense(attn_ctx *ctx, const attn_args *a) {
+  return flash_run(ctx, a, NULL);
+}
+
+/* Several sequences: one run each; pages are read where they lie. */
+static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cpu_seqs_forward(ctx, a, flash_dense, flash_run) : flash_run(ctx, a, NULL);
+}
+
 const attn_backend_impl attn_backend_flash_cpu = {
     .backend = ATTN_BACKEND_FLASH,
     .impl = "flash_cpu",
@@ -376,4 +400,5 @@ const attn_backend_impl attn_backend_flash_cpu = {
     .why_not = NULL,
     .forward = flash_forward,
     .available = NULL,
+    .takes_seqs = 1,
 };

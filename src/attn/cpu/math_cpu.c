@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
+#include "attn/cpu/seqs_cpu.h"
 
 enum { MATH_Q, MATH_K, MATH_V, MATH_OUT, MATH_NT };
 
@@ -154,7 +155,7 @@ static attn_status math_run_ops(math_run *r) {
   return ATTN_STATUS_OK;
 }
 
-static attn_status math_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status math_dense(attn_ctx *ctx, const attn_args *a) {
   math_run r = {.a = a, .n = (int64_t)attn_cpu_score_elems(a), .bias_b = 1, .bias_h = 1};
   if (a->mask_kind != ATTN_MASK_NONE) r.bias_b = a->mask.shape[0], r.bias_h = a->mask.shape[1];
   attn_status st = ATTN_STATUS_OUT_OF_MEMORY;
@@ -168,7 +169,15 @@ static attn_status math_forward(attn_ctx *ctx, const attn_args *a) {
   return st;
 }
 
+/* Several sequences: one dense run each, pages gathered first. */
+static attn_status math_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cpu_seqs_forward(ctx, a, math_dense, NULL) : math_dense(ctx, a);
+}
+
+/* With seqs the S x S buffers are per sequence; an allocation that fails
+ * is reported when it happens. */
 static attn_status math_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return attn_cpu_scores_why_not(a, needs_bias(a) ? 2 : 1, "math_cpu", why, len);
 }
 
@@ -184,4 +193,5 @@ const attn_backend_impl attn_backend_math_cpu = {
     .why_not = math_why_not,
     .forward = math_forward,
     .available = NULL,
+    .takes_seqs = 1,
 };

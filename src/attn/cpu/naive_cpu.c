@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "attn/cpu/cpu_common.h"
+#include "attn/cpu/seqs_cpu.h"
 
 typedef struct {
   const attn_args *a;
@@ -163,20 +164,34 @@ static attn_status naive_forward_common(const attn_args *a, int out_of_place) {
   return st;
 }
 
+/* With seqs the score buffers are per sequence (checked when allocated). */
 static attn_status naive_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return attn_cpu_scores_why_not(a, score_buffers(a, 1), "naive_cpu", why, len);
 }
 
 static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why,
                                          size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return attn_cpu_scores_why_not(a, score_buffers(a, 0), "naive_inplace_cpu", why, len);
 }
 
-static attn_status naive_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status naive_dense(attn_ctx *ctx, const attn_args *a) {
+  (void)ctx;
   return naive_forward_common(a, 1);
 }
-static attn_status naive_inplace_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status naive_inplace_dense(attn_ctx *ctx, const attn_args *a) {
+  (void)ctx;
   return naive_forward_common(a, 0);
+}
+
+/* Several sequences: one dense run each, pages gathered first. */
+static attn_status naive_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cpu_seqs_forward(ctx, a, naive_dense, NULL) : naive_dense(ctx, a);
+}
+static attn_status naive_inplace_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cpu_seqs_forward(ctx, a, naive_inplace_dense, NULL)
+                 : naive_inplace_dense(ctx, a);
 }
 
 const attn_backend_impl attn_backend_naive_cpu = {
@@ -191,6 +206,7 @@ const attn_backend_impl attn_backend_naive_cpu = {
     .why_not = naive_why_not,
     .forward = naive_forward,
     .available = NULL,
+    .takes_seqs = 1,
 };
 
 const attn_backend_impl attn_backend_naive_inplace_cpu = {
@@ -204,4 +220,5 @@ const attn_backend_impl attn_backend_naive_inplace_cpu = {
     .why_not = naive_inplace_why_not,
     .forward = naive_inplace_forward,
     .available = NULL,
+    .takes_seqs = 1,
 };

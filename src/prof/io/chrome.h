@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "attnprof/prof.h"
 #include "prof/io/json_out.h"
@@ -28,6 +29,12 @@ void chrome_next(chrome_ctx *c);
 void chrome_ts(chrome_ctx *c, int64_t event_ns);
 
 void chrome_write_event(chrome_ctx *c, size_t i);
+/* The whole trace document into f (already open; path is its traceName).
+ * 0 or errno; f is flushed, not closed. */
+int chrome_write_to(const prof_trace *t, FILE *f, const char *path);
+/* The epoch ns the trace's times count from (baseTimeNanoseconds): its
+ * first event's time floored to the millisecond. */
+int64_t chrome_base_epoch(const prof_trace *t);
 void chrome_write_devices(chrome_ctx *c);
 /* The process and thread name rows; 0, or -1 (out of memory). */
 int chrome_write_metadata(chrome_ctx *c);

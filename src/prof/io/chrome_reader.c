@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "prof/io/chrome_reader.h"
+#include "prof/io/pftrace.h"
 
 enum { CHUNK = 256 * 1024 };
 
@@ -21,7 +22,7 @@ typedef struct {
   int gz, gz_done;            /* gzip: inflating; the last member ended */
   z_stream z;
   unsigned char *in;          /* compressed bytes (gzip only) */
-  unsigned char head[2];      /* the first bytes, read to sniff gzip */
+  unsigned char head[16];     /* the first bytes, read to sniff gzip or Perfetto */
   size_t n_head, head_pos;
 } rd_source;
 
@@ -83,10 +84,12 @@ static int source_pull(void *src, unsigned char *buf, size_t cap, size_t *got) {
 
 /* Sniffs gzip's magic and sets up inflating. */
 static int source_open(rd_source *s) {
-  size_t n = 0;
-  int st = raw_read(s, s->head, 2, &n);
-  if (st) return st;
-  s->n_head = n;
+  size_t n = s->n_head;
+  if (!n) {
+    int st = raw_read(s, s->head, 2, &n);
+    if (st) return st;
+    s->n_head = n;
+  }
   if (n == 0) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: empty file, not a trace", s->what);
   if (n < 2 || s->head[0] != 0x1f || s->head[1] != 0x8b) return 0;
   s->gz = 1;
@@ -167,7 +170,9 @@ attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read
   if (!path) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "no trace file named");
   s.f = fopen(path, "rb");
   if (!s.f) return attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  attn_status st = read_source(&s, out, stats);
+  s.n_head = fread(s.head, 1, sizeof s.head, s.f);
+  attn_status st = pft_sniff(s.head, s.n_head) ? pft_read_file(s.f, s.head, s.n_head, path, out, stats)
+                                              : read_source(&s, out, stats);
   source_close(&s);
   return st;
 }
@@ -179,7 +184,29 @@ attn_status prof_read_chrome_trace_buffer(const void *data, size_t len, prof_tra
   s.what = "buffer";
   s.mem = data ? data : (const void *)"";
   s.mem_len = data ? len : 0;
+  if (pft_sniff(s.mem, s.mem_len < 16 ? s.mem_len : 16)) return pft_read_buffer(s.mem, s.mem_len, out, stats);
   attn_status st = read_source(&s, out, stats);
   source_close(&s);
   return st;
+}
+
+/* ---- a header document (pftrace_reader.c) ---------------------------------------- */
+
+typedef struct {
+  const char *p;
+  size_t len, pos;
+} mem_src;
+
+static int mem_pull(void *src, unsigned char *buf, size_t cap, size_t *got) {
+  mem_src *m = src;
+  size_t k = m->len - m->pos < cap ? m->len - m->pos : cap;
+  memcpy(buf, m->p + m->pos, k);
+  m->pos += k;
+  *got = k;
+  return 0;
+}
+
+int prof_read_chrome_trace_header(rd_model *m, const char *json, size_t len, const char *what) {
+  mem_src s = {json, len, 0};
+  return rd_parse_yajl(m, mem_pull, &s, what); /* a few hundred bytes: yajl alone, no restart */
 }

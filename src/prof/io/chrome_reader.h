@@ -123,6 +123,19 @@ void rd_finish_device(rd_model *m);
 /* After the last token: process name, epoch offset. */
 void rd_finish_trace(rd_model *m);
 
+/* An arg of another format's event (a Perfetto debug annotation), given as
+ * its JSON text (a number, or a string's bytes), into m->ev by the JSON
+ * args' table and bounds; dim: element index of a [x, y, z] arg. */
+void rd_take_arg_number(rd_model *m, const char *key, const char *text, size_t len);
+/* Whether an args key is one the reader takes (the rest are skipped). */
+int rd_arg_is_read(const char *key);
+void rd_take_arg_string(rd_model *m, const char *key, const char *s, size_t len);
+void rd_take_arg_dim(rd_model *m, const char *key, int index, const char *text, size_t len);
+
+/* A small JSON document (a Perfetto file's header: deviceProperties,
+ * baseTimeNanoseconds) read into m as the top of a Kineto file would be. */
+int prof_read_chrome_trace_header(rd_model *m, const char *json, size_t len, const char *what);
+
 /* Feeds the document to yajl. Returns an attn_status: 0, or the failure with
  * attn_last_error() set ("what and where"). `pull` gives the next bytes
  * (*got 0 at the end) and returns an attn_status the same way. */

@@ -458,3 +458,43 @@ int rd_parse_yajl(rd_model *m, rd_pull_fn pull, void *src, const char *what) {
   free(buf);
   return st;
 }
+
+/* ---- args from another format (pftrace_reader.c) ------------------------ */
+
+/* The same tables and bounds as the JSON's args: a value given as its JSON
+ * text goes where the JSON reader would put it. */
+static sax_ctx arg_ctx(rd_model *m) {
+  sax_ctx c;
+  memset(&c, 0, sizeof c);
+  c.m = m;
+  return c;
+}
+
+int rd_arg_is_read(const char *key) {
+  return lookup(arg_fields, (const unsigned char *)key, strlen(key)) != NULL;
+}
+
+void rd_take_arg_number(rd_model *m, const char *key, const char *text, size_t len) {
+  const field *f = lookup(arg_fields, (const unsigned char *)key, strlen(key));
+  sax_ctx c = arg_ctx(m);
+  if (f && f->type != V_DIM3) take_number(&c, f, text, len);
+  else if (f) bad_value(&c);
+}
+
+void rd_take_arg_string(rd_model *m, const char *key, const char *s, size_t len) {
+  const field *f = lookup(arg_fields, (const unsigned char *)key, strlen(key));
+  sax_ctx c = arg_ctx(m);
+  if (f && f->type != V_DIM3) take_string(&c, f, (const unsigned char *)s, len);
+  else if (f) bad_value(&c);
+}
+
+void rd_take_arg_dim(rd_model *m, const char *key, int index, const char *text, size_t len) {
+  const field *f = lookup(arg_fields, (const unsigned char *)key, strlen(key));
+  sax_ctx c = arg_ctx(m);
+  if (!f || f->type != V_DIM3) {
+    if (f) bad_value(&c);
+    return;
+  }
+  frame fr = {FR_DIM3, f, index};
+  dim3_number(&c, &fr, text, len);
+}

@@ -40,6 +40,10 @@ static int64_t base_epoch(const prof_trace *t, size_t n, int64_t offset) {
   return epoch - ((epoch % 1000000) + 1000000) % 1000000; /* floor to the ms, also below 0 */
 }
 
+int64_t chrome_base_epoch(const prof_trace *t) {
+  return base_epoch(t, prof_trace_count(t), prof_trace_epoch_offset(t));
+}
+
 static void write_header(chrome_ctx *c) {
   json_out *o = &c->o;
   json_fmt(o, "{\n  \"" KINETO_SCHEMA_VERSION "\": %d,\n  ", KINETO_SCHEMA_VERSION_VALUE);
@@ -130,6 +134,27 @@ static int write_file(chrome_ctx *c, const char *tmp, const char *path) {
   return err;
 }
 
+static void ctx_init(chrome_ctx *c, const prof_trace *t) {
+  c->t = t;
+  c->n = prof_trace_count(t);
+  c->offset = prof_trace_epoch_offset(t);
+  c->base_epoch = base_epoch(t, c->n, c->offset);
+  c->first = 1;
+}
+
+int chrome_write_to(const prof_trace *t, FILE *f, const char *path) {
+  chrome_ctx *c = calloc(1, sizeof *c);
+  if (!c) return ENOMEM;
+  ctx_init(c, t);
+  c->o.f = f;
+  int err = link_flows(c);
+  if (!err) err = write_body(c, path);
+  free(c->launch);
+  free(c->launches_gpu);
+  free(c);
+  return err;
+}
+
 attn_status prof_write_chrome_trace(const prof_trace *t, const char *path) {
   if (!t || !path || !*path)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "no trace or no path to write it to");
@@ -137,11 +162,7 @@ attn_status prof_write_chrome_trace(const prof_trace *t, const char *path) {
   char *tmp = tmp_path(path);
   int err = ENOMEM;
   if (c && tmp) {
-    c->t = t;
-    c->n = prof_trace_count(t);
-    c->offset = prof_trace_epoch_offset(t);
-    c->base_epoch = base_epoch(t, c->n, c->offset);
-    c->first = 1;
+    ctx_init(c, t);
     err = write_file(c, tmp, path);
     free(c->launch);
     free(c->launches_gpu);

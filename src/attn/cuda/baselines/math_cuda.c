@@ -24,6 +24,7 @@
 #include "attn/cuda/baselines/cuda_ctx.h"
 #include "attn/cuda/baselines/gemm_plan.h"
 #include "attn/cuda/baselines/graph_cache.h"
+#include "attn/cuda/baselines/seqs_gather.h"
 
 /* Byte offsets of the fp32 intermediates inside the scratch buffer. */
 typedef struct {
@@ -58,6 +59,7 @@ static math_layout layout_of(const attn_args *a) {
 }
 
 static attn_status math_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK; /* per-sequence buffers, checked when allocated */
   attn_status st = attn_cuda_rows_why_not(a, "math_cuda", why, len);
   if (st) return st;
   double need = 4 * (2 * elems(&a->q) + 2 * elems(&a->k) + score_elems(a) + bias_elems(a));
@@ -123,7 +125,7 @@ static attn_status math_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t
   return attn_cuda_downcast((const float *)(base + l->o), &a->out, s);
 }
 
-static attn_status math_forward(attn_ctx *actx, const attn_args *a) {
+static attn_status math_dense(attn_ctx *actx, const attn_args *a) {
   math_run r = {.layout = layout_of(a)};
   attn_cuda_ctx *ctx;
   void *buf;
@@ -134,6 +136,11 @@ static attn_status math_forward(attn_ctx *actx, const attn_args *a) {
     return st;
   r.base = buf;
   return attn_cuda_graph_run(ctx, ATTN_BACKEND_MATH, a, NULL, math_ops, &r);
+}
+
+/* Several sequences: one dense run each, pages gathered first. */
+static attn_status math_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cuda_seqs_forward(ctx, a, math_dense) : math_dense(ctx, a);
 }
 
 const attn_backend_impl attn_backend_math_cuda = {
@@ -148,4 +155,5 @@ const attn_backend_impl attn_backend_math_cuda = {
     .why_not = math_why_not,
     .forward = math_forward,
     .available = attn_cuda_available,
+    .takes_seqs = 1,
 };

@@ -28,6 +28,7 @@
 #include "attn/cuda/baselines/cuda_ctx.h"
 #include "attn/cuda/baselines/gemm_plan.h"
 #include "attn/cuda/baselines/graph_cache.h"
+#include "attn/cuda/baselines/seqs_gather.h"
 
 static int needs_fill(const attn_args *a) {
   return a->causal != ATTN_CAUSAL_NONE || a->mask_kind != ATTN_MASK_NONE;
@@ -141,20 +142,32 @@ static attn_status naive_forward_common(attn_ctx *actx, const attn_args *a, int 
                              a, r.keep, naive_ops, &r);
 }
 
+/* With seqs the S x S buffers are per sequence (checked when allocated). */
 static attn_status naive_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return naive_check(ctx, a, 1, "naive_cuda", why, len);
 }
 
 static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why,
                                          size_t len) {
+  if (a->seqs) return ATTN_STATUS_OK;
   return naive_check(ctx, a, 0, "naive_inplace_cuda", why, len);
 }
 
-static attn_status naive_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status naive_dense(attn_ctx *ctx, const attn_args *a) {
   return naive_forward_common(ctx, a, 1);
 }
-static attn_status naive_inplace_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status naive_inplace_dense(attn_ctx *ctx, const attn_args *a) {
   return naive_forward_common(ctx, a, 0);
+}
+
+/* Several sequences: one dense run each, pages gathered first. */
+static attn_status naive_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cuda_seqs_forward(ctx, a, naive_dense) : naive_dense(ctx, a);
+}
+static attn_status naive_inplace_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_cuda_seqs_forward(ctx, a, naive_inplace_dense)
+                 : naive_inplace_dense(ctx, a);
 }
 
 const attn_backend_impl attn_backend_naive_cuda = {
@@ -169,6 +182,7 @@ const attn_backend_impl attn_backend_naive_cuda = {
     .why_not = naive_why_not,
     .forward = naive_forward,
     .available = attn_cuda_available,
+    .takes_seqs = 1,
 };
 
 const attn_backend_impl attn_backend_naive_inplace_cuda = {
@@ -182,4 +196,5 @@ const attn_backend_impl attn_backend_naive_inplace_cuda = {
     .why_not = naive_inplace_why_not,
     .forward = naive_inplace_forward,
     .available = attn_cuda_available,
+    .takes_seqs = 1,
 };

@@ -81,7 +81,7 @@ static attn_status efficient_forward(attn_ctx *ctx, const attn_args *a) {
   char why[256];
   fused_fn fn = efficient_pick(a, 0, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
-  return attn_fused_call(fn, a);
+  return attn_fused_call(ctx, fn, a);
 }
 
 extern "C" attn_status attn_efficient_cuda_run_scalar(attn_ctx *ctx, const attn_args *a) {
@@ -90,7 +90,7 @@ extern "C" attn_status attn_efficient_cuda_run_scalar(attn_ctx *ctx, const attn_
   if (st) return attn_fail(st, "%s", why);
   fused_fn fn = efficient_pick(a, 1, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
-  return attn_fused_call(fn, a);
+  return attn_fused_call(ctx, fn, a);
 }
 
 // The scalar instances live here (small kernels); the tensor-core ones in

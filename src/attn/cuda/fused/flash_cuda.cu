@@ -19,6 +19,7 @@
 
 #include "attn/cuda/common/cuda_common.h"
 #include "attn/cuda/fused/fused_launch.h"
+#include "attn/cuda/fused/decode_cuda.h"
 #ifdef ATTNPROF_HAVE_WGMMA
 #include "attn/cuda/fused/ws_tma.h"
 #endif
@@ -43,8 +44,9 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 
 // The warp-specialized Hopper kernel (flash_fwd_ws_kernel.cuh) for (dtype, D),
 // or NULL with the reason in why: it needs the build, compute capability 9.0,
-// D 64/128/256 and strides TMA takes. ATTNPROF_FLASH_WS_FLAGS (bench only)
-// picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
+// D 64/128/256 and strides TMA takes. In a build with
+// -DATTNPROF_FLASH_WS_ABLATION=ON (bench only; the library reads no
+// environment otherwise), ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
 // results by design).
@@ -60,6 +62,7 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return NULL;
   }
   if (!attn_ws_tma_ok(a, why, why_len)) return NULL;
+#ifdef ATTNPROF_FLASH_WS_ABLATION
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");
   if (fl && *fl && bf && d == 128) {
     if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0>;
@@ -71,6 +74,7 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   if (fl && !strcmp(fl, "7") && bf)
     return d == 64 ? ws_run<__nv_bfloat16, 64, 7> : d == 128 ? ws_run<__nv_bfloat16, 128, 7>
                                                               : ws_run<__nv_bfloat16, 256, 7>;
+#endif
   switch (d) {
   case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL> : ws_run<__half, 64, WS_ALL>;
   case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL> : ws_run<__half, 128, WS_ALL>;
@@ -127,6 +131,7 @@ static fused_fn flash_pick(const attn_ctx *ctx, const attn_args *a, char *why, s
 static attn_status flash_why_not(attn_ctx *ctx, const attn_args *a, char *why,
                                  size_t why_len) {
   char vwhy[160];
+  if (a->seqs) return attn_decode_cuda_why_not(a, why, why_len); // fused/decode_cuda.cu
   if (!flash_pick(ctx, a, why, why_len)) return ATTN_STATUS_UNSUPPORTED;
   if (a->mask_kind != ATTN_MASK_NONE) {
     snprintf(why, why_len, "flash_cuda takes no mask tensor (causal or none): efficient takes "
@@ -149,11 +154,15 @@ static attn_status flash_why_not(attn_ctx *ctx, const attn_args *a, char *why,
   return attn_fused_device_ok(a, "flash_cuda", why, why_len);
 }
 
-static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
+static attn_status flash_dense(attn_ctx *ctx, const attn_args *a) {
   char why[256];
   fused_fn fn = flash_pick(ctx, a, why, sizeof why);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "%s", why);
-  return attn_fused_call(fn, a);
+  return attn_fused_call(ctx, fn, a);
+}
+
+static attn_status flash_forward(attn_ctx *ctx, const attn_args *a) {
+  return a->seqs ? attn_decode_cuda_forward(ctx, a, flash_dense) : flash_dense(ctx, a);
 }
 
 extern "C" {
@@ -169,5 +178,6 @@ const attn_backend_impl attn_backend_flash_cuda = {
     flash_why_not,
     flash_forward,
     attn_cuda_available,
+    1, /* takes attn_seqs: the split-KV decode kernel */
 };
 }

@@ -101,9 +101,10 @@ attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_d
 
 #include "attn/cuda/fused/fused_launch.h"
 
-attn_status attn_fused_call(fused_fn fn, const attn_args *a) {
+attn_status attn_fused_call(attn_ctx *ctx, fused_fn fn, const attn_args *a) {
   attn_fused_params p;
   attn_fused_params_fill(a, &p);
+  p.ctx = ctx;
   int prev = 0;
   ATTN_CUDA_TRY(cudaGetDevice(&prev));
   if (prev != a->q.device) ATTN_CUDA_TRY(cudaSetDevice(a->q.device));

@@ -37,7 +37,8 @@ attn_status simt_run(const attn_fused_params &p, cudaStream_t stream);
 // Raises a kernel's dynamic shared-memory limit (above 48 KB) once per device.
 attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_device);
 
-// Fills the parameters and runs fn on the tensors' device.
-attn_status attn_fused_call(fused_fn fn, const attn_args *a);
+// Fills the parameters and runs fn on the tensors' device; ctx is the
+// handle whose cache holds what a kernel keeps (the ws kernel's TMA maps).
+attn_status attn_fused_call(attn_ctx *ctx, fused_fn fn, const attn_args *a);
 
 #endif

@@ -1,13 +1,15 @@
 // Host side of the warp-specialized flash kernel's TMA maps (ws_tma.h): the
 // driver entry point looked up once, the stride rules checked for the
-// why-not, and a small per-thread LRU of encoded maps keyed by the problem.
-// The cache sits behind attn_ws_maps_cached alone, so moving it onto the
-// engine handle's cache (src/attn/cache.h) changes that one function.
+// why-not, and the encoded maps kept in the engine handle's cache
+// (src/attn/cache.h, kind ATTN_CACHE_TMA_DESC) keyed by the problem.
 #include <cuda_runtime_api.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn/cuda/common/cuda_common.h"
+#include "attn/cache.h"
+#include "attn/ctx.h"
 #include "attn/cuda/fused/ws_tma.h"
 
 typedef CUresult (*ws_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
@@ -101,33 +103,28 @@ typedef struct {
   int dims[6], boxes[3], bf16, pad;
 } ws_key;
 
-enum { WS_CACHE_N = 8 };
-typedef struct {
-  ws_key key;
-  attn_ws_maps maps;
-  unsigned long long used; // 0: empty
-} ws_slot;
-
-// Bounded LRU per thread (no lock): a hit returns the encoded maps, a miss
-// encodes into the least recently used slot.
+// A miss encodes the four maps and puts them in the handle's cache; a map is
+// copied into the kernel's parameters at launch, within the same call, and
+// the cache frees nothing before the call ends.
 static const attn_ws_maps *attn_ws_maps_cached(const ws_key *key, const attn_fused_params *p,
                                                attn_status *st) {
-  static __thread ws_slot slots[WS_CACHE_N];
-  static __thread unsigned long long clock;
-  ws_slot *victim = &slots[0];
-  for (int i = 0; i < WS_CACHE_N; i++) {
-    if (slots[i].used && !memcmp(&slots[i].key, key, sizeof *key)) {
-      slots[i].used = ++clock;
-      return &slots[i].maps;
-    }
-    if (slots[i].used < victim->used) victim = &slots[i];
+  attn_cache *cache = p->ctx->cache;
+  attn_ws_maps *m = (attn_ws_maps *)attn_cache_find(cache, ATTN_CACHE_TMA_DESC, key, sizeof *key);
+  if (m) return m;
+  if (!(m = (attn_ws_maps *)malloc(sizeof *m))) {
+    *st = attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for TMA maps");
+    return NULL;
   }
-  victim->used = 0;
-  *st = ws_encode_all(p, key->bf16, key->boxes[0], key->boxes[1], key->boxes[2], &victim->maps);
-  if (*st) return NULL;
-  victim->key = *key;
-  victim->used = ++clock;
-  return &victim->maps;
+  *st = ws_encode_all(p, key->bf16, key->boxes[0], key->boxes[1], key->boxes[2], m);
+  if (*st) {
+    free(m);
+    return NULL;
+  }
+  if (attn_cache_put(cache, ATTN_CACHE_TMA_DESC, key, sizeof *key, m, free)) {
+    *st = attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for TMA maps");
+    return NULL;
+  }
+  return m;
 }
 
 extern "C" attn_status attn_ws_maps_get(const attn_fused_params *p, int bf16, int q_rows,

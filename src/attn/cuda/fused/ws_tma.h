@@ -25,8 +25,8 @@ typedef struct {
 int attn_ws_tma_ok(const attn_args *a, char *why, size_t why_len);
 
 /* The four maps for p: boxes of 64 x q_rows (q), 64 x kv_rows (k, v) and
- * 64 x o_rows (out). Served from a small per-thread cache keyed by the
- * problem (attn_ws_maps_cached); encodes on a miss. */
+ * 64 x o_rows (out). Served from the handle's cache (p->ctx) keyed by the
+ * problem (pointers are unique across devices); encodes on a miss. */
 attn_status attn_ws_maps_get(const attn_fused_params *p, int bf16, int q_rows, int kv_rows,
                              int o_rows, const attn_ws_maps **out);
 

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Serving attention beside PyTorch's SDPA, in one process on the same tensors.
+
+Decode (1 or a few new tokens per sequence against a long KV cache) and
+packed variable-length prefill, bf16, D128, through attnprof's flash backend
+(the split-KV decode kernel, src/attn/cuda/fused/decode_kernel.cuh):
+  paged       K/V in a shuffled page pool + block table (PyTorch has no
+              paged SDPA: no torch column for these rows)
+  contiguous  K/V in a [B, KV, Hkv, D] cache; the same tensors go to
+              torch SDPA FLASH / EFFICIENT / CUDNN (enable_gqa), the
+              fastest of them is the ratio's denominator
+  varlen      16 packed sequences of mixed lengths (64..8k), causal; beside
+              our dense flash (and torch's) on B x mean length, same tokens
+Timing: CUDA events around each call, 3 warm-ups, median of --reps. Tables
+are passed trusted (attn_seqs.trusted with max_q/max_kv): a serving engine
+builds them itself; the checked path adds a host copy per call.
+GB/s = bytes (Q, K and V rows each sequence sees, O, tables) / time; the
+copy bandwidth is measured in the same run by a 4 GiB device-to-device copy
+(torch copy_ = cudaMemcpyAsync D2D), counted as bytes read + written.
+Before timing, each of our outputs is compared with torch's (rel. error).
+
+  python3 bench/serving/serving_vs_torch.py --lib build-gpu/lib/libattnprof.so
+"""
+import argparse
+import ctypes as C
+import statistics
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+DT_BF16, BACKEND_FLASH = 2, 5
+CAUSAL_NONE, CAUSAL_BR = 0, 2
+
+
+class Tensor(C.Structure):
+    _fields_ = [("data", C.c_void_p), ("dtype", C.c_int), ("device", C.c_int),
+                ("shape", C.c_int64 * 4), ("strides", C.c_int64 * 4)]
+
+
+class Seqs(C.Structure):
+    _fields_ = [("batch", C.c_int64), ("q_offsets", C.c_void_p), ("kv_offsets", C.c_void_p),
+                ("kv_lens", C.c_void_p), ("block_table", C.c_void_p), ("max_pages", C.c_int64),
+                ("table_stride", C.c_int64), ("trusted", C.c_int), ("max_q", C.c_int64),
+                ("max_kv", C.c_int64)]
+
+
+class Args(C.Structure):
+    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("out", Tensor),
+                ("causal", C.c_int), ("scale", C.c_double), ("mask_kind", C.c_int),
+                ("mask", Tensor), ("lse", C.c_void_p), ("stream", C.c_void_p),
+                ("seqs", C.POINTER(Seqs))]
+
+
+def tensor(t, shape, strides):
+    return Tensor(t.data_ptr(), DT_BF16, t.device.index or 0, (C.c_int64 * 4)(*shape),
+                  (C.c_int64 * 4)(*strides))
+
+
+def bhsd_of_bshd(t):
+    """A [B, S, H, D] tensor as attn_tensor {B, H, S, D}."""
+    b, s, h, d = t.shape
+    return tensor(t, (b, h, s, d), (s * h * d, d, h * d, 1))
+
+
+def median_us(fn, reps):
+    for _ in range(3):
+        fn()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(reps)]
+    for a, b in ev:
+        a.record()
+        fn()
+        b.record()
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+
+
+def copy_bandwidth(reps):
+    n = 4 << 30
+    x = torch.empty(n, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    us = median_us(lambda: y.copy_(x), reps)
+    del x, y
+    return 2 * n / (us * 1e-6)
+
+
+class Lib:
+    def __init__(self, path):
+        self.lib = C.CDLL(path)
+        self.lib.attn_ctx_create.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
+        self.lib.attn_forward.argtypes = [C.c_void_p, C.c_int, C.POINTER(Args)]
+        self.lib.attn_last_error.restype = C.c_char_p
+        self.ctx = C.c_void_p()
+        if self.lib.attn_ctx_create(None, C.byref(self.ctx)):
+            raise RuntimeError(self.lib.attn_last_error().decode())
+        # the split count is internal (not exported by a hidden-visibility build)
+        self.splits = getattr(self.lib, "attn_decode_cuda_splits", None)
+        if self.splits:
+            self.splits.argtypes = [C.POINTER(Args)]
+
+    def split_count(self, args):
+        return self.splits(C.byref(args)) if self.splits else -1
+
+    def call(self, args):
+        def run():
+            rc = self.lib.attn_forward(self.ctx, BACKEND_FLASH, C.byref(args))
+            if rc:
+                raise RuntimeError(self.lib.attn_last_error().decode())
+        return run
+
+
+def torch_backends(q, k, v, causal_br, reps, want):
+    """Times torch SDPA backends on [B, H, S, D] views; returns {name: us}, errors."""
+    res = {}
+    mask = None
+    if causal_br and q.shape[2] > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(q.shape[2], k.shape[2])
+    for name, be in (("flash", SDPBackend.FLASH_ATTENTION),
+                     ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                     ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        def run():
+            with sdpa_kernel(be):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+        try:
+            out = run()
+            torch.cuda.synchronize()
+            err = ((out.float() - want.float()).norm() / want.float().norm()).item()
+            if not err < 2e-2:
+                res[name] = f"err {err:.2g}"
+                continue
+            res[name] = median_us(run, reps)
+        except Exception as e:  # a backend that refuses the problem
+            res[name] = "n/a: " + str(e).split("\n")[0][:60]
+    return res
+
+
+def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
+    d = 128
+    g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
+    q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    o = torch.full_like(q, float("nan"))
+    causal = CAUSAL_BR if new > 1 else CAUSAL_NONE
+    # contiguous cache [B, KV, Hkv, D]
+    kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    vc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    lens = torch.full((B,), kv, dtype=torch.int32, device="cuda")
+    seqs_c = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, new, kv)
+    a_c = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), causal,
+               0.0, 0, Tensor(), None, None, C.pointer(seqs_c))
+    # paged: the same keys copied into shuffled pages
+    per = kv // ps
+    perm = torch.randperm(B * per, device="cuda", generator=g).to(torch.int32)
+    table = perm.view(B, per).contiguous()
+    kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
+    vp = torch.empty_like(kp)
+    kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
+    vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
+    seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, new, kv)
+    pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
+    op = torch.full_like(q, float("nan"))
+    a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(op), causal, 0.0, 0, Tensor(),
+               None, None, C.pointer(seqs_p))
+    qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
+    mask = None
+    if new > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(new, kv)
+    with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
+        ref = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+    out = {}
+    for name, a, oo in (("paged", a_p, op), ("contiguous", a_c, o)):
+        lib.call(a)()
+        torch.cuda.synchronize()
+        err = ((oo.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+        us = median_us(lib.call(a), reps) if err < 2e-2 else None
+        out[name] = (us, err, lib.split_count(a))
+    seqs_p.trusted = 0  # the checked path: the tables copied to the host and checked per call
+    us_checked = median_us(lib.call(a_p), reps)
+    seqs_p.trusted = 1
+    tb = torch_backends(qt, kt, vt, new > 1, reps, ref)
+    nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
+    pbytes = nbytes + table.numel() * 4
+    fast = min((v for v in tb.values() if isinstance(v, float)), default=None)
+    name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new} page={ps}"
+    us_p, err_p, sp = out["paged"]
+    us_c, err_c, sc = out["contiguous"]
+    fmt = lambda us, by: (f"{us:9.1f} {by / us * 1e-3:7.0f} {by / (us * 1e-6) / bw:6.1%}"
+                          if us else "   (error)               ")
+    tcol = "  ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in tb.items())
+    ratio = f"{fast / us_c:5.2f}x" if fast and us_c else "  -  "
+    print(f"{name:34s} paged {fmt(us_p, pbytes)} s={sp:<3d} | contiguous {fmt(us_c, nbytes)} "
+          f"s={sc:<3d} | vs torch fastest {ratio} | torch us: {tcol} | paged checked "
+          f"{us_checked:.1f} us | err {err_p:.1e}/{err_c:.1e}",
+          flush=True)
+    del kc, vc, kp, vp
+    torch.cuda.empty_cache()
+
+
+def varlen_row(lib, reps):
+    """16 packed causal sequences, 64..8k tokens, Hq=Hkv=16, D128; against dense flash
+    (ours and torch's) on B=16 x mean length (same number of tokens)."""
+    d, h = 128, 16
+    g = torch.Generator().manual_seed(5)
+    lens = [64, 8192] + [int(x) for x in torch.randint(64, 8193, (14,), generator=g)]
+    total = sum(lens)
+    off = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
+    q = torch.randn(total, h, d, device="cuda", dtype=torch.bfloat16)
+    k, v = torch.randn_like(q), torch.randn_like(q)
+    o = torch.full_like(q, float("nan"))
+    packed = lambda t: tensor(t, (1, h, total, d), (total * h * d, d, h * d, 1))
+    seqs = Seqs(16, off.data_ptr(), off.data_ptr(), None, None, 0, 0, 1, max(lens), max(lens))
+    a = Args(packed(q), packed(k), packed(v), packed(o), CAUSAL_BR, 0.0, 0, Tensor(), None, None,
+             C.pointer(seqs))
+    lib.call(a)()
+    torch.cuda.synchronize()
+    worst = 0.0
+    for i in range(16):  # each sequence against torch's flash on it alone
+        s, e = off[i].item(), off[i + 1].item()
+        qi, ki, vi = (t[s:e].transpose(0, 1).unsqueeze(0) for t in (q, k, v))
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            r = F.scaled_dot_product_attention(qi, ki, vi, is_causal=True)
+        oi = o[s:e].transpose(0, 1).unsqueeze(0)
+        worst = max(worst, ((oi.float() - r.float()).norm() / r.float().norm()).item())
+    flops = sum(2.0 * h * d * n * (n + 1) for n in lens)
+    us = median_us(lib.call(a), reps) if worst < 2e-2 else None
+    mean = total // 16
+    qd = torch.randn(16, h, mean, d, device="cuda", dtype=torch.bfloat16)
+    kd, vd = torch.randn_like(qd), torch.randn_like(qd)
+    od = torch.empty_like(qd)
+    bh = lambda t: tensor(t, t.shape, t.stride())
+    ad = Args(bh(qd), bh(kd), bh(vd), bh(od), 1, 0.0, 0, Tensor(), None, None, None)
+    us_d = median_us(lib.call(ad), reps)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        us_t = median_us(lambda: F.scaled_dot_product_attention(qd, kd, vd, is_causal=True), reps)
+    fd = 16 * 2.0 * h * d * mean * (mean + 1)
+    tf = lambda f, u: f / (u * 1e-6) / 1e12 if u else float("nan")
+    print(f"varlen 16 seqs 64..8k (total {total}) causal H=16 D128: ours {tf(flops, us):6.1f} "
+          f"TFLOP/s ({us or 0:.0f} us, err {worst:.1e}) | dense 16x{mean}: ours flash "
+          f"{tf(fd, us_d):6.1f}, torch flash {tf(fd, us_t):6.1f} TFLOP/s | varlen/dense "
+          f"{tf(flops, us) / tf(fd, us_d):.2f}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--quick", action="store_true")
+    opt = ap.parse_args()
+    warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
+    lib = Lib(opt.lib)
+    bw = copy_bandwidth(opt.reps)
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16, D128; "
+          f"median of {opt.reps}; D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s")
+    print("columns: us  GB/s  fraction of the copy bandwidth  s=splits; torch has no paged SDPA")
+    rows = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 1, 16),
+            (128, 8192, 64, 8, 1, 16), (1, 131072, 32, 8, 1, 16), (1, 131072, 64, 8, 1, 64),
+            (16, 32768, 32, 8, 8, 16), (16, 32768, 32, 8, 16, 16), (1, 2048, 32, 8, 1, 16),
+            (16, 1024, 32, 8, 1, 16)]
+    if opt.quick:
+        rows = rows[:1] + rows[4:5] + rows[6:7]
+    for r in rows:
+        try:
+            decode_row(lib, *r, opt.reps, bw)
+        except Exception as e:
+            print(f"row {r}: {e}", flush=True)
+    try:
+        varlen_row(lib, opt.reps)
+    except Exception as e:
+        print(f"varlen: {e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+// flash's path for several sequences (attn_seqs): the split-KV decode kernel
+// (decode_kernel.cuh) for decode, chunked prefill against a paged or
+// contiguous cache, and packed variable-length prefill. One selector
+// (decode_pick) answers both "is it taken?" and "which instance runs".
+//
+// The split count follows from the grid the problem already has (B x Hkv x
+// row groups CTAs) and the SM count: the fewest splits whose last wave is at
+// least 85% full compared with the best choice, each split at least 256
+// keys, at most 128 splits. One split writes out directly; more write fp32
+// partials into the context's scratch and a combine kernel merges them.
+#include <math.h>
+#include <stdio.h>
+
+#include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
+extern "C" {             // cuda_ctx.h is a C header without a C++ guard
+#include "attn/cuda/baselines/cuda_ctx.h"
+}
+#include "attn/cuda/fused/decode_cuda.h"
+#include "attn/cuda/fused/decode_launch.h"
+#include "attn/cuda/baselines/seqs_gather.h"
+#include "attn/seqs.h"
+
+typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
+typedef int (*decode_occ_fn)(void);
+
+#define DECODE_MIN_SPLIT_KEYS 256
+#define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
+
+// 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
+static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
+
+#define DECODE_CASE(T, D)                                                                \
+  switch (wm) {                                                                          \
+  case 1: *occ = decode_occupancy<T, D, 1>; return decode_run<T, D, 1>;                   \
+  case 2: *occ = decode_occupancy<T, D, 2>; return decode_run<T, D, 2>;                   \
+  default: *occ = decode_occupancy<T, D, 4>; return decode_run<T, D, 4>;                  \
+  }
+
+static decode_fn decode_instance(int bf, int64_t d, int wm, decode_occ_fn *occ) {
+  if (bf) {
+    if (d == 64) DECODE_CASE(__nv_bfloat16, 64)
+    if (d == 128) DECODE_CASE(__nv_bfloat16, 128)
+    if (d == 256) DECODE_CASE(__nv_bfloat16, 256)
+  } else {
+    if (d == 64) DECODE_CASE(__half, 64)
+    if (d == 128) DECODE_CASE(__half, 128)
+    if (d == 256) DECODE_CASE(__half, 256)
+  }
+  return NULL;
+}
+
+extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, size_t len) {
+  char vwhy[160];
+  const int64_t d = attn_head_dim(a);
+  if (a->q.dtype != ATTN_DTYPE_BF16 && a->q.dtype != ATTN_DTYPE_F16) {
+    snprintf(why, len, "flash_cuda takes several sequences in bf16 and f16, got %s: math takes "
+             "f32 (pages gathered)", attn_dtype_name(a->q.dtype));
+    return ATTN_STATUS_UNSUPPORTED;
+  }
+  if (d != 64 && d != 128 && d != 256) {
+    snprintf(why, len, "flash_cuda's decode kernel takes head dims 64, 128, 256 for several "
+             "sequences, got D=%lld: math takes any D", (long long)d);
+    return ATTN_STATUS_UNSUPPORTED;
+  }
+  if (!attn_fused_vector_ok(a, vwhy, sizeof vwhy)) {
+    snprintf(why, len, "flash_cuda copies 16-byte rows: %s (math takes it)", vwhy);
+    return ATTN_STATUS_UNSUPPORTED;
+  }
+  if (a->lse && ((uintptr_t)a->lse & 3)) {
+    snprintf(why, len, "flash_cuda: lse is not 4-byte aligned");
+    return ATTN_STATUS_UNSUPPORTED;
+  }
+  if (a->seqs->batch > 65535 || attn_heads_kv(a) > 65535) {
+    snprintf(why, len, "flash_cuda takes up to 65535 sequences and KV heads (grid z/y), got "
+             "B=%lld Hkv=%lld", (long long)a->seqs->batch, (long long)attn_heads_kv(a));
+    return ATTN_STATUS_UNSUPPORTED;
+  }
+  return attn_fused_device_ok(a, "flash_cuda", why, len);
+}
+
+static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
+  int64_t most = max_kv / DECODE_MIN_SPLIT_KEYS;
+  most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
+  double eff[DECODE_MAX_SPLITS + 1], best = 0;
+  for (int64_t s = 1; s <= most; s++) {
+    double waves = (double)(base * s) / (double)slots;
+    eff[s] = waves / ceil(waves);
+    best = eff[s] > best ? eff[s] : best;
+  }
+  for (int64_t s = 1; s <= most; s++)
+    if (eff[s] >= 0.85 * best) return (int)s;
+  return 1;
+}
+
+static void fill_params(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p) {
+  const attn_tensor *q = &a->q, *k = &a->k, *vt = &a->v, *o = &a->out;
+  const attn_seqs *s = a->seqs;
+  *p = attn_decode_params{};
+  p->q = q->data, p->k = k->data, p->v = vt->data, p->o = o->data, p->lse = a->lse;
+  p->q_sb = q->strides[0], p->q_sh = q->strides[1], p->q_ss = q->strides[2];
+  p->k_sb = k->strides[0], p->k_sh = k->strides[1], p->k_ss = k->strides[2];
+  p->v_sb = vt->strides[0], p->v_sh = vt->strides[1], p->v_ss = vt->strides[2];
+  p->o_sb = o->strides[0], p->o_sh = o->strides[1], p->o_ss = o->strides[2];
+  p->q_off = s->q_offsets, p->kv_off = s->kv_offsets, p->kv_len = s->kv_lens;
+  p->table = s->block_table, p->table_stride = v->table_stride;
+  p->batch = (int)v->batch, p->hq = (int)v->hq, p->hkv = (int)v->hkv;
+  p->group = (int)(v->hq / v->hkv), p->q_rows = (int)v->q_rows, p->sk = (int)v->sk;
+  p->page_size = (int)v->page_size;
+  static const int kinds[] = {DECODE_KV_DENSE, DECODE_KV_PACKED, DECODE_KV_CACHE, DECODE_KV_PAGED};
+  p->kv_kind = kinds[v->kv];
+  p->causal = a->causal == ATTN_CAUSAL_BOTTOM_RIGHT;
+  p->scale_log2 = (float)(attn_scale_of(a) * 1.4426950408889634);
+  p->part_rows = q->shape[0] * v->q_rows * v->hq;
+}
+
+static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_seqs_view *v) {
+  attn_decode_params p;
+  fill_params(a, v, &p);
+  const int wm = rows_atoms((int64_t)p.group * v->max_q);
+  decode_occ_fn occ = NULL;
+  decode_fn fn = decode_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, wm, &occ);
+  if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash_cuda: no decode kernel for D=%lld",
+                            (long long)v->d);
+  int64_t rows = (int64_t)p.group * v->max_q;
+  p.row_groups = (int)((rows + 16 * wm - 1) / (16 * wm));
+  if (p.row_groups < 1) p.row_groups = 1;
+  const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
+  int64_t slots = (int64_t)(pr ? pr->multiProcessorCount : 100) * occ();
+  p.splits = pick_splits((int64_t)p.batch * p.hkv * p.row_groups, slots, v->max_kv);
+  cudaStream_t stream = (cudaStream_t)a->stream;
+  if (p.splits > 1) {
+    attn_cuda_ctx *ctx;
+    void *ws;
+    size_t part = attn_cuda_align((size_t)(p.splits * p.part_rows * v->d) * 4);
+    attn_status st = attn_cuda_ctx_get(actx, a->q.device, &ctx);
+    if (!st) st = attn_cuda_ctx_begin(ctx, stream);
+    if (!st) st = attn_cuda_ctx_scratch(ctx, part + (size_t)(p.splits * p.part_rows) * 4, &ws);
+    if (st) return st;
+    p.o_part = (float *)ws, p.lse_part = (float *)((char *)ws + part);
+  }
+  return fn(p, stream);
+}
+
+// Long query runs (prefill) over unpaged K/V go to the dense flash kernel,
+// one launch per sequence on views of q, k, v and out (no copy): it is the
+// faster kernel there (bench/serving/NOTES.md), and the launches are few.
+static int prefer_dense(const attn_seqs_view *v) {
+  return v->kv != ATTN_KV_PAGED && v->max_q >= DECODE_DENSE_MIN_Q && v->batch <= 64;
+}
+
+extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
+                                                attn_cuda_dense_fn dense) {
+  attn_seqs_view v;
+  attn_status st = attn_seqs_view_make(a, &v);
+  if (st) return st;
+  if (dense && prefer_dense(&v)) {
+    attn_seqs_view_free(&v);
+    return attn_cuda_seqs_forward(ctx, a, dense);
+  }
+  int prev = 0;
+  if (cudaGetDevice(&prev) != cudaSuccess) prev = a->q.device;
+  if (prev != a->q.device && cudaSetDevice(a->q.device) != cudaSuccess)
+    st = attn_fail(ATTN_STATUS_NO_DEVICE, "flash_cuda: cannot use CUDA device %d", a->q.device);
+  if (!st && v.total_q > 0) st = decode_launch(ctx, a, &v);
+  if (prev != a->q.device) cudaSetDevice(prev);
+  attn_seqs_view_free(&v);
+  return st;
+}
+
+extern "C" int attn_decode_cuda_splits(const attn_args *a) {
+  attn_seqs_view v;
+  if (attn_seqs_view_make(a, &v)) return -1;
+  attn_decode_params p;
+  fill_params(a, &v, &p);
+  const int wm = rows_atoms((int64_t)p.group * v.max_q);
+  decode_occ_fn occ = NULL;
+  int splits = -1;
+  if (decode_instance(a->q.dtype == ATTN_DTYPE_BF16, v.d, wm, &occ)) {
+    int64_t rg = ((int64_t)p.group * v.max_q + 16 * wm - 1) / (16 * wm);
+    const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
+    splits = pick_splits((int64_t)p.batch * p.hkv * (rg < 1 ? 1 : rg),
+                         (int64_t)(pr ? pr->multiProcessorCount : 100) * occ(), v.max_kv);
+  }
+  attn_seqs_view_free(&v);
+  return splits;
+}

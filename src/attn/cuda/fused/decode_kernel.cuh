@@ -1,0 +1,391 @@
+// Split-KV decode (flash-decoding) on mma.sync, for serving: a few new query
+// tokens per sequence against a long KV cache, paged or contiguous, and
+// packed variable-length queries (written from the published algorithm and
+// the PTX ISA; no code copied).
+//
+// Work split. Grid (splits x row_groups, Hkv, B). A CTA owns one KV head of
+// one sequence and a range of its keys (its split), and ALL the query rows
+// that read that head: row r = t * G + g is token t of query head hk*G + g
+// (G = Hq / Hkv), so under GQA each K/V byte is read once, not G times. Rows
+// past 16 * kWM go to further row groups (more CTAs, same keys; prefill).
+// Tile: kRows = 16 * kWM query rows x kBK = 64 keys per step; 4 warps, kWM
+// row atoms x kWK = 4 / kWM key groups: warp (wm, kg) owns rows wm*16..+15
+// and keys kg*kNK..+kNK-1 of each step, with its own online softmax; the
+// key groups are merged once at the end through shared memory.
+// Per step: the K and V tiles arrive by cp.async in a ring of kStages
+// buffers (16-byte chunks, row addresses from the block table for a paged
+// cache, zero-filled past the split); S = Q K^T (ldmatrix Q, K), mask
+// (split end, causal bottom-right per sequence), online softmax in the exp2
+// domain, O += P V (P from registers, V by ldmatrix.trans).
+// End: with one split the CTA writes out and lse; with several it writes its
+// normalized partial O and its lse (fp32) and decode_combine_kernel merges
+// the splits: out = sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse).
+// Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
+// XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; the 64
+// key-row offsets of the next step (block table looked up once per row).
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 2): 1
+// new token, B >= 16, contiguous cache 4.16-4.18 TB/s = 97% of a D2D
+// copy's rate (cuDNN via PyTorch: 4.5 TB/s, 0.92-0.94x it); the same with
+// every page of a paged pool shuffled 64-66%; B=1 KV=128k 76% contiguous,
+// 54% paged; 8 new tokens 80% / 57%, 4.2x PyTorch's fastest backend.
+#ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
+#define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
+
+#include <math.h>
+
+#include "attn/cuda/fused/decode_launch.h"
+#include "attn/cuda/fused/fused_mma.cuh"
+
+#define DECODE_BK 64
+#define DECODE_THREADS 128
+
+
+// Ring depth by head dim: one K+V stage is 64 x kD x 2 x 2 bytes (16, 32,
+// 64 KB); 4, 3, 2 stages keep 2-3 steps in flight and let 3, 2, 1 CTAs share
+// an SM's 228 KB.
+template <int kD>
+struct decode_cfg {
+  static constexpr int kStages = kD == 256 ? 2 : kD == 128 ? 3 : 4;
+};
+
+// Q tile, K/V ring, two slots of 64 (K, V) row offsets, merge statistics.
+template <int kD, int kWM>
+constexpr int decode_smem_bytes() {
+  return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 +
+         2 * DECODE_BK * 2 * 8 + (2 * 4 * 16 * kWM + 2 * 16 * kWM) * 4;
+}
+
+struct decode_seq {
+  int nq, nk, q0, qb;
+};
+
+FUSED_DEV decode_seq decode_seq_of(const attn_decode_params &p, int b) {
+  decode_seq s;
+  s.qb = p.q_off ? 0 : b;
+  s.q0 = p.q_off ? p.q_off[b] : 0;
+  s.nq = p.q_off ? p.q_off[b + 1] - s.q0 : p.q_rows;
+  s.nk = p.kv_kind == DECODE_KV_PACKED ? p.kv_off[b + 1] - p.kv_off[b]
+         : p.kv_kind == DECODE_KV_DENSE ? p.sk : p.kv_len[b];
+  return s;
+}
+
+// Key j of sequence b: (batch index or page, row) in k and v.
+FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *tb, int *row) {
+  if (p.kv_kind == DECODE_KV_PAGED) {
+    *tb = __ldg(p.table + b * p.table_stride + j / p.page_size), *row = j % p.page_size;
+  } else if (p.kv_kind == DECODE_KV_PACKED) {
+    *tb = 0, *row = p.kv_off[b] + j;
+  } else {
+    *tb = b, *row = j;
+  }
+}
+
+template <typename T, int kD, int kWM>
+__global__ void __launch_bounds__(DECODE_THREADS, 1)
+    decode_fwd_kernel(const attn_decode_params p) {
+  constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kNK = DECODE_BK / kWK;
+  constexpr int kStages = decode_cfg<kD>::kStages, kChunks = kD / 8;
+  constexpr int kTile = DECODE_BK * kD;
+  extern __shared__ __align__(128) unsigned char decode_smem[];
+  T *qs = (T *)decode_smem;
+  T *ring = qs + kRows * kD; // [kStages][2][kTile]
+  int64_t *offs = (int64_t *)(ring + kStages * 2 * kTile); // [2][kBK][K, V]
+  float *st_m = (float *)(offs + 2 * DECODE_BK * 2), *st_l = st_m + 4 * kRows;
+  float *row_m = st_l + 4 * kRows, *row_l = row_m + kRows;
+
+  const int b = blockIdx.z, hk = blockIdx.y;
+  const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
+  const decode_seq sq = decode_seq_of(p, b);
+  const int G = p.group, R = G * sq.nq, r0 = rg * kRows;
+  if (r0 >= R) return; // rows of no token: nothing to write
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / kWK, kg = warp % kWK;
+
+  // Keys this CTA reads: causal hides keys past its last token's diagonal.
+  const int t_last = min(sq.nq - 1, (r0 + kRows - 1) / G);
+  int kv_end = p.causal ? min(sq.nk, t_last + 1 + sq.nk - sq.nq) : sq.nk;
+  kv_end = max(kv_end, 0);
+  int chunk = (kv_end + p.splits - 1) / p.splits;
+  chunk = (chunk + DECODE_BK - 1) / DECODE_BK * DECODE_BK;
+  const int k_begin = min(split * chunk, kv_end), k_stop = min(kv_end, k_begin + chunk);
+  const int nblocks = (k_stop - k_begin + DECODE_BK - 1) / DECODE_BK;
+
+  const T *qg = (const T *)p.q, *kgp = (const T *)p.k, *vgp = (const T *)p.v;
+  for (int c = tid; c < kRows * kChunks; c += DECODE_THREADS) {
+    const int r = c / kChunks, ch = c % kChunks, rr = r0 + r;
+    const int t = rr / G, h = hk * G + rr % G;
+    const bool ok = rr < R;
+    const T *src = ok ? qg + sq.qb * p.q_sb + h * p.q_sh + (int64_t)(sq.q0 + t) * p.q_ss + ch * 8
+                      : qg;
+    fused_cp_async16(fused_smem_addr(qs + fused_swz<kRows, kD>(r, ch)), src, ok ? 16 : 0);
+  }
+  fused_cp_async_commit();
+
+  // Row offsets of block blk's 64 keys (block table, division by the page
+  // size) into slot blk % 2, one step before the copies need them: each key
+  // row is looked up once per CTA, not once per 16-byte chunk, and the
+  // lookup's latency is off the copy path. -1: past the split (zero-filled).
+  auto block_offsets = [&](int blk) {
+    if (tid < DECODE_BK && blk < nblocks) {
+      const int j = k_begin + blk * DECODE_BK + tid;
+      int64_t *o = offs + ((blk & 1) * DECODE_BK + tid) * 2;
+      if (j < k_stop) {
+        int64_t tb;
+        int row;
+        decode_kv_at(p, b, j, &tb, &row);
+        o[0] = tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss;
+        o[1] = tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss;
+      } else {
+        o[0] = o[1] = -1;
+      }
+    }
+  };
+  // Issues block blk's copies (offsets ready and visible after a barrier).
+  auto load_block = [&](int blk) {
+    if (blk < nblocks) {
+      T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
+      const int64_t *o = offs + (blk & 1) * DECODE_BK * 2;
+      for (int c = tid; c < DECODE_BK * kChunks; c += DECODE_THREADS) {
+        const int r = c / kChunks, ch = c % kChunks;
+        const int64_t ko = o[2 * r], vo = o[2 * r + 1];
+        const bool ok = ko >= 0;
+        const int at = fused_swz<DECODE_BK, kD>(r, ch);
+        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + ko + ch * 8 : kgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + vo + ch * 8 : vgp, ok ? 16 : 0);
+      }
+    }
+    fused_cp_async_commit(); // empty groups keep the count uniform
+  };
+  for (int s = 0; s < kStages - 1; s++) {
+    block_offsets(s);
+    __syncthreads();
+    load_block(s);
+  }
+  block_offsets(kStages - 1); // used in step 0, after its barrier
+
+  float o[kD / 8][4];
+  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  const int g4 = lane / 4, t4 = lane % 4;
+  // Token and causal limit of this lane's two rows.
+  int lim[2];
+  for (int hh = 0; hh < 2; hh++) {
+    const int rr = r0 + wm * 16 + g4 + 8 * hh, t = rr / G;
+    lim[hh] = p.causal ? t + sq.nk - sq.nq : 0x7fffffff;
+  }
+
+  for (int blk = 0; blk < nblocks; blk++) {
+    fused_cp_async_wait<kStages - 2>();
+    __syncthreads();
+    load_block(blk + kStages - 1);
+    block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
+    const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
+    const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
+
+    float s[kNK / 8][4];
+    for (int i = 0; i < kNK / 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; kk++) {
+      uint32_t a[4];
+      const int mi = lane / 8, r8 = lane % 8;
+      fused_ldmatrix_x4(a, fused_smem_addr(qs + fused_swz<kRows, kD>(wm * 16 + (mi % 2) * 8 + r8,
+                                                                      kk * 2 + mi / 2)));
+#pragma unroll
+      for (int n2 = 0; n2 < kNK / 16; n2++) {
+        uint32_t bf[4];
+        fused_ldmatrix_x4(bf, fused_smem_addr(ks + fused_swz<DECODE_BK, kD>(
+                                                  kw + n2 * 16 + (mi / 2) * 8 + r8, kk * 2 + mi % 2)));
+        fused_mma<T>(s[2 * n2], a, bf[0], bf[1]);
+        fused_mma<T>(s[2 * n2 + 1], a, bf[2], bf[3]);
+      }
+    }
+    // Mask, then the online softmax of this warp's 16 rows over its keys.
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int nt = 0; nt < kNK / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int j = j0 + kw + nt * 8 + 2 * t4 + (e & 1), hh = e >> 1;
+        const bool vis = j < k_stop && j <= lim[hh];
+        s[nt][e] = vis ? s[nt][e] * p.scale_log2 : -INFINITY;
+        mx[hh] = fmaxf(mx[hh], s[nt][e]);
+      }
+    float alpha[2], base[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+      mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 1));
+      mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 2));
+      base[hh] = mx[hh] == -INFINITY ? 0.f : mx[hh];
+      alpha[hh] = fused_exp2(m[hh] - base[hh]);
+      m[hh] = mx[hh];
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNK / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        s[nt][e] = fused_exp2(s[nt][e] - base[e >> 1]);
+        rs[e >> 1] += s[nt][e];
+      }
+    l[0] = l[0] * alpha[0] + rs[0], l[1] = l[1] * alpha[1] + rs[1];
+#pragma unroll
+    for (int i = 0; i < kD / 8; i++)
+      o[i][0] *= alpha[0], o[i][1] *= alpha[0], o[i][2] *= alpha[1], o[i][3] *= alpha[1];
+#pragma unroll
+    for (int kk = 0; kk < kNK / 16; kk++) {
+      uint32_t a[4] = {fused_pack2<T>(s[2 * kk][0], s[2 * kk][1]),
+                       fused_pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                       fused_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                       fused_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const int mi = lane / 8, r8 = lane % 8;
+#pragma unroll
+      for (int dn = 0; dn < kD / 16; dn++) {
+        uint32_t bf[4];
+        fused_ldmatrix_x4_trans(bf, fused_smem_addr(vs + fused_swz<DECODE_BK, kD>(
+                                                        kw + kk * 16 + (mi % 2) * 8 + r8, dn * 2 + mi / 2)));
+        fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
+        fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
+      }
+    }
+  }
+  fused_cp_async_wait<0>();
+  __syncthreads(); // the rings are free: they become the fp32 merge buffer
+
+  // Merge the key groups: row max M, sum L, O = sum_kg 2^(m_kg - M) O_kg.
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+    if (t4 == 0) st_m[kg * kRows + wm * 16 + g4 + 8 * hh] = m[hh],
+                 st_l[kg * kRows + wm * 16 + g4 + 8 * hh] = l[hh];
+  }
+  __syncthreads();
+  float f[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    const int r = wm * 16 + g4 + 8 * hh;
+    float M = -INFINITY, L = 0.f;
+    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
+    for (int w = 0; w < kWK; w++)
+      if (st_m[w * kRows + r] != -INFINITY) L += fused_exp2(st_m[w * kRows + r] - M) * st_l[w * kRows + r];
+    f[hh] = m[hh] == -INFINITY ? 0.f : fused_exp2(m[hh] - M);
+    if (kg == 0 && t4 == 0) row_m[r] = M, row_l[r] = L;
+  }
+  float *acc = (float *)ring; // [kRows][kD]
+  for (int w = 0; w < kWK; w++) {
+    if (kg == w)
+#pragma unroll
+      for (int i = 0; i < kD / 8; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const int r = wm * 16 + g4 + 8 * (e >> 1), col = i * 8 + 2 * t4 + (e & 1);
+          const float x = o[i][e] * f[e >> 1];
+          acc[r * kD + col] = w == 0 ? x : acc[r * kD + col] + x;
+        }
+    __syncthreads();
+  }
+
+  // Write: out and lse (one split), or the split's normalized partials.
+  for (int idx = tid; idx < kRows * kD; idx += DECODE_THREADS) {
+    const int r = idx / kD, col = idx % kD, rr = r0 + r;
+    if (rr >= R) break; // rows past R are all at the end
+    const int t = rr / G, h = hk * G + rr % G;
+    const float L = row_l[r], M = row_m[r];
+    const float val = L > 0.f ? acc[idx] / L : 0.f;
+    const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
+    if (p.splits == 1) {
+      ((T *)p.o)[sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col] =
+          fused_from_f32<T>(val);
+      if (col == 0 && p.lse)
+        p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
+    } else {
+      const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
+      p.o_part[((int64_t)split * p.part_rows + prow) * kD + col] = val;
+      if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
+    }
+  }
+}
+
+// Merges the splits: one warp per (query row, head). The lanes read the
+// splits' lse at once (lane l: splits l, l + 32, ...), then every split's
+// partial row is summed with its weight, 4 splits' loads in flight at a time.
+template <typename T, int kD>
+__global__ void __launch_bounds__(DECODE_THREADS)
+    decode_combine_kernel(const attn_decode_params p) {
+  const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (prow >= p.part_rows) return;
+  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    const int s = lane + 32 * i;
+    ls[i] = s < p.splits ? p.lse_part[s * p.part_rows + prow] : -INFINITY;
+    M = fmaxf(M, ls[i]);
+  }
+  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
+    L += w[i];
+  }
+  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
+  float acc[kD / 32];
+#pragma unroll
+  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
+  const float *src = p.o_part + prow * kD + lane;
+  const int64_t step = p.part_rows * kD;
+#pragma unroll 4
+  for (int s = 0; s < p.splits; s++) {
+    float ws = 0.f;
+#pragma unroll
+    for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+      if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+    if (ws == 0.f) continue; // uniform across the warp
+#pragma unroll
+    for (int i = 0; i < kD / 32; i++) acc[i] += ws * src[s * step + 32 * i];
+  }
+  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
+  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
+  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
+  if (lane == 0 && p.lse)
+    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+}
+
+template <typename T, int kD, int kWM>
+attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
+  static int smem_done[64];
+  constexpr int smem = decode_smem_bytes<kD, kWM>();
+  attn_status st = attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>, smem, smem_done);
+  if (st) return st;
+  dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
+  decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
+  ATTN_CUDA_CHECK_LAUNCH("decode_fwd_kernel");
+  if (p.splits > 1) {
+    const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
+    decode_combine_kernel<T, kD><<<blocks, DECODE_THREADS, 0, stream>>>(p);
+    ATTN_CUDA_CHECK_LAUNCH("decode_combine_kernel");
+  }
+  return ATTN_STATUS_OK;
+}
+
+// The occupancy API counts the dynamic shared memory against the kernel's
+// limit, so the limit is raised first.
+template <typename T, int kD, int kWM>
+int decode_occupancy(void) {
+  static int smem_done[64];
+  int n = 0;
+  if (attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>,
+                            decode_smem_bytes<kD, kWM>(), smem_done))
+    return 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
+                                                    DECODE_THREADS,
+                                                    decode_smem_bytes<kD, kWM>()) != cudaSuccess)
+    return 1;
+  return n > 0 ? n : 1;
+}
+
+#define DECODE_INSTANCE(T, D, WM)                                                       \
+  template attn_status decode_run<T, D, WM>(const attn_decode_params &, cudaStream_t); \
+  template int decode_occupancy<T, D, WM>(void);
+
+#endif
