@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_cuda.h"
+#include "cli/cp_launch.h"
 #include "cli/gpu_report.h"
 #include "cli/preflight.h"
 #include "cli/report.h"
@@ -122,6 +123,8 @@ int cmd_compare(int argc, char **argv) {
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(compare_usage, stdout), cli_print_options(stdout, 0), CLI_OK;
+  for (int i = 0; i < argc; i++) /* several GPUs: one row per context-parallel variant */
+    if (!strcmp(argv[i], "--gpus") || !strncmp(argv[i], "--gpus=", 7)) return cli_cp_compare(argc, argv);
   int sweep = 0;
   if (parse_compare(argc, argv, &p, &m, &sweep) || !cli_engine(&m)) return CLI_USAGE;
   if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");

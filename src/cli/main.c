@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_trace.h"
 #include "cli/traces.h"
+#include "cli/cp_launch.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
@@ -21,6 +22,7 @@ static const struct {
     {"report", cmd_report, "one self-contained HTML page over trace files (--html OUT)"},
     {"merge", cmd_merge, "traces of several processes/ranks on one timeline, per-rank figures"},
     {"trace", cmd_trace, "trace any CUDA program through CUPTI: -- CMD ARGS (NVTX ranges summarized)"},
+    {"cp", cmd_cp, "context-parallel attention over N GPUs (one process each), per-rank traces"},
     {"version", cmd_version, "version, backends and collectors compiled in"},
     {"help", cmd_help, "this text"},
 };
@@ -125,6 +127,6 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) return cmd_help(0, NULL);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
-  return cli_usage_error("unknown command '%s': accepted are run, compare, summary, diff, report, merge, trace, version, help",
+  return cli_usage_error("unknown command '%s': accepted are run, compare, summary, diff, report, merge, trace, cp, version, help",
                          argv[1]);
 }

@@ -27,9 +27,18 @@ static inline int prof_cat_is_launch(prof_cat c) {
   return c == PROF_CAT_CUDA_RUNTIME || c == PROF_CAT_CUDA_DRIVER;
 }
 
-/* NCCL's kernels (ncclDevKernel_AllReduce_..., ncclKernel_...): communication. */
+/* NCCL's kernels (ncclDevKernel_AllReduce_..., ncclKernel_...): communication,
+ * also as "void ncclKernel_..." and mangled, as CUPTI records them
+ * ("_Z24ncclDevKernel_SendRecv24...", "_ZN..." for a nested name). */
 static inline int prof_is_comm_kernel(const char *name) {
-  return name && !strncmp(name, "nccl", 4);
+  if (!name) return 0;
+  if (!strncmp(name, "void ", 5)) name += 5;
+  if (name[0] == '_' && name[1] == 'Z') {
+    name += 2;
+    if (*name == 'N') name++;
+    while (*name >= '0' && *name <= '9') name++;
+  }
+  return !strncmp(name, "nccl", 4);
 }
 
 /* The kind of a GPU activity follows from its category, whoever filled it in. */
