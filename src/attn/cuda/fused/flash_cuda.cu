@@ -76,7 +76,7 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return NULL;
   }
   if (!attn_ws_tma_ok(a, why, why_len)) return NULL;
-  int tile = ws_tile_pick((int)d, a->causal != ATTN_CAUSAL_NONE);
+  int tile = ws_tile_pick((int)d, a->causal != ATTN_CAUSAL_NONE, (long long)attn_seq_q(a));
 #ifdef ATTNPROF_FLASH_WS_ABLATION
   const char *ts = getenv("ATTNPROF_FLASH_WS_TILE");
   if (ts && !strcmp(ts, "base")) tile = WS_TILE_BASE;
