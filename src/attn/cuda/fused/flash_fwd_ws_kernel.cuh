@@ -31,7 +31,7 @@
 // at launch (128 for the 512-thread D64 FA3 tile), no spills. Base shapes
 // measured (H200, bf16, bench/NOTES.md "ws: result"): D128 S16k 681 TF/s
 // (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN, 1.26-2.32x FA2
-// over the sweep grid. FA3 shapes: bench/NOTES.md "ws tiles".
+// over the sweep grid. FA3 shapes: bench/NOTES.md "ws tiles: result".
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
