@@ -11,7 +11,9 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   ws-f0/1/2     (--ablation, D128 only) ws without ping-pong and overlap,
                 ping-pong only, overlap only (ATTNPROF_FLASH_WS_FLAGS)
   ws-base/fa3   (--tiles) ws in the base and in FA3's tile shapes
-                (ATTNPROF_FLASH_WS_TILE; fused/ws_tile.h), both checked and timed
+                (ATTNPROF_FLASH_WS_TILE, read only by a build with
+                -DATTNPROF_FLASH_WS_ABLATION=ON; elsewhere both run the pick of
+                fused/ws_tile.h), both checked and timed
   floor         (--floor) ws with the softmax removed (flags 7): the
                 tensor-core and copy time of the cell; its output is wrong
                 by design and not compared
