@@ -19,7 +19,7 @@
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
 //    softmax runs under the others' GEMMs.
-//  - epilogue: O / l rounded into the warpgroup's half of the Q tile (same
+//  - epilogue: O / l rounded into the warpgroup's rows of the Q tile (same
 //    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
 //    clipped by TMA); lse from registers.
 // Tiles: (m block, head, batch) walked by a static persistent schedule,
@@ -186,9 +186,8 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
 }
 
 // Ping-pong: a consumer waits for its turn before issuing its products and
-// hands the turn over right after issuing them.
-// Turns go round: consumer cw waits on barrier 1 + cw and hands over to the
-// next one's barrier (kCons consumers).
+// hands the turn over right after issuing them; turns go round the kCons
+// consumers (cw waits on barrier 1 + cw, passes to the next one's).
 template <int kFlags>
 FUSED_DEV void ws_turn_wait(int cw) {
   if (kFlags & WS_PINGPONG) ws_named_sync(1 + cw, 256);
