@@ -19,7 +19,8 @@ DIMS = [64, 96, 128, 256]
 WGMMA_DIMS = [64, 128, 256]
 # The warp-specialized Hopper kernel (fused/flash_fwd_ws_kernel.cuh), sm_90a
 # too: flags WS_ALL (ping-pong + intra-warpgroup overlap) for every D and
-# dtype; the ablation (flags 0, 1 = ping-pong only, 2 = overlap only) for bf16
+# dtype, each in both tile shapes (WS_TILE_BASE, WS_TILE_FA3: fused/ws_tile.h,
+# flash_ws_fa3_*.cu); the ablation (base tiles) (flags 0, 1 = ping-pong only, 2 = overlap only) for bf16
 # D128 (8 and 11: without setmaxnreg), and flags 7 (WS_ALL + WS_NO_SOFTMAX: the tensor-core floor, wrong
 # results by design) for bf16 D 64/128/256, which the bench picks through
 # ATTNPROF_FLASH_WS_FLAGS.
@@ -53,17 +54,20 @@ def main():
             write(name, '#include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"\n\n'
                   f"template attn_status wgmma_run<{ctype}, {d}>(const attn_fused_params &, cudaStream_t);\n")
             wgmma.append(name)
-    for dt, ctype in DTYPES.items():
-        for d in WS_DIMS:
-            name = f"flash_ws_{dt}_d{d}.cu"
-            write(name, '#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
-                  f"template attn_status ws_run<{ctype}, {d}, WS_ALL>(const attn_fused_params &, cudaStream_t);\n")
-            wgmma.append(name)
-    body = ['#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n']
-    for fl, d in WS_ABLATION:
-        body.append(f"template attn_status ws_run<__nv_bfloat16, {d}, {fl}>(const attn_fused_params &, cudaStream_t);\n")
-    write("flash_ws_ablation.cu", "".join(body))
-    wgmma.append("flash_ws_ablation.cu")
+    for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")):
+        for dt, ctype in DTYPES.items():
+            for d in WS_DIMS:
+                name = f"flash_ws_{tag}{dt}_d{d}.cu"
+                write(name, '#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
+                      f"template attn_status ws_run<{ctype}, {d}, WS_ALL, {tile}>(const attn_fused_params &,\n"
+                      "                                                           cudaStream_t);\n")
+                wgmma.append(name)
+    for fl, d in WS_ABLATION: # one file each: they compile in parallel
+        name = f"flash_ws_ablation_f{fl}_d{d}.cu"
+        write(name, '#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
+              f"template attn_status ws_run<__nv_bfloat16, {d}, {fl}, WS_TILE_BASE>(const attn_fused_params &,\n"
+              "                                                                 cudaStream_t);\n")
+        wgmma.append(name)
     write("instances.cmake", "set(ATTNPROF_FUSED_INSTANCES\n"
           + "".join(f"  instances/{n}\n" for n in names) + ")\n"
           + "set(ATTNPROF_WGMMA_INSTANCES\n"

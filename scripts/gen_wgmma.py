@@ -16,7 +16,8 @@ import os
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "src", "attn", "cuda", "fused", "wgmma_ops.cuh")
 TYPES = {"__nv_bfloat16": "bf16", "__half": "f16"}
-NS = [64, 128, 256]
+# 80 and 176: the ws kernel's FA3 key tiles at D256 and D128 (fused/ws_tile.h).
+NS = [64, 80, 128, 176, 256]
 
 
 def regs(n):

@@ -10,6 +10,10 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   wgmma         attnprof flash, ATTNPROF_FLASH_KERNEL=wgmma (the earlier kernel)
   ws-f0/1/2     (--ablation, D128 only) ws without ping-pong and overlap,
                 ping-pong only, overlap only (ATTNPROF_FLASH_WS_FLAGS)
+  ws-base/fa3   (--tiles) ws in the base and in FA3's tile shapes
+                (ATTNPROF_FLASH_WS_TILE, read only by a build with
+                -DATTNPROF_FLASH_WS_ABLATION=ON; elsewhere both run the pick of
+                fused/ws_tile.h), both checked and timed
   floor         (--floor) ws with the softmax removed (flags 7): the
                 tensor-core and copy time of the cell; its output is wrong
                 by design and not compared
@@ -56,18 +60,20 @@ def main():
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--no-wgmma", action="store_true")
     ap.add_argument("--floor", action="store_true")
+    ap.add_argument("--tiles", action="store_true")
     opt = ap.parse_args()
     os.environ["ATTNPROF_LIB"] = opt.lib
     import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
     engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
 
-    def ours(q, k, v, o, causal, kernel, flags=""):
+    def ours(q, k, v, o, causal, kernel, flags="", tile=""):
         call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None,
                              engine=engines[kernel])
         fn, handle, code, ref = call.raw("flash")
 
         def run():
             os.environ["ATTNPROF_FLASH_WS_FLAGS"] = flags  # read by flash at each call
+            os.environ["ATTNPROF_FLASH_WS_TILE"] = tile
             if fn(handle, code, ref):
                 raise RuntimeError(attnprof.lib.attn_last_error().decode())
         run.call = call  # keeps the argument struct alive
@@ -83,7 +89,7 @@ def main():
     cells.append((8, 16, 1024, 64, True))
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
-    summary = []
+    summary, tiles = [], []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
         if (opt.d and d != opt.d) or s > opt.max_s:
@@ -101,6 +107,8 @@ def main():
         runs = [("cudnn", torch_fn(SDPBackend.CUDNN_ATTENTION)),
                 ("FA2", torch_fn(SDPBackend.FLASH_ATTENTION)),
                 ("ws", ours(q, k, v, o, causal, "ws"))]
+        if opt.tiles:
+            runs += [(f"ws-{t}", ours(q, k, v, o, causal, "ws", tile=t)) for t in ("base", "fa3")]
         if not opt.no_wgmma:
             runs.append(("wgmma", ours(q, k, v, o, causal, "wgmma")))
         if opt.ablation and d == 128:
@@ -139,11 +147,20 @@ def main():
         if "ws" in t and "cudnn" in t:
             summary.append((label, causal, flops / t["ws"] * 1e-6, flops / t["cudnn"] * 1e-6,
                             t["cudnn"] / t["ws"], t["ws"]))
+        if "ws-base" in t and "ws-fa3" in t:
+            tiles.append((label, causal, *(flops / t[n] * 1e-6 if n in t else float("nan")
+                                           for n in ("ws-base", "ws-fa3", "cudnn", "FA2")),
+                          t["ws-base"] / t["ws-fa3"]))
         del q, k, v, o
     print("\nsummary: ws vs cudnn (TFLOP/s)")
     for label, causal, tw, tc, r, us in summary:
         print(f"  {label:<16}{'causal' if causal else 'full':<8} ws {tw:6.1f}  cudnn {tc:6.1f}  "
               f"ws/cudnn {r:5.2f}  ({us:.1f} us)")
+    if tiles:
+        print("\ntiles: TFLOP/s of ws in the base and FA3 shapes (fa3 speed-up = base time / fa3 time)")
+        for label, causal, tb, tf, tc, t2, r in tiles:
+            print(f"  {label:<16}{'causal' if causal else 'full':<8} base {tb:6.1f}  fa3 {tf:6.1f}  "
+                  f"cudnn {tc:6.1f}  FA2 {t2:6.1f}  fa3/base {r:5.2f}  best/cudnn {max(tb, tf) / tc:5.2f}")
     if summary:
         print(f"cells at or above cudnn: {sum(r >= 1.0 for *_, r, _ in summary)}/{len(summary)}; "
               f"lowest ws/cudnn {min(r for *_, r, _ in summary):.2f}")

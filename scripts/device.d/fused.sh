@@ -10,6 +10,10 @@
 #     PyTorch's cuDNN and FA2 SDPA on the whole grid (ws_vs_torch.py, with the
 #     D128 ablation and the tensor-core floor), then memcheck, racecheck and
 #     synccheck over its quick sweep alone (FUSED_TEST_ONLY=ws).
+#  5. tiles (not in the default steps; a build with
+#     -DATTNPROF_FLASH_WS_ABLATION=ON): the ws sweep of test_fused_gpu in the
+#     base and in FA3's tile shapes (ATTNPROF_FLASH_WS_TILE), side by side,
+#     then ws_vs_torch.py --tiles (both shapes beside cuDNN and FA2).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -55,5 +59,24 @@ if [[ $steps == *ws* ]]; then
     echo "$tool exit status $r"
     [ $r -ne 0 ] && rc=1
   done
+fi
+if [[ $steps == *tiles* ]]; then
+  for tile in base fa3; do
+    ATTNPROF_FLASH_WS_TILE=$tile FUSED_TEST_ONLY=ws timeout "${FUSED_TEST_TIMEOUT:-60}" \
+      ./bin/test_fused_gpu >"$out/test_ws_$tile.txt" 2>&1 &
+  done
+  for tile in base fa3; do
+    wait -n
+    r=$?
+    [ $r -ne 0 ] && rc=1
+  done
+  for tile in base fa3; do
+    echo "== test_fused_gpu, ws sweep, tile $tile"
+    grep -E "FAIL|passed|failed|SKIP" "$out/test_ws_$tile.txt" | tail -8
+  done
+  echo "== ws_vs_torch.py --tiles"
+  PYTHONUNBUFFERED=1 timeout "${FUSED_BENCH_TIMEOUT:-120}" python3 ../bench/fused/ws_vs_torch.py \
+    --lib ./lib/libattnprof.so --reps 10 --tiles --no-wgmma | tee "$out/ws_tiles.txt"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
 fi
 exit $rc

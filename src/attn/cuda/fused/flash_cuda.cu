@@ -21,6 +21,7 @@
 #include "attn/cuda/fused/fused_launch.h"
 #include "attn/cuda/fused/decode_cuda.h"
 #ifdef ATTNPROF_HAVE_WGMMA
+#include "attn/cuda/fused/ws_tile.h"
 #include "attn/cuda/fused/ws_tma.h"
 #endif
 
@@ -42,11 +43,24 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 #endif
 }
 
+#ifdef ATTNPROF_HAVE_WGMMA
+// The ws instance for (tile shape, D, dtype).
+template <int kTile>
+static fused_fn ws_inst(int64_t d, int bf) {
+  switch (d) {
+  case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL, kTile> : ws_run<__half, 64, WS_ALL, kTile>;
+  case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL, kTile> : ws_run<__half, 128, WS_ALL, kTile>;
+  default: return bf ? ws_run<__nv_bfloat16, 256, WS_ALL, kTile> : ws_run<__half, 256, WS_ALL, kTile>;
+  }
+}
+#endif
+
 // The warp-specialized Hopper kernel (flash_fwd_ws_kernel.cuh) for (dtype, D),
 // or NULL with the reason in why: it needs the build, compute capability 9.0,
 // D 64/128/256 and strides TMA takes. In a build with
 // -DATTNPROF_FLASH_WS_ABLATION=ON (bench only; the library reads no
-// environment otherwise), ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
+// environment otherwise), ATTNPROF_FLASH_WS_TILE (base, fa3) overrides
+// ws_tile_pick's shape, and ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
 // results by design).
@@ -62,24 +76,27 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return NULL;
   }
   if (!attn_ws_tma_ok(a, why, why_len)) return NULL;
+  int tile = ws_tile_pick((int)d, a->causal != ATTN_CAUSAL_NONE, (long long)attn_seq_q(a));
 #ifdef ATTNPROF_FLASH_WS_ABLATION
+  const char *ts = getenv("ATTNPROF_FLASH_WS_TILE");
+  if (ts && !strcmp(ts, "base")) tile = WS_TILE_BASE;
+  if (ts && !strcmp(ts, "fa3")) tile = WS_TILE_FA3;
+#endif
+#ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");
   if (fl && *fl && bf && d == 128) {
-    if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0>;
-    if (!strcmp(fl, "1")) return ws_run<__nv_bfloat16, 128, 1>;
-    if (!strcmp(fl, "2")) return ws_run<__nv_bfloat16, 128, 2>;
-    if (!strcmp(fl, "8")) return ws_run<__nv_bfloat16, 128, 8>;
-    if (!strcmp(fl, "11")) return ws_run<__nv_bfloat16, 128, 11>;
+    if (!strcmp(fl, "0")) return ws_run<__nv_bfloat16, 128, 0, WS_TILE_BASE>;
+    if (!strcmp(fl, "1")) return ws_run<__nv_bfloat16, 128, 1, WS_TILE_BASE>;
+    if (!strcmp(fl, "2")) return ws_run<__nv_bfloat16, 128, 2, WS_TILE_BASE>;
+    if (!strcmp(fl, "8")) return ws_run<__nv_bfloat16, 128, 8, WS_TILE_BASE>;
+    if (!strcmp(fl, "11")) return ws_run<__nv_bfloat16, 128, 11, WS_TILE_BASE>;
   }
   if (fl && !strcmp(fl, "7") && bf)
-    return d == 64 ? ws_run<__nv_bfloat16, 64, 7> : d == 128 ? ws_run<__nv_bfloat16, 128, 7>
-                                                              : ws_run<__nv_bfloat16, 256, 7>;
+    return d == 64    ? ws_run<__nv_bfloat16, 64, 7, WS_TILE_BASE>
+           : d == 128 ? ws_run<__nv_bfloat16, 128, 7, WS_TILE_BASE>
+                      : ws_run<__nv_bfloat16, 256, 7, WS_TILE_BASE>;
 #endif
-  switch (d) {
-  case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL> : ws_run<__half, 64, WS_ALL>;
-  case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL> : ws_run<__half, 128, WS_ALL>;
-  default: return bf ? ws_run<__nv_bfloat16, 256, WS_ALL> : ws_run<__half, 256, WS_ALL>;
-  }
+  return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3>(d, bf) : ws_inst<WS_TILE_BASE>(d, bf);
 #else
   (void)a, (void)d, (void)bf;
   snprintf(why, why_len, "this build has no sm_90a kernels (nvcc < 12 or ATTNPROF_WGMMA=OFF)");

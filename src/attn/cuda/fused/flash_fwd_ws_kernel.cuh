@@ -1,12 +1,14 @@
 // flash on Hopper, warp-specialized (sm_90a only; FlashAttention-3's design,
 // written from the paper and the PTX ISA, no code copied).
 //
-// CTA: 384 threads = 3 warpgroups, one CTA per SM, persistent.
-//  - warpgroup 0, the producer, gives its registers away (setmaxnreg 24); one
-//    thread issues every TMA load: Q once per tile (kBM rows), K and V through
-//    kStages-deep rings with full/empty mbarriers, in the order
-//    K0, Q, K1, V0, K2, V1, ... so that S of tile j+1 can start before V j lands.
-//  - warpgroups 1 and 2, the consumers (setmaxnreg 240), own 64 query rows
+// CTA: 1 + kCons warpgroups (384 threads; 512 for FA3's D64 tile), one CTA
+// per SM, persistent. Tile shape: ws_shape (ws_tile.h), picked per (D, causal).
+//  - warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 32
+//    with three consumers); one thread issues every TMA load: Q once per
+//    tile (kBM rows), K and V through kStages-deep rings with full/empty
+//    mbarriers, in the order K0, Q, K1, V0, K2, V1, ... so that S of tile
+//    j+1 can start before V j lands.
+//  - warpgroups 1..kCons, the consumers (setmaxnreg 240; 160), own 64 query rows
 //    each (wgmma M = 64). Per key tile j (reverse order: the tail and causal
 //    diagonal tiles first, the only ones masked):
 //      issue S(j) = Q K(j)^T  (SS wgmma, kD/16 steps of m64 n{kBN} k16)
@@ -14,31 +16,35 @@
 //      wait S, release K(j); mask; online softmax -> P(j), alpha
 //      wait O, release V(j+1); O *= alpha
 //    so the softmax of tile j runs under the P V product of the previous one
-//    (intra-warpgroup overlap), and the two consumers take turns issuing their
-//    products (named barriers 1 and 2: ping-pong), so one's softmax runs
-//    under the other's GEMMs.
-//  - epilogue: O / l rounded into the warpgroup's half of the Q tile (same
+//    (intra-warpgroup overlap), and the consumers take turns issuing their
+//    products (named barriers 1..kCons, round robin: ping-pong), so one's
+//    softmax runs under the others' GEMMs.
+//  - epilogue: O / l rounded into the warpgroup's rows of the Q tile (same
 //    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
 //    clipped by TMA); lse from registers.
 // Tiles: (m block, head, batch) walked by a static persistent schedule,
 // grid = min(#SMs, tiles), causal in longest-first order (m block reversed).
-// Shapes: kBM 128 x kBN keys: 128 (D64, D128), 64 (D256); stages: 4 (D64), 2.
-// Shared memory: Q 128 x kD + 2 x kStages x kBN x kD, 16-bit: 144 KB (D64),
-// 160 KB (D128), 192 KB (D256). Registers: 168 at launch, setmaxnreg 24 /
-// 240, no spills. Measured (H200, bf16, bench/NOTES.md "ws: result"): D128
-// S16k 681 TF/s (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN,
-// 1.26-2.32x FA2 over the sweep grid.
+// Shapes (kBM x kBN, stages): base 128 x 128 (D64, D128), 128 x 64 (D256);
+// FA3 192 x 128 (D64), 128 x 176 (D128), 128 x 80 (D256); 4 stages at D64, 2.
+// Shared memory: Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base 144 /
+// 160 / 192 KB, FA3 152 / 208 / 224 KB (D64 / D128 / D256). Registers: 168
+// at launch (128 for the 512-thread D64 FA3 tile), no spills. Base shapes
+// measured (H200, bf16, bench/NOTES.md "ws: result"): D128 S16k 681 TF/s
+// (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN, 1.26-2.32x FA2
+// over the sweep grid. FA3 shapes: bench/NOTES.md "ws tiles: result".
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
 #include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
+#include "attn/cuda/fused/ws_tile.h"
 #include "attn/cuda/fused/ws_tma.h"
 
-template <int kD>
-struct ws_cfg {
-  static constexpr int kBM = 128, kBN = kD == 256 ? 64 : 128, kStages = kD == 64 ? 4 : 2;
-  static constexpr int kThreads = 384;
+template <int kD, int kTile>
+struct ws_cfg : ws_shape<kD, kTile> {
+  using S = ws_shape<kD, kTile>;
+  static constexpr int kBM = S::kBM, kBN = S::kBN, kStages = S::kStages, kCons = S::kCons;
+  static constexpr int kThreads = 128 * (1 + kCons);
   static constexpr uint32_t kQ = kBM * kD * 2, kKV = kBN * kD * 2;
   static constexpr uint32_t kBars = kQ + 2 * kStages * kKV; // barrier block offset
   static constexpr int kSmem = 1024 + kBars + 8 * (2 + 4 * kStages);
@@ -137,10 +143,10 @@ struct ws_bars {
 };
 
 // The producer thread: every load of every tile of this CTA.
-template <int kD>
+template <int kD, int kTile>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
                           uint32_t aQ, uint32_t aK, uint32_t aV, int n_mb, int n_tiles) {
-  using C = ws_cfg<kD>;
+  using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
   uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
   for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++tc) {
@@ -180,14 +186,15 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
 }
 
 // Ping-pong: a consumer waits for its turn before issuing its products and
-// hands the turn over right after issuing them.
+// hands the turn over right after issuing them; turns go round the kCons
+// consumers (cw waits on barrier 1 + cw, passes to the next one's).
 template <int kFlags>
 FUSED_DEV void ws_turn_wait(int cw) {
   if (kFlags & WS_PINGPONG) ws_named_sync(1 + cw, 256);
 }
-template <int kFlags>
+template <int kFlags, int kCons>
 FUSED_DEV void ws_turn_pass(int cw) {
-  if (kFlags & WS_PINGPONG) ws_named_arrive(2 - cw, 256);
+  if (kFlags & WS_PINGPONG) ws_named_arrive(1 + (cw + 1) % kCons, 256);
 }
 
 // Releases a ring slot: one arrival per warp once its wgmma are done.
@@ -196,13 +203,13 @@ FUSED_DEV void ws_release(uint32_t bar, int lane) {
   if (lane == 0) ws_bar_arrive(bar);
 }
 
-template <typename T, int kD, int kFlags>
-__global__ void __launch_bounds__(384, 1)
+template <typename T, int kD, int kFlags, int kTile>
+__global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     flash_fwd_ws_kernel(const __grid_constant__ attn_fused_params p,
                         const __grid_constant__ attn_ws_maps mp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using C = ws_cfg<kD>;
-  constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
+  using C = ws_cfg<kD, kTile>;
+  constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages, kCons = C::kCons;
   constexpr int kSR = kBN / 2, kOR = kD / 2;
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
@@ -213,29 +220,29 @@ __global__ void __launch_bounds__(384, 1)
 
   if (tid == 0) {
     ws_bar_init(br.q_full(), 1);
-    ws_bar_init(br.q_empty(), 2);
+    ws_bar_init(br.q_empty(), kCons);
     for (int s = 0; s < kS; ++s) {
       ws_bar_init(br.k_full(s), 1), ws_bar_init(br.v_full(s), 1);
-      ws_bar_init(br.k_empty(s), 8), ws_bar_init(br.v_empty(s), 8);
+      ws_bar_init(br.k_empty(s), 4 * kCons), ws_bar_init(br.v_empty(s), 4 * kCons);
     }
     ws_bar_init_fence();
   }
   __syncthreads();
 
   if (wg == 0) { // producer
-    if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<24>();
+    if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<C::kProdRegs>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
-      ws_produce<kD>(p, mp, br, aQ, aK, aV, n_mb, n_tiles);
+      ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, n_mb, n_tiles);
     }
     return;
   }
 
-  if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_inc<240>();
+  if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_inc<C::kConsRegs>();
   const int cw = wg - 1, ctid = tid & 127, g = lane >> 2, t4 = lane & 3;
   const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
   const float c = p.scale_log2;
-  if ((kFlags & WS_PINGPONG) && cw == 1) ws_named_arrive(1, 256); // consumer 0 goes first
+  if ((kFlags & WS_PINGPONG) && cw == kCons - 1) ws_named_arrive(1, 256); // consumer 0 goes first
   uint32_t it = 0, tc = 0;
   for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++tc) {
     const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
@@ -279,7 +286,7 @@ __global__ void __launch_bounds__(384, 1)
         ws_turn_wait<kFlags>(cw);
         wg_fence();
         issue_s(s, it);
-        ws_turn_pass<kFlags>(cw);
+        ws_turn_pass<kFlags, kCons>(cw);
         wg_wait_all();
         wg_hold(s);
         ws_release(br.k_empty(it % kS), lane);
@@ -300,7 +307,7 @@ __global__ void __launch_bounds__(384, 1)
         issue_s(s, j);
         float a2[2];
         if (!(kFlags & WS_OVERLAP)) {
-          ws_turn_pass<kFlags>(cw);
+          ws_turn_pass<kFlags, kCons>(cw);
           wg_wait_all();
           wg_hold(s);
           ws_release(br.k_empty(j % kS), lane);
@@ -313,7 +320,7 @@ __global__ void __launch_bounds__(384, 1)
           ws_soft<T, kFlags>(s, m, l, pn, a2, c);
         } else {
           issue_pv(pc, jv);
-          ws_turn_pass<kFlags>(cw);
+          ws_turn_pass<kFlags, kCons>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
           ws_release(br.k_empty(j % kS), lane);
@@ -332,7 +339,7 @@ __global__ void __launch_bounds__(384, 1)
         wg_hold(o);
         wg_fence();
         issue_pv(pc, jv);
-        ws_turn_pass<kFlags>(cw);
+        ws_turn_pass<kFlags, kCons>(cw);
         wg_wait_all();
         wg_hold(o);
         ws_release(br.v_empty(jv % kS), lane);
@@ -372,7 +379,7 @@ __global__ void __launch_bounds__(384, 1)
                                                             : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
     }
     wg_fence_smem(); // the generic-proxy writes, before TMA reads them
-    ws_named_sync(3 + cw, 128);
+    ws_named_sync(1 + kCons + cw, 128);
     if (ctid == 0) {
       if (mrow0 < p.sq) {
 #pragma unroll
@@ -394,11 +401,11 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
-template <typename T, int kD, int kFlags>
+template <typename T, int kD, int kFlags, int kTile>
 static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
-  using C = ws_cfg<kD>;
+  using C = ws_cfg<kD, kTile>;
   static int limit_done[64];
-  void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags>;
+  void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags, kTile>;
   attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);
   if (st) return st;
   const attn_ws_maps *mp = nullptr;
@@ -415,9 +422,9 @@ static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
   return ATTN_STATUS_OK;
 }
 
-template <typename T, int kD, int kFlags>
+template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream) {
-  return ws_launch<T, kD, kFlags>(p, stream);
+  return ws_launch<T, kD, kFlags, kTile>(p, stream);
 }
 
 #endif

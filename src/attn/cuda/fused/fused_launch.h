@@ -23,11 +23,12 @@ template <typename T, int kD>
 attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 
 // Warp-specialized Hopper instance (fused/flash_fwd_ws_kernel.cuh, sm_90a
-// only) for head dims 64, 128, 256; kFlags: WS_* (WS_ALL is the backend's).
+// only) for head dims 64, 128, 256; kFlags: WS_* (WS_ALL is the backend's);
+// kTile: WS_TILE_* (fused/ws_tile.h; ws_tile_pick chooses).
 // WS_NO_SOFTMAX (bench only): the tensor-core floor, wrong results by design.
 // WS_NO_SETMAXNREG (bench, diagnosis): every warp keeps the launch's registers.
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8 };
-template <typename T, int kD, int kFlags>
+template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 
 // Scalar instance (efficient_simt_kernel.cuh) for head dims up to kDmax.

@@ -30,5 +30,18 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_f16_d64.cu
   instances/flash_ws_f16_d128.cu
   instances/flash_ws_f16_d256.cu
-  instances/flash_ws_ablation.cu
+  instances/flash_ws_fa3_bf16_d64.cu
+  instances/flash_ws_fa3_bf16_d128.cu
+  instances/flash_ws_fa3_bf16_d256.cu
+  instances/flash_ws_fa3_f16_d64.cu
+  instances/flash_ws_fa3_f16_d128.cu
+  instances/flash_ws_fa3_f16_d256.cu
+  instances/flash_ws_ablation_f0_d128.cu
+  instances/flash_ws_ablation_f1_d128.cu
+  instances/flash_ws_ablation_f2_d128.cu
+  instances/flash_ws_ablation_f8_d128.cu
+  instances/flash_ws_ablation_f11_d128.cu
+  instances/flash_ws_ablation_f7_d64.cu
+  instances/flash_ws_ablation_f7_d128.cu
+  instances/flash_ws_ablation_f7_d256.cu
 )

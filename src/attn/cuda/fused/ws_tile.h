@@ -1,0 +1,50 @@
+// Tile shapes of the warp-specialized flash kernel (flash_fwd_ws_kernel.cuh)
+// and the one function that picks one per (head dim, causal, Sq).
+// WS_TILE_BASE: the first shapes (128 x 128, 128 x 64 at D256, two consumer
+// warpgroups), measured in bench/NOTES.md "ws: result".
+// WS_TILE_FA3: FlashAttention-3's published choices: 192 query rows over
+// three consumer warpgroups at D64, 128 x 176 K/V tiles at D128, 128 x 80 at
+// D256. Which one each cell runs was decided by measurement (bench/NOTES.md,
+// "ws tiles: result"); ws_tile_pick holds the outcome.
+#ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_WS_TILE_H
+#define ATTNPROF_SRC_ATTN_CUDA_FUSED_WS_TILE_H
+
+enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
+
+// kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
+// ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
+// (producer, consumer: 128 x (kProdRegs + kCons x kConsRegs) <= 64 K).
+template <int kD, int kTile>
+struct ws_shape {
+  static constexpr bool kFa3 = kTile == WS_TILE_FA3;
+  static constexpr int kBM = kFa3 && kD == 64 ? 192 : 128;
+  static constexpr int kBN = kFa3 ? (kD == 64 ? 128 : kD == 128 ? 176 : 80) : (kD == 256 ? 64 : 128);
+  static constexpr int kStages = kD == 64 ? 4 : 2;
+  static constexpr int kCons = kBM / 64;
+  static constexpr int kProdRegs = kCons == 3 ? 32 : 24;
+  static constexpr int kConsRegs = kCons == 3 ? 160 : 240;
+};
+
+// The shape each (D, causal, Sq) runs by default: FA3's where it passed the
+// fp64 checks and measured faster than the base shape in the same run
+// (bench/NOTES.md "ws tiles: result", H200, bf16, one round: differences
+// under about 5 % are within that run's noise), else the base shape.
+static inline int ws_tile_pick(int d, int causal, long long sq) {
+  const int short_seq = sq < 2048; // the S 1k cells of the grid
+  switch (d) {
+  // D64: three consumers hide the softmax that two did not (1.08-1.31x the
+  // base non-causal, 1.11-1.19x causal at S >= 2k); causal S 1k measured
+  // 0.96-0.97x (192-row tiles pad 1024 rows by 12 %, fewer tiles per SM).
+  case 64: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+  // D128 non-causal: 176-key tiles fill shared memory (32 + 4 x 44 KB) and
+  // pay the per-tile cost 27 % less often per key: 1.01-1.06x at S >= 2k,
+  // 0.99x at S 1k. Causal keeps 128 x 128 (FA3's choice too): a wider tile
+  // wastes more masked keys on the diagonal; measured 0.91-0.99x at S <= 8k.
+  case 128: return causal || short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+  // D256: 80-key tiles (64 + 4 x 40 KB): 1.03-1.15x non-causal, 1.01-1.10x
+  // causal at S >= 2k; causal S 1k measured 0.99x.
+  default: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+  }
+}
+
+#endif
