@@ -3,7 +3,8 @@
 # from the build folder with $1 = the output folder (DEVICE_D=validate):
 #  1. compute-sanitizer memcheck, racecheck and synccheck over flash's ws
 #     kernel (test_fused_gpu's quick ws sweep) and memcheck and racecheck over
-#     the serving kernels (test_seqs_gpu's quick set);
+#     the serving kernels (test_seqs_gpu's quick set; VALIDATE_SEQS_TOOLS=""
+#     skips them);
 #  2. attnprof compare --sweep --json: the grid AUTO's table is generated from
 #     (scripts/gen_auto_table.py), kept as $1/sweep.json.
 set -uo pipefail
@@ -18,7 +19,7 @@ for tool in memcheck racecheck synccheck; do
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|SKIP" "/tmp/san_ws_$tool.txt" | tail -3
   echo "ws $tool exit status $r"; [ $r -ne 0 ] && rc=1
 done
-for tool in memcheck racecheck; do
+for tool in ${VALIDATE_SEQS_TOOLS-memcheck racecheck}; do
   echo "== compute-sanitizer --tool $tool (serving kernels, quick)"
   SEQS_TEST_QUICK=1 timeout 60 "$cs" --tool "$tool" --error-exitcode 9 ./bin/test_seqs_gpu \
     >"/tmp/san_seqs_$tool.txt" 2>&1
