@@ -7,17 +7,26 @@
 #include "cli/cli_cuda.h"
 #include "cli/gpu_report.h"
 #include "cli/report.h"
+#include "cli/roofline.h"
 
 static const char compare_usage[] =
-    "usage: attnprof compare [problem options] [measure options] [--sweep]\n"
+    "usage: attnprof compare [problem options] [measure options] [--sweep | --serving]\n"
     "  --sweep   the throughput grid of DESIGN.md (B*S = 16384, H*D = 2048; D/S 64/1024,\n"
-    "            64/16384, 128/4096, 128/16384, 256/4096; causal and not) on a GPU\n";
+    "            64/16384, 128/4096, 128/16384, 256/4096; causal and not) on a GPU\n"
+    "  --serving the paged decode grid: B {1,16,64,128} x KV {1k,8k,32k,128k} x heads\n"
+    "            {32/8, 64/8} x pages {16, 64}, D 128, with GB/s and roofline fractions\n"
+    "            (on the CPU a scaled-down grid)\n";
 
-static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep) {
+static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep,
+                         int *serving) {
   for (int i = 0; i < argc; i++) {
     int r;
     if (cli_opt_flag(argc, argv, &i, "--sweep")) {
       *sweep = 1;
+      continue;
+    }
+    if (cli_opt_flag(argc, argv, &i, "--serving")) {
+      *serving = 1;
       continue;
     }
     if ((r = cli_parse_problem_opt(argc, argv, &i, p)) || (r = cli_parse_measure_opt(argc, argv, &i, m))) {
@@ -72,7 +81,8 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
   if (m->json) {
     json_t *list = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(list, cli_result_json(&rs[i]));
-    cli_json_print(json_pack("{ss so so}", "device", dev, "shape", cli_problem_json(p),
+    cli_json_print(json_pack("{ss so so so}", "device", dev, "shape", cli_problem_json(p),
+                             "roofline", cli_roof_json(cli_roof_for(p->device, p->dtype, m)),
                              "backends", list));
   } else {
     char desc[256];
@@ -84,6 +94,7 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
                           : "",
            m->profiled);
     cli_print_results(stdout, rs, n);
+    cli_print_roof(stdout, cli_roof_for(p->device, p->dtype, m));
     if (p->device >= 0) cli_print_top_kernels(stdout, rs, n);
   }
   int rc = CLI_OK;
@@ -120,11 +131,13 @@ int cmd_compare(int argc, char **argv) {
   cli_measure_defaults(&m);
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(compare_usage, stdout), CLI_OK;
-  int sweep = 0;
-  if (parse_compare(argc, argv, &p, &m, &sweep) || !cli_engine(&m)) return CLI_USAGE;
+  int sweep = 0, serving = 0;
+  if (parse_compare(argc, argv, &p, &m, &sweep, &serving) || !cli_engine(&m)) return CLI_USAGE;
+  if (sweep && serving) return cli_usage_error("compare: --sweep or --serving, not both");
   if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");
   cli_gpu_default_shape(argc, argv, &p);
   if (sweep) return cli_compare_sweep(&p, &m);
+  if (serving) return cli_compare_serving(&p, &m);
   prof_expect *ex = NULL;
   int rc = cli_prepare_outputs(&m, &ex);
   return rc ? rc : compare(&p, &m);

@@ -5,6 +5,7 @@
 
 #include "cli/gpu_report.h"
 #include "cli/report.h"
+#include "cli/roofline.h"
 
 json_t *cli_problem_json(const cli_problem *p) {
   static const char *const causal[] = {"none", "top-left", "bottom-right"};
@@ -48,6 +49,12 @@ json_t *cli_result_json(const cli_result *r) {
   json_object_set_new(o, "tflops", json_real(r->gflops / 1e3));
   json_object_set_new(o, "bytes", json_real(r->bytes));
   json_object_set_new(o, "gbps", json_real(r->gbps));
+  json_object_set_new(o, "flops", json_real(r->flops));
+  json_object_set_new(o, "copy_gbps", r->copy_gbps > 0 ? json_real(r->copy_gbps) : json_null());
+  json_object_set_new(o, "copy_frac", real_or_null(r->copy_frac));
+  json_object_set_new(o, "peak_tflops", r->peak_tflops > 0 ? json_real(r->peak_tflops) : json_null());
+  json_object_set_new(o, "peak_frac", real_or_null(r->peak_frac));
+  json_object_set_new(o, "roof", json_string(r->roof ? r->roof : "unknown"));
   json_object_set_new(o, "rel_err", real_or_null(r->rel_err));
   return o;
 }
@@ -66,8 +73,8 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
   fprintf(f, "%-14s %7s", "backend", "ops/fwd");
   for (int k = 0; k < PROF_KIND_COUNT; k++)
     if (used[k]) fprintf(f, " %11s", prof_kind_name((prof_kind)k));
-  fprintf(f, " %12s %12s %12s %9s %9s %9s\n", "device_us", "time_us", "host_us", "GFLOP/s",
-          "GB/s", "rel_err");
+  fprintf(f, " %12s %12s %12s %9s %9s %6s %8s %6s %7s %9s\n", "device_us", "time_us", "host_us",
+          "GFLOP/s", "GB/s", "%copy", "TFLOP/s", "%peak", "roof", "rel_err");
   for (int i = 0; i < n; i++) {
     const cli_result *r = &rs[i];
     fprintf(f, "%-14s ", attn_backend_name(r->backend));
@@ -78,7 +85,9 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
     fprintf(f, "%7.4g", r->per_fwd.per_call_total);
     for (int k = 0; k < PROF_KIND_COUNT; k++)
       if (used[k]) fprintf(f, " %11.4g", r->per_fwd.per_call_kind[k]);
-    fprintf(f, " %12.1f %12.1f %12.1f %9.2f %9.2f %9.2e\n", r->per_fwd.device_us_per_call,
-            r->time_us_median, r->host_us_median, r->gflops, r->gbps, r->rel_err);
+    fprintf(f, " %12.1f %12.1f %12.1f %9.2f %9.2f ", r->per_fwd.device_us_per_call,
+            r->time_us_median, r->host_us_median, r->gflops, r->gbps);
+    cli_print_roof_cols(f, r);
+    fprintf(f, " %9.2e\n", r->rel_err);
   }
 }
