@@ -60,17 +60,8 @@ static prof_trace *merge_traces(const cli_result *rs, int n) {
   for (int i = 0; all && i < n; i++) {
     if (rs[i].status || !rs[i].trace || !prof_trace_count(rs[i].trace)) continue;
     const prof_trace *t = rs[i].trace;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t j = 0; j < prof_trace_count(t); j++) {
-      const prof_event *e = prof_trace_at(t, j);
-      if (e->start_ns < lo) lo = e->start_ns;
-      if (e->start_ns + e->dur_ns > hi) hi = e->start_ns + e->dur_ns;
-      prof_trace_append(all, e);
-    }
-    prof_event group = prof_event_init(PROF_CAT_USER_ANNOTATION, attn_backend_name(rs[i].backend));
-    const prof_event *first = prof_trace_at(t, 0);
-    group.start_ns = lo, group.dur_ns = hi - lo, group.pid = first->pid, group.tid = first->tid;
-    prof_trace_append(all, &group);
+    for (size_t j = 0; j < prof_trace_count(t); j++) prof_trace_append(all, prof_trace_at(t, j));
+    cli_roof_group(all, &rs[i]);
   }
   return all;
 }

@@ -76,6 +76,7 @@ static int run_measured(const cli_problem *p, const cli_measure_opts *m, attn_ba
   } else {
     print_run(p, m, &r, auto_log[0] ? auto_log : NULL);
   }
+  if (m->trace_path) cli_roof_group(r.trace, &r); /* the report's roofline point */
   int rc = cli_write_trace(m->trace_path, m->trace_format, r.trace);
   if (!rc) rc = cli_check_expect(ex, r.trace, m->json ? stderr : stdout);
   cli_result_free(&r);

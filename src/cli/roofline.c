@@ -4,6 +4,7 @@
  * replaced whole (a temporary file renamed over it), never half-written. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -149,4 +150,21 @@ void cli_print_roof_cols(FILE *f, const cli_result *r) {
   fprintf(f, " %8.3f ", r->gflops / 1e3);
   pct(f, r->peak_frac);
   fprintf(f, " %7s", r->roof ? r->roof : "unknown");
+}
+
+void cli_roof_group(prof_trace *dst, const cli_result *r) {
+  const prof_trace *t = r->trace;
+  if (!t || !prof_trace_count(t)) return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t j = 0; j < prof_trace_count(t); j++) {
+    const prof_event *e = prof_trace_at(t, j);
+    if (e->start_ns < lo) lo = e->start_ns;
+    if (e->start_ns + e->dur_ns > hi) hi = e->start_ns + e->dur_ns;
+  }
+  prof_event g = prof_event_init(PROF_CAT_USER_ANNOTATION, attn_backend_name(r->backend));
+  const prof_event *first = prof_trace_at(t, 0);
+  g.start_ns = lo, g.dur_ns = hi - lo, g.pid = first->pid, g.tid = first->tid;
+  g.bytes = (int64_t)r->bytes, g.flops = r->flops;
+  g.roof = (prof_roof){r->time_us_median, r->copy_gbps, r->peak_tflops};
+  prof_trace_append(dst, &g);
 }

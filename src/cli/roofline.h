@@ -28,6 +28,10 @@ json_t *cli_roof_json(const cli_roof *roof);
 /* The columns "%copy TFLOP/s %peak roof" of one row ("-": unknown), no
  * spaces around. */
 void cli_print_roof_cols(FILE *f, const cli_result *r);
+/* Appends to dst the user annotation named after r's backend that spans r's
+ * trace, carrying its roofline point (prof_roof; bytes and flops of one
+ * forward), for the HTML report. */
+void cli_roof_group(prof_trace *dst, const cli_result *r);
 /* One line under a table: the two roofs and where each comes from. */
 void cli_print_roof(FILE *f, const cli_roof *roof);
 /* The cache file's path ($XDG_CACHE_HOME or ~/.cache, then attnprof/bandwidth.json). */
