@@ -86,7 +86,8 @@ static void grid(html_out *o, const axes *a) {
 static void roofs(html_out *o, const axes *a, double bw, double peak) {
   double xl = pow(10, a->x0), xh = pow(10, a->x1), ridge = peak > 0 && bw > 0 ? peak * 1e3 / bw : xh;
   if (bw > 0) {
-    double xe = fmin(ridge, xh), ys = bw * xl / 1e3, xs = xl;
+    /* without a peak the slanted roof stops at the plot's top */
+    double xe = fmin(fmin(ridge, xh), pow(10, a->y1) * 1e3 / bw), ys = bw * xl / 1e3, xs = xl;
     if (ys < pow(10, a->y0)) xs = pow(10, a->y0) * 1e3 / bw, ys = pow(10, a->y0);
     html_fmt(o, "<line class=\"roof roof-memory\" data-gbps=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" "
                 "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d9534f\" stroke-width=\"2\"><title>copy roof "
@@ -111,7 +112,7 @@ static void dots(html_out *o, const axes *a, const roof_point *pts, size_t np) {
     html_raw(o, ": ");
     html_text(o, p->backend, 40);
     html_fmt(o, ", %.3g flop/byte, %.3g TFLOP/s</title></circle><text x=\"%.1f\" y=\"%.1f\">",
-             p->intensity, p->tflops, x + 7, y - 6);
+             p->intensity, p->tflops, x + 7, y - 6 + 12.0 * (double)(i % 3)); /* dots that coincide */
     html_text(o, p->backend, 24);
     html_raw(o, "</text>");
   }
