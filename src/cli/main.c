@@ -14,7 +14,7 @@ static const struct {
   const char *help;
 } commands[] = {
     {"run", cmd_run, "one backend (or auto) on one problem: ops per forward, times, error"},
-    {"compare", cmd_compare, "every available backend on one problem, one table"},
+    {"compare", cmd_compare, "every available backend on one problem, one table (--sweep, --serving: grids)"},
     {"summary", cmd_summary, "summary of a trace file (torch.profiler's or ours): ranges, kernels"},
     {"diff", cmd_diff, "what appeared, vanished or changed between two trace files"},
     {"report", cmd_report, "one self-contained HTML page over trace files (--html OUT)"},
@@ -49,6 +49,9 @@ static const char options_help[] =
     "  --format F           the trace's format: json, json.gz or pftrace (Perfetto\n"
     "                       protobuf); default: by FILE's name (.pftrace, .gz, else json)\n"
     "  --json               machine-readable output\n"
+    "  --copy-bw GBPS       the copy roof, instead of the one measured once per card and\n"
+    "                       kept in $XDG_CACHE_HOME/attnprof/bandwidth.json\n"
+    "  --peak-tflops X      the compute roof, instead of the card's stated matmul peak\n"
     "  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0' (run only; exit 1 if broken)\n";
 
 static int cmd_help(int argc, char **argv) {
