@@ -49,6 +49,10 @@ ATTN_API attn_status attn_device_key(int device, char *buf, size_t len);
 /* Dense matmul peak in TFLOP/s for inputs of dtype on the device, from a
  * stated table (*source names it); 0 when not known (the host: unknown). */
 ATTN_API double attn_matmul_peak_tflops(int device, attn_dtype dtype, const char **source);
+/* The matmul roof measured: a square cuBLAS GEMM (8192^3) on inputs of dtype,
+ * f32 accumulation, median of 9 timed by CUDA events, in TFLOP/s. NO_DEVICE
+ * on the host and in builds without CUDA. */
+ATTN_API attn_status attn_matmul_tflops_measured(int device, attn_dtype dtype, double *tflops);
 
 #ifdef __cplusplus
 }

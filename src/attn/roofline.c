@@ -11,7 +11,19 @@
 #ifdef ATTNPROF_HAVE_CUDA
 attn_status attn_cuda_copy_bandwidth(int device, size_t bytes, int reps, double *gbps);
 attn_status attn_cuda_device_key(int device, char *buf, size_t len);
+attn_status attn_cuda_gemm_tflops(int device, attn_dtype dtype, double *tflops);
 #endif
+
+attn_status attn_matmul_tflops_measured(int device, attn_dtype dtype, double *tflops) {
+  if (!tflops || (unsigned)dtype > ATTN_DTYPE_BF16)
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "matmul roof: give f32, f16 or bf16 and an output");
+  if (device < 0) return attn_fail(ATTN_STATUS_NO_DEVICE, "matmul roof: measured on a GPU only");
+#ifdef ATTNPROF_HAVE_CUDA
+  return attn_cuda_gemm_tflops(device, dtype, tflops);
+#else
+  return attn_fail(ATTN_STATUS_NO_DEVICE, "matmul roof: this build has no CUDA");
+#endif
+}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

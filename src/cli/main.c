@@ -51,7 +51,7 @@ static const char options_help[] =
     "  --json               machine-readable output\n"
     "  --copy-bw GBPS       the copy roof, instead of the one measured once per card and\n"
     "                       kept in $XDG_CACHE_HOME/attnprof/bandwidth.json\n"
-    "  --peak-tflops X      the compute roof, instead of the card's stated matmul peak\n"
+    "  --peak-tflops X      the compute roof, instead of the card's measured GEMM rate\n"
     "  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0' (run only; exit 1 if broken)\n";
 
 static int cmd_help(int argc, char **argv) {

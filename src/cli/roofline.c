@@ -42,20 +42,23 @@ static int make_parent(const char *path) {
   return 0;
 }
 
-static double cached_gbps(const char *path, const char *key) {
+/* A positive figure kept under key, or 0. */
+static double cached(const char *path, const char *key, const char *field) {
   json_t *doc = json_load_file(path, 0, NULL);
-  double v = json_number_value(json_object_get(json_object_get(doc, key), "copy_gbps"));
+  double v = json_number_value(json_object_get(json_object_get(doc, key), field));
   json_decref(doc);
   return isfinite(v) && v > 0 ? v : 0;
 }
 
-/* Read, add the key, write a temporary file beside it, rename over it. */
-static int keep_gbps(const char *path, const char *key, double gbps, size_t bytes) {
+/* Read, merge the fields (taken) into the key's entry, write a temporary
+ * file beside it, rename over it. */
+static int keep(const char *path, const char *key, json_t *fields) {
   json_t *doc = json_load_file(path, 0, NULL);
   if (!json_is_object(doc)) json_decref(doc), doc = json_object();
-  json_object_set_new(doc, key, json_pack("{sf sI sI sI}", "copy_gbps", gbps, "bytes_per_copy",
-                                          (json_int_t)bytes, "copies", (json_int_t)COPY_REPS,
-                                          "measured_unix", (json_int_t)time(NULL)));
+  json_t *entry = json_object_get(doc, key);
+  if (!json_is_object(entry)) json_object_set_new(doc, key, entry = json_object());
+  json_object_update(entry, fields);
+  json_decref(fields);
   char tmp[1100];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   int rc = make_parent(path) || json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -77,7 +80,7 @@ static void find_copy_bw(int device, const cli_measure_opts *m, cli_roof *r) {
     return;
   }
   int have_path = !cli_roof_cache_path(path, sizeof path);
-  if (have_path && (r->copy_gbps = cached_gbps(path, key)) > 0) {
+  if (have_path && (r->copy_gbps = cached(path, key, "copy_gbps")) > 0) {
     snprintf(r->copy_source, sizeof r->copy_source, "measured earlier, kept in %s", path);
     return;
   }
@@ -87,10 +90,42 @@ static void find_copy_bw(int device, const cli_measure_opts *m, cli_roof *r) {
     snprintf(r->copy_source, sizeof r->copy_source, "unknown: %s", attn_last_error());
     return;
   }
-  int kept = have_path && !keep_gbps(path, key, r->copy_gbps, bytes);
+  int kept = have_path && !keep(path, key, json_pack("{sf sI sI sI}", "copy_gbps", r->copy_gbps,
+                                                     "bytes_per_copy", (json_int_t)bytes, "copies",
+                                                     (json_int_t)COPY_REPS, "measured_unix",
+                                                     (json_int_t)time(NULL)));
   snprintf(r->copy_source, sizeof r->copy_source, "measured now (%s, median of %d)%s%s",
            device >= 0 ? "device-to-device cudaMemcpy" : "memcpy", COPY_REPS,
            kept ? ", kept in " : ", not kept: cannot write the cache file", kept ? path : "");
+}
+
+/* --peak-tflops; else on a GPU a cuBLAS GEMM measured once per card and
+ * dtype and kept beside the copy bandwidth; else (or when that fails) the
+ * stated table; unknown on the CPU. */
+static void find_peak(int device, attn_dtype dtype, const cli_measure_opts *m, cli_roof *r) {
+  const char *src = NULL;
+  char key[300], path[1024], field[64];
+  if (m && m->peak_tflops > 0) {
+    r->peak_tflops = m->peak_tflops;
+    snprintf(r->peak_source, sizeof r->peak_source, "--peak-tflops");
+    return;
+  }
+  snprintf(field, sizeof field, "matmul_tflops_%s", attn_dtype_name(dtype));
+  int have_path = device >= 0 && !attn_device_key(device, key, sizeof key) &&
+                  !cli_roof_cache_path(path, sizeof path);
+  if (have_path && (r->peak_tflops = cached(path, key, field)) > 0) {
+    snprintf(r->peak_source, sizeof r->peak_source, "cuBLAS %s GEMM 8192^3 measured earlier",
+             attn_dtype_name(dtype));
+    return;
+  }
+  if (device >= 0 && !attn_matmul_tflops_measured(device, dtype, &r->peak_tflops)) {
+    if (have_path) keep(path, key, json_pack("{sf}", field, r->peak_tflops));
+    snprintf(r->peak_source, sizeof r->peak_source, "cuBLAS %s GEMM 8192^3 measured now, median of 9",
+             attn_dtype_name(dtype));
+    return;
+  }
+  r->peak_tflops = attn_matmul_peak_tflops(device, dtype, &src);
+  snprintf(r->peak_source, sizeof r->peak_source, "%s", src ? src : "unknown");
 }
 
 const cli_roof *cli_roof_for(int device, attn_dtype dtype, const cli_measure_opts *m) {
@@ -102,10 +137,7 @@ const cli_roof *cli_roof_for(int device, attn_dtype dtype, const cli_measure_opt
     memset(&roof, 0, sizeof roof);
     find_copy_bw(device, m, &roof);
   }
-  const char *src = NULL;
-  roof.peak_tflops = m && m->peak_tflops > 0 ? m->peak_tflops : attn_matmul_peak_tflops(device, dtype, &src);
-  snprintf(roof.peak_source, sizeof roof.peak_source, "%s",
-           m && m->peak_tflops > 0 ? "--peak-tflops" : src ? src : "unknown");
+  find_peak(device, dtype, m, &roof);
   have = 1, have_device = device, have_dtype = dtype;
   return &roof;
 }

@@ -1,6 +1,7 @@
 /* The two roofs a measured row is set against: the copy bandwidth (measured
  * once per card and kept in a cache file, or --copy-bw) and the matmul peak
- * (a stated figure, or --peak-tflops). */
+ * (on a GPU a cuBLAS GEMM measured once per card and dtype and kept there
+ * too, else a stated figure; or --peak-tflops). */
 #ifndef ATTNPROF_CLI_ROOFLINE_H
 #define ATTNPROF_CLI_ROOFLINE_H
 

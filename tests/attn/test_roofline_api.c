@@ -38,6 +38,12 @@ static void test_host_key_and_peak(void **state) {
   const char *src = NULL;
   assert_true(attn_matmul_peak_tflops(ATTN_DEVICE_CPU, ATTN_DTYPE_BF16, &src) == 0);
   assert_string_equal(src, "unknown");
+  double tflops = 5;
+  assert_int_equal(attn_matmul_tflops_measured(ATTN_DEVICE_CPU, ATTN_DTYPE_BF16, &tflops),
+                   ATTN_STATUS_NO_DEVICE);
+  assert_int_equal(attn_matmul_tflops_measured(0, ATTN_DTYPE_BOOL, &tflops),
+                   ATTN_STATUS_INVALID_ARGUMENT);
+  assert_true(tflops == 5);
 }
 
 int main(void) {

@@ -1,7 +1,8 @@
 /* The roofline yardsticks on a GPU (label "gpu"; exits 77 without one): the
  * device-to-device copy bandwidth is a plausible figure for a card (above a
  * PCIe link, below any HBM yet built), the key names the card and driver,
- * and the stated peak of an H200/H100 is the datasheet's. */
+ * the stated peak of an H200/H100 is the datasheet's, and the measured cuBLAS
+ * GEMM stays under it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,13 @@ int main(void) {
   int peak_ok = h ? peak == 989.5 : peak == 0;
   printf("%s peak %.1f TFLOP/s (%s)\n", peak_ok ? "ok  " : "FAIL", peak, src);
   bad += !peak_ok;
+  double gemm = 0;
+  st = attn_matmul_tflops_measured(0, ATTN_DTYPE_BF16, &gemm);
+  /* measured under the datasheet's dense figure where there is one */
+  int gemm_ok = !st && gemm > 1 && (peak == 0 || gemm < 1.05 * peak);
+  printf("%s cuBLAS bf16 GEMM %.1f TFLOP/s (status %d %s)\n", gemm_ok ? "ok  " : "FAIL", gemm,
+         (int)st, st ? attn_last_error() : "");
+  bad += !gemm_ok;
   printf("%s\n", bad ? "FAILED" : "all passed");
   return bad ? 1 : 0;
 }
