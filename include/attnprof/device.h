@@ -37,6 +37,23 @@ ATTN_API attn_status attn_cuda_timer_mark(attn_cuda_timer *t, int i, void *strea
 ATTN_API attn_status attn_cuda_timer_us(attn_cuda_timer *t, int i, int j, double *us);
 ATTN_API void attn_cuda_timer_destroy(attn_cuda_timer *t);
 
+/* The roofline's two yardsticks (present in every build; device < 0 is the
+ * host). attn_copy_bandwidth: the median over `reps` copies of `bytes` (after
+ * one untimed copy) of bytes read + written per second, in GB/s: a
+ * device-to-device cudaMemcpy timed by CUDA events on a GPU, memcpy timed by
+ * the wall clock on the host. */
+ATTN_API attn_status attn_copy_bandwidth(int device, size_t bytes, int reps, double *gbps);
+/* What a measured bandwidth is kept under: "NVIDIA H200; driver 12080" on a
+ * GPU, "cpu: <model name>" on the host. */
+ATTN_API attn_status attn_device_key(int device, char *buf, size_t len);
+/* Dense matmul peak in TFLOP/s for inputs of dtype on the device, from a
+ * stated table (*source names it); 0 when not known (the host: unknown). */
+ATTN_API double attn_matmul_peak_tflops(int device, attn_dtype dtype, const char **source);
+/* The matmul roof measured: a square cuBLAS GEMM (8192^3) on inputs of dtype,
+ * f32 accumulation, median of 9 timed by CUDA events, in TFLOP/s. NO_DEVICE
+ * on the host and in builds without CUDA. */
+ATTN_API attn_status attn_matmul_tflops_measured(int device, attn_dtype dtype, double *tflops);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,6 +95,14 @@ typedef struct {
                                         launch of its own */
 } prof_footprint;
 
+/* A measured backend's place on the roofline, carried by the user annotation
+ * that groups its forwards (attnprof run/compare): the median time of one
+ * forward and the two roofs it is set against (0 = unknown). That event's
+ * bytes and flops are then those of one forward. time_us 0: none. */
+typedef struct {
+  double time_us, copy_gbps, peak_tflops;
+} prof_roof;
+
 /* One event. Times are nanoseconds on one clock shared by every collector
  * (prof_clock_ns). Strings are owned by the trace (prof_trace_intern). */
 typedef struct {
@@ -112,6 +120,7 @@ typedef struct {
   int32_t cbid;        /* API events: CUPTI callback id; -1 unknown */
   int32_t memcpy_kind; /* prof_memcpy_kind for GPU_MEMCPY */
   prof_footprint fp;   /* KERNEL only */
+  prof_roof roof;      /* USER_ANNOTATION only */
 } prof_event;
 
 /* An event with every field at its "unknown" value. */

@@ -43,6 +43,8 @@ typedef struct {
   const char *trace_path;
   prof_trace_format trace_format; /* --format; AUTO: by --trace's name */
   const char *expect_text;
+  double copy_bw;     /* --copy-bw GB/s: the copy roof, instead of the measured one; 0 = measure */
+  double peak_tflops; /* --peak-tflops: the compute roof, instead of the stated one; 0 = table */
 } cli_measure_opts;
 
 /* Option parsing: each subcommand walks argv with cli_opt_*; an option is
@@ -101,6 +103,10 @@ typedef struct {
   double host_us_median;         /* time for attn_forward to return, median */
   double gflops;                 /* from time_us_median */
   double bytes, gbps;            /* attn_bytes and bytes / time_us_median */
+  double flops;                  /* attn_flops */
+  double copy_gbps, peak_tflops; /* the two roofs (roofline.h); 0 = unknown */
+  double copy_frac, peak_frac;   /* gbps / copy_gbps, TFLOP/s / peak_tflops; NaN = unknown */
+  const char *roof;              /* "memory", "compute" or "unknown" */
   double rel_err;                /* against the fp64 reference; NaN when not checked */
   prof_trace *trace;             /* the profiled forwards; owned */
   int device;                    /* the problem's: ATTN_DEVICE_CPU or a CUDA ordinal */
@@ -135,6 +141,8 @@ int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f);
 int cli_backends_for(int device, attn_backend *out);
 /* compare --sweep: the throughput grid (compare_sweep.c). */
 int cli_compare_sweep(const cli_problem *base, const cli_measure_opts *m);
+/* compare --serving: the decode grid of issue 13 (compare_serving.c). */
+int cli_compare_serving(const cli_problem *base, const cli_measure_opts *m);
 
 /* The problem and measure options, one line each (run: with --expect). */
 void cli_print_options(FILE *f, int run);

@@ -9,16 +9,25 @@
 #include "cli/gpu_report.h"
 #include "cli/preflight.h"
 #include "cli/report.h"
+#include "cli/roofline.h"
 
 static const char compare_usage[] =
-    "usage: attnprof compare [problem options] [measure options] [--sweep]\n"
-    "  --sweep              on a GPU, the throughput grid (docs/cli.md: B*S = 16384, H*D = 2048)\n";
+    "usage: attnprof compare [problem options] [measure options] [--sweep | --serving]\n"
+    "  --sweep              on a GPU, the throughput grid (docs/cli.md: B*S = 16384, H*D = 2048)\n"
+    "  --serving            the paged decode grid: B {1,16,64,128} x KV {1k,8k,32k,128k} x heads\n"
+    "                       {32/8, 64/8} x pages {16, 64}, D 128, with GB/s and roofline fractions\n"
+    "                       (on the CPU a scaled-down grid)\n";
 
-static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep) {
+static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep,
+                         int *serving) {
   for (int i = 0; i < argc; i++) {
     int r;
     if (cli_opt_flag(argc, argv, &i, "--sweep")) {
       *sweep = 1;
+      continue;
+    }
+    if (cli_opt_flag(argc, argv, &i, "--serving")) {
+      *serving = 1;
       continue;
     }
     if ((r = cli_parse_problem_opt(argc, argv, &i, p)) || (r = cli_parse_measure_opt(argc, argv, &i, m))) {
@@ -52,17 +61,8 @@ static prof_trace *merge_traces(const cli_result *rs, int n) {
   for (int i = 0; all && i < n; i++) {
     if (rs[i].status || !rs[i].trace || !prof_trace_count(rs[i].trace)) continue;
     const prof_trace *t = rs[i].trace;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t j = 0; j < prof_trace_count(t); j++) {
-      const prof_event *e = prof_trace_at(t, j);
-      if (e->start_ns < lo) lo = e->start_ns;
-      if (e->start_ns + e->dur_ns > hi) hi = e->start_ns + e->dur_ns;
-      prof_trace_append(all, e);
-    }
-    prof_event group = prof_event_init(PROF_CAT_USER_ANNOTATION, attn_backend_name(rs[i].backend));
-    const prof_event *first = prof_trace_at(t, 0);
-    group.start_ns = lo, group.dur_ns = hi - lo, group.pid = first->pid, group.tid = first->tid;
-    prof_trace_append(all, &group);
+    for (size_t j = 0; j < prof_trace_count(t); j++) prof_trace_append(all, prof_trace_at(t, j));
+    cli_roof_group(all, &rs[i]);
   }
   return all;
 }
@@ -73,7 +73,8 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
   if (m->json) {
     json_t *list = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(list, cli_result_json(&rs[i]));
-    cli_json_print(json_pack("{ss so so}", "device", dev, "shape", cli_problem_json(p),
+    cli_json_print(json_pack("{ss so so so}", "device", dev, "shape", cli_problem_json(p),
+                             "roofline", cli_roof_json(cli_roof_for(p->device, p->dtype, m)),
                              "backends", list));
   } else {
     char desc[256];
@@ -85,6 +86,7 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
                           : "",
            m->profiled);
     cli_print_results(stdout, rs, n);
+    cli_print_roof(stdout, cli_roof_for(p->device, p->dtype, m));
     if (p->device >= 0) cli_print_top_kernels(stdout, rs, n);
   }
   int rc = CLI_OK;
@@ -125,11 +127,13 @@ int cmd_compare(int argc, char **argv) {
     return fputs(compare_usage, stdout), cli_print_options(stdout, 0), CLI_OK;
   for (int i = 0; i < argc; i++) /* several GPUs: one row per context-parallel variant */
     if (!strcmp(argv[i], "--gpus") || !strncmp(argv[i], "--gpus=", 7)) return cli_cp_compare(argc, argv);
-  int sweep = 0;
-  if (parse_compare(argc, argv, &p, &m, &sweep) || !cli_engine(&m)) return CLI_USAGE;
+  int sweep = 0, serving = 0;
+  if (parse_compare(argc, argv, &p, &m, &sweep, &serving) || !cli_engine(&m)) return CLI_USAGE;
+  if (sweep && serving) return cli_usage_error("compare: --sweep or --serving, not both");
   if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");
   cli_gpu_default_shape(argc, argv, &p);
   if (sweep) return cli_compare_sweep(&p, &m);
+  if (serving) return cli_compare_serving(&p, &m);
   prof_expect *ex = NULL;
   int rc = cli_prepare_outputs(&m, &ex);
   return rc ? rc : compare(&p, &m);

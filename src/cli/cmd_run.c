@@ -6,6 +6,7 @@
 #include "cli/cli_cuda.h"
 #include "cli/preflight.h"
 #include "cli/report.h"
+#include "cli/roofline.h"
 
 static const char run_usage[] =
     "usage: attnprof run [--backend NAME] [problem options] [measure options]\n"
@@ -30,12 +31,14 @@ static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
   return 0;
 }
 
-static void print_run(const cli_problem *p, const cli_result *r, const char *auto_log) {
+static void print_run(const cli_problem *p, const cli_measure_opts *m, const cli_result *r,
+                      const char *auto_log) {
   char desc[256];
   cli_problem_describe(p, desc, sizeof desc);
   printf("attnprof run: %s on %s\n", attn_backend_name(r->backend), desc);
   if (auto_log) printf("auto:\n%s", auto_log);
   cli_print_results(stdout, r, 1);
+  cli_print_roof(stdout, cli_roof_for(p->device, p->dtype, m));
   prof_key_average *rows = NULL;
   int64_t n = prof_key_averages(r->trace, &rows);
   if (n > 0) {
@@ -67,13 +70,15 @@ static int run_measured(const cli_problem *p, cli_measure_opts *m, attn_backend 
     return rc;
   }
   if (m->json) {
-    json_t *doc = json_pack("{ss so so}", "device", "cpu", "shape", cli_problem_json(p),
+    json_t *doc = json_pack("{ss so so so}", "device", "cpu", "shape", cli_problem_json(p),
+                            "roofline", cli_roof_json(cli_roof_for(p->device, p->dtype, m)),
                             "backend", cli_result_json(&r));
     if (auto_log[0]) json_object_set_new(doc, "auto", json_string(auto_log));
     cli_json_print(doc);
   } else {
-    print_run(p, &r, auto_log[0] ? auto_log : NULL);
+    print_run(p, m, &r, auto_log[0] ? auto_log : NULL);
   }
+  if (m->trace_path) cli_roof_group(r.trace, &r); /* the report's roofline point */
   int rc = cli_write_trace(m->trace_path, m->trace_format, r.trace);
   if (!rc) rc = cli_check_expect(ex, r.trace, m->json ? stderr : stdout);
   cli_result_free(&r);

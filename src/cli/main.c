@@ -16,7 +16,7 @@ static const struct {
   const char *help;
 } commands[] = {
     {"run", cmd_run, "one backend (or auto) on one problem: ops per forward, times, error"},
-    {"compare", cmd_compare, "every available backend on one problem, one table"},
+    {"compare", cmd_compare, "every available backend on one problem, one table (--sweep, --serving: grids)"},
     {"summary", cmd_summary, "summary of a trace file (torch.profiler's or ours): ranges, kernels"},
     {"diff", cmd_diff, "what appeared, vanished or changed between two trace files"},
     {"report", cmd_report, "one self-contained HTML page over trace files (--html OUT)"},
@@ -52,6 +52,8 @@ static const char *const measure_options[] = {
     "  --trace FILE         write the profiled forwards as a Chrome/Kineto trace",
     "  --format F           the trace's format: json, json.gz or pftrace (default: by FILE's name)",
     "  --json               machine-readable output (docs/output-contract.md)",
+    "  --copy-bw GBPS       the copy roof, instead of the one measured once per card (cache file)",
+    "  --peak-tflops X      the compute roof, instead of the card's measured GEMM rate",
     "  --verbose            routine notes too",
     "  --wide               tables show names whole (default: cut to fit)",
 };

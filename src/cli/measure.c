@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "cli/cli.h"
 #include "cli/cli_cuda.h"
+#include "cli/roofline.h"
 
 double *cli_reference(const cli_inputs *in) {
   const attn_tensor *q = &in->host.q;
@@ -141,6 +142,7 @@ void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_me
   r->gflops = attn_flops(&in->args) / (r->time_us_median * 1e3);
   r->bytes = attn_bytes(&in->args);
   r->gbps = r->bytes / (r->time_us_median * 1e3);
+  cli_roof_apply(r, attn_flops(&in->args), cli_roof_for(r->device, in->args.q.dtype, m));
 }
 
 void cli_result_free(cli_result *r) {

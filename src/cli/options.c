@@ -126,6 +126,15 @@ static int parse_device(const char *v, cli_problem *p) {
   return -1;
 }
 
+/* --copy-bw GBPS, --peak-tflops TFLOPS: a positive figure. */
+static int parse_roof(const char *name, const char *v, double *out) {
+  char *end;
+  *out = strtod(v, &end);
+  if (end == v || *end || !(*out > 0) || *out > 1e9)
+    return cli_usage_error("%s %s: give a positive number (GB/s or TFLOP/s)", name, v), -1;
+  return 1;
+}
+
 static int parse_int_opt(const char *name, const char *v, int64_t max, int64_t *out) {
   int64_t n = parse_count(v, max);
   if (n < 0) {
@@ -222,6 +231,8 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
   }
   if ((r = cli_opt_value(argc, argv, i, "--expect", &v))) return r < 0 ? r : (m->expect_text = v, 1);
   if (cli_opt_flag(argc, argv, i, "--json")) return m->json = 1, 1;
+  if ((r = cli_opt_value(argc, argv, i, "--copy-bw", &v))) return r < 0 ? r : parse_roof("--copy-bw", v, &m->copy_bw);
+  if ((r = cli_opt_value(argc, argv, i, "--peak-tflops", &v))) return r < 0 ? r : parse_roof("--peak-tflops", v, &m->peak_tflops);
   if (cli_opt_flag(argc, argv, i, "--no-check")) return m->check = 0, 1;
   if (cli_opt_flag(argc, argv, i, "--force")) return m->force = 1, 1;
   return 0;

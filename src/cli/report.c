@@ -5,6 +5,7 @@
 
 #include "cli/gpu_report.h"
 #include "cli/report.h"
+#include "cli/roofline.h"
 
 json_t *cli_problem_json(const cli_problem *p) {
   static const char *const causal[] = {"none", "top-left", "bottom-right"};
@@ -50,6 +51,12 @@ json_t *cli_result_json(const cli_result *r) {
   json_object_set_new(o, "tflops", json_real(r->gflops / 1e3));
   json_object_set_new(o, "bytes", json_real(r->bytes));
   json_object_set_new(o, "gbps", json_real(r->gbps));
+  json_object_set_new(o, "flops", json_real(r->flops));
+  json_object_set_new(o, "copy_gbps", r->copy_gbps > 0 ? json_real(r->copy_gbps) : json_null());
+  json_object_set_new(o, "copy_frac", real_or_null(r->copy_frac));
+  json_object_set_new(o, "peak_tflops", r->peak_tflops > 0 ? json_real(r->peak_tflops) : json_null());
+  json_object_set_new(o, "peak_frac", real_or_null(r->peak_frac));
+  json_object_set_new(o, "roof", json_string(r->roof ? r->roof : "unknown"));
   json_object_set_new(o, "rel_err", real_or_null(r->rel_err));
   return o;
 }
@@ -70,8 +77,9 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
     if (used[k]) fprintf(f, " %11s", prof_kind_name((prof_kind)k));
   /* On the CPU the trace's sum over ops is not device time: named for what it is. */
   int cpu = n > 0 && rs[0].device < 0;
-  fprintf(f, " %12s %12s %17s %12s %9s %9s %9s\n", cpu ? "traced_us" : "device_us", "time_us",
-          "[q1 - q3]", "host_us", "GFLOP/s", "GB/s", "rel_err");
+  fprintf(f, " %12s %12s %17s %12s %9s %9s %6s %8s %6s %7s %9s\n", cpu ? "traced_us" : "device_us",
+          "time_us", "[q1 - q3]", "host_us", "GFLOP/s", "GB/s", "%copy", "TFLOP/s", "%peak", "roof",
+          "rel_err");
   for (int i = 0; i < n; i++) {
     const cli_result *r = &rs[i];
     fprintf(f, "%-14s ", attn_backend_name(r->backend));
@@ -84,8 +92,10 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
       if (used[k]) fprintf(f, " %11.4g", r->per_fwd.per_call_kind[k]);
     char spread[48];
     snprintf(spread, sizeof spread, "[%.1f - %.1f]", r->time_us_q1, r->time_us_q3);
-    fprintf(f, " %12.1f %12.1f %17s %12.1f %9.2f %9.2f %9.2e\n", r->per_fwd.device_us_per_call,
-            r->time_us_median, spread, r->host_us_median, r->gflops, r->gbps, r->rel_err);
+    fprintf(f, " %12.1f %12.1f %17s %12.1f %9.2f %9.2f ", r->per_fwd.device_us_per_call,
+            r->time_us_median, spread, r->host_us_median, r->gflops, r->gbps);
+    cli_print_roof_cols(f, r);
+    fprintf(f, " %9.2e\n", r->rel_err);
   }
   if (cpu)
     fprintf(f, "traced_us: the ops the trace recorded in the profiled forwards, per forward "

@@ -23,7 +23,7 @@ typedef struct {
 
 typedef struct {
   const char *name;
-  int64_t calls, host_ns, first_start, first_idx;
+  int64_t calls, host_ns, first_start, first_dur, first_idx;
   tally gpu, cpu;
   int n_launch;
   const char *launch[PROF_MAX_LAUNCH_APIS];
@@ -93,11 +93,13 @@ static int collect_ranges(summary_ctx *c) {
       c->n_rows++;
       row->name = key;
       row->first_start = e->start_ns;
+      row->first_dur = e->dur_ns;
       row->first_idx = (int64_t)i;
     }
     row->calls++;
     row->host_ns += e->dur_ns;
-    if (e->start_ns < row->first_start) row->first_start = e->start_ns, row->first_idx = (int64_t)i;
+    if (e->start_ns < row->first_start)
+      row->first_start = e->start_ns, row->first_dur = e->dur_ns, row->first_idx = (int64_t)i;
   }
   return 0;
 }
@@ -145,6 +147,9 @@ static void count_ops(summary_ctx *c) {
 static int cmp_first(const void *pa, const void *pb) {
   const row_acc *a = pa, *b = pb;
   if (a->first_start != b->first_start) return a->first_start < b->first_start ? -1 : 1;
+  /* Ranges that open together: the enclosing (longer) one first, whatever
+   * order a file format stored them in. */
+  if (a->first_dur != b->first_dur) return a->first_dur > b->first_dur ? -1 : 1;
   return (a->first_idx > b->first_idx) - (a->first_idx < b->first_idx);
 }
 

@@ -117,6 +117,8 @@ static int keep_complete(rd_model *m) {
   if (r->has & RD_HAS_CBID) e.cbid = (int32_t)r->cbid;
   if (is_gpu_row(cat)) {
     gpu_fields(r, &e);
+  } else if (cat == PROF_CAT_USER_ANNOTATION) {
+    e.roof = (prof_roof){r->roof_time_us, r->roof_copy_gbps, r->roof_peak_tflops};
   } else if (cat == PROF_CAT_CPU_OP) {
     int k = prof_kind_from_name(r->op_kind.s);
     e.kind = k >= 0 ? (prof_kind)k : PROF_KIND_OTHER;

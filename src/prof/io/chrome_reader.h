@@ -61,6 +61,7 @@ typedef struct {
   int64_t graph_id;
   int64_t grid[3], block[3], cluster[3];
   double occupancy, flops;
+  double roof_time_us, roof_copy_gbps, roof_peak_tflops;
 } rd_event;
 
 /* One deviceProperties entry as read. */

@@ -92,6 +92,9 @@ static const field arg_fields[] = {
     {K(KINETO_ARG_BYTES), V_I64, EV(bytes), 0, 0, (int64_t)1 << 62},
     {K(ATTNPROF_ARG_OP_KIND), V_STR, EV(op_kind), 0, 0, 0},
     {K(ATTNPROF_ARG_FLOPS), V_F64, EV(flops), 0, 0, 0},
+    {K(ATTNPROF_ARG_ROOF_TIME_US), V_F64, EV(roof_time_us), 0, 0, 0},
+    {K(ATTNPROF_ARG_ROOF_COPY_GBPS), V_F64, EV(roof_copy_gbps), 0, 0, 0},
+    {K(ATTNPROF_ARG_ROOF_PEAK_TFLOPS), V_F64, EV(roof_peak_tflops), 0, 0, 0},
     {K(KINETO_META_ARG_NAME), V_STR, EV(meta_name), 0, 0, 0},
     {K(KINETO_META_ARG_LABELS), V_STR, EV(labels), 0, 0, 0},
     {NULL, 0, V_SKIP, 0, 0, 0, 0}};

@@ -73,6 +73,10 @@
 #define KINETO_ARG_BANDWIDTH "memory bandwidth (GB/s)"
 #define ATTNPROF_ARG_OP_KIND "op kind"
 #define ATTNPROF_ARG_FLOPS "flops"
+/* The roofline point of a backend's group annotation (prof_roof). */
+#define ATTNPROF_ARG_ROOF_TIME_US "time per forward (us)"
+#define ATTNPROF_ARG_ROOF_COPY_GBPS "copy roof (GB/s)"
+#define ATTNPROF_ARG_ROOF_PEAK_TFLOPS "matmul peak (TFLOP/s)"
 #define ATTNPROF_ARG_CLUSTER "cluster"
 #define ATTNPROF_ARG_STATIC_SHARED "static shared memory"
 #define ATTNPROF_ARG_DYNAMIC_SHARED "dynamic shared memory"

@@ -66,6 +66,16 @@ static void transfer_args(const prof_event *e, trace_args_sink *s) {
   if (e->dur_ns > 0) s->num(s, KINETO_ARG_BANDWIDTH, (double)e->bytes / (double)e->dur_ns); /* GB/s */
 }
 
+/* A backend's roofline point: per-forward figures and the roofs, where known. */
+static void roof_args(const prof_event *e, trace_args_sink *s) {
+  if (!(e->roof.time_us > 0)) return;
+  s->num(s, ATTNPROF_ARG_FLOPS, e->flops);
+  s->i64(s, KINETO_ARG_BYTES, e->bytes);
+  s->num(s, ATTNPROF_ARG_ROOF_TIME_US, e->roof.time_us);
+  if (e->roof.copy_gbps > 0) s->num(s, ATTNPROF_ARG_ROOF_COPY_GBPS, e->roof.copy_gbps);
+  if (e->roof.peak_tflops > 0) s->num(s, ATTNPROF_ARG_ROOF_PEAK_TFLOPS, e->roof.peak_tflops);
+}
+
 void trace_args_emit(const prof_trace *t, const prof_event *e, trace_args_sink *s) {
   if (e->external_id) s->i64(s, KINETO_ARG_EXTERNAL_ID, e->external_id);
   switch (e->cat) {
@@ -83,6 +93,7 @@ void trace_args_emit(const prof_trace *t, const prof_event *e, trace_args_sink *
   case PROF_CAT_GPU_MEMCPY:
   case PROF_CAT_GPU_MEMSET: gpu_args(e, s), transfer_args(e, s); break;
   case PROF_CAT_CUDA_SYNC: gpu_args(e, s); break;
+  case PROF_CAT_USER_ANNOTATION: roof_args(e, s); break;
   default: break;
   }
 }

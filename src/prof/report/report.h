@@ -54,6 +54,9 @@ typedef struct {
 /* Bar charts: the focus range's device and host time and ops per call, one
  * bar per trace. */
 void report_charts(html_out *o, const report_trace *tr, size_t n);
+/* Each backend with a roofline point (prof_roof) on log-log axes under the
+ * copy and matmul roofs (report_roofline.c). Nothing when no trace has one. */
+void report_roofline(html_out *o, const report_trace *tr, size_t n);
 /* The timeline of the first call of tr->focus (or the trace's start): lanes
  * per CPU thread and GPU stream. idx numbers the svg (data-trace). */
 void report_timeline(html_out *o, const report_trace *tr, size_t idx);

@@ -232,6 +232,7 @@ static void page(html_out *o, const report_trace *tr, size_t n) {
   html_raw(o,
            ". Times are per call of the range shown; hover a bar or an event for its name.</p>\n");
   report_charts(o, tr, n);
+  report_roofline(o, tr, n);
   for (size_t i = 0; i < n; i++) trace_section(o, &tr[i], i);
   data_block(o, tr, n);
   html_raw(o, "</body></html>\n");
