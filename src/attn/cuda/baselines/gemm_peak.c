@@ -24,9 +24,11 @@ static attn_status timed_gemms(int device, cublasHandle_t h, cudaDataType_t ty, 
   cublasStatus_t bst = CUBLAS_STATUS_SUCCESS;
   for (int i = 0; i < GEMM_WARMUP + GEMM_REPS && !st && bst == CUBLAS_STATUS_SUCCESS; i++) {
     if (i >= GEMM_WARMUP) st = attn_cuda_timer_mark(t, i - GEMM_WARMUP, NULL);
-    bst = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, GEMM_N, GEMM_N, GEMM_N, &one, m[0], ty, GEMM_N,
-                       m[1], ty, GEMM_N, &zero, m[2], ty, GEMM_N, CUBLAS_COMPUTE_32F,
-                       CUBLAS_GEMM_DEFAULT);
+    /* One product through the strided-batched call (batch 1): the one cuBLAS
+     * GEMM entry point the run-time loader (blas_loader.h) resolves. */
+    bst = cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, GEMM_N, GEMM_N, GEMM_N, &one,
+                                     m[0], ty, GEMM_N, 0, m[1], ty, GEMM_N, 0, &zero, m[2], ty,
+                                     GEMM_N, 0, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   }
   if (!st && bst == CUBLAS_STATUS_SUCCESS) st = attn_cuda_timer_mark(t, GEMM_REPS, NULL);
   for (int i = 0; i < GEMM_REPS && !st && bst == CUBLAS_STATUS_SUCCESS; i++) {
@@ -35,7 +37,7 @@ static attn_status timed_gemms(int device, cublasHandle_t h, cudaDataType_t ty, 
     ms[i] = us / 1e3;
   }
   if (t) attn_cuda_timer_destroy(t);
-  if (!st && bst != CUBLAS_STATUS_SUCCESS) st = attn_cublas_fail(bst, "cublasGemmEx");
+  if (!st && bst != CUBLAS_STATUS_SUCCESS) st = attn_cublas_fail(bst, "cublasGemmStridedBatchedEx");
   return st;
 }
 
@@ -50,6 +52,7 @@ attn_status attn_cuda_gemm_tflops(int device, attn_dtype dtype, double *tflops) 
   attn_status st = ATTN_STATUS_OK;
   for (int i = 0; i < 3 && !st; i++) st = attn_cuda_malloc(device, bytes, &m[i]);
   for (int i = 0; i < 2 && !st; i++) st = attn_cuda_fill_bytes(device, m[i], 0x3c, bytes); /* ~1 */
+  if (!st) st = attn_blas_load();
   cublasStatus_t bst = st ? CUBLAS_STATUS_SUCCESS : cublasCreate(&h);
   if (bst != CUBLAS_STATUS_SUCCESS) st = attn_cublas_fail(bst, "cublasCreate");
   if (!st) st = timed_gemms(device, h, ty, m, ms);
