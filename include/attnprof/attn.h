@@ -274,8 +274,9 @@ ATTN_API size_t attn_backend_list(attn_backend_info *info, size_t max);
 ATTN_API double attn_flops(const attn_args *args);
 
 /* Bytes one forward must move at least: Q, K, V and O once (and a mask's
- * logical elements); with seqs, the K/V rows each sequence sees plus the
- * tables. The numerator of GB/s. 0 when args are invalid. */
+ * logical elements), K and V only up to the last key a query sees under a
+ * causal rule; with seqs, the K/V rows each sequence sees plus the tables.
+ * The numerator of GB/s. 0 when args are invalid. */
 ATTN_API double attn_bytes(const attn_args *args);
 
 /* ---- utilities shared by the CLI, tests and benches -------------------- */

@@ -121,8 +121,16 @@ double attn_bytes(const attn_args *a) {
     attn_seqs_view_free(&v);
     return b;
   }
-  double b = logical_bytes(&a->q) + logical_bytes(&a->k) + logical_bytes(&a->v) +
-             logical_bytes(&a->out);
+  /* Under a causal rule only the keys some query sees must be read: rows
+   * 0..last key of the last query (top-left with Sq < Sk leaves most of K/V
+   * unread, and counting it would put a row above the copy roof). */
+  double kv = logical_bytes(&a->k) + logical_bytes(&a->v);
+  if (a->causal != ATTN_CAUSAL_NONE) {
+    int64_t sk = attn_seq_k(a), seen = attn_causal_last_key(a, attn_seq_q(a) - 1) + 1;
+    seen = seen < 0 ? 0 : seen > sk ? sk : seen;
+    kv *= sk > 0 ? (double)seen / (double)sk : 0;
+  }
+  double b = logical_bytes(&a->q) + kv + logical_bytes(&a->out);
   return a->mask_kind != ATTN_MASK_NONE ? b + logical_bytes(&a->mask) : b;
 }
 
