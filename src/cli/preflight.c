@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "cli/cli_cuda.h"
 
 /* A non-NULL, 4 KiB-aligned address: why-not reads shapes, strides, dtypes
