@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/analysis/nest.h"
 #include "prof/model/map.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome_reader.h"
 
 enum { START_CAP = 1 << 20 };

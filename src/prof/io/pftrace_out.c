@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome.h"
 #include "prof/io/kineto_keys.h"
 #include "prof/io/pftrace.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome_reader.h"
 #include "prof/io/kineto_keys.h"
 #include "prof/io/pftrace.h"

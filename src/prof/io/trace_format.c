@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "attn/backend.h"
+#include "core/error.h"
 #include "prof/io/chrome.h"
 #include "prof/io/pftrace.h"
 
