@@ -10,6 +10,9 @@
 
 enum { DEFAULT_CACHE_CAPACITY = 64 };
 
+/* The values opts.cpu_isa takes (and ATTNPROF_CPU_ISA). */
+static const char *const cpu_isas[] = {"auto", "portable", "avx2", "avx512"};
+
 attn_ctx_opts attn_ctx_opts_default(void) {
   attn_ctx_opts o;
   memset(&o, 0, sizeof o);
@@ -53,19 +56,18 @@ attn_status attn_ctx_opts_from_env(attn_ctx_opts *o) {
   static const char *const kernels[] = {"auto", "mma_sync", "wgmma", "ws"};
   static const char *const graphs[] = {"auto", "composite", "node"};
   static const char *const onoff[] = {"0", "1"};
-  static const char *const isas[] = {"auto", "portable", "avx2", "avx512"};
   int k = (int)o->flash_kernel, g = (int)o->cudnn_graph, cg = o->cuda_graphs != 0, isa = -1;
   attn_status st;
   if ((st = env_choice("ATTNPROF_FLASH_KERNEL", kernels, 4, &k)) ||
       (st = env_choice("ATTNPROF_CUDNN_GRAPH", graphs, 3, &g)) ||
       (st = env_choice("ATTNPROF_CUDA_GRAPHS", onoff, 2, &cg)) ||
-      (st = env_choice("ATTNPROF_CPU_ISA", isas, 4, &isa)) ||
+      (st = env_choice("ATTNPROF_CPU_ISA", cpu_isas, 4, &isa)) ||
       (st = env_size("ATTNPROF_CACHE_CAPACITY", &o->cache_capacity)) ||
       (st = env_size("ATTNPROF_WORKSPACE_LIMIT", &o->workspace_limit)))
     return st;
   o->flash_kernel = (attn_flash_kernel)k, o->cudnn_graph = (attn_cudnn_graph)g;
   o->cuda_graphs = cg;
-  if (isa >= 0) o->cpu_isa = isas[isa];
+  if (isa >= 0) o->cpu_isa = cpu_isas[isa];
   return ATTN_STATUS_OK;
 }
 
@@ -82,8 +84,7 @@ static attn_status opts_check(const attn_ctx_opts *o) {
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "opts.cpu_threads %d: accepted are 0 (OpenMP's default) or more",
                      o->cpu_threads);
-  static const char *const isas[] = {"auto", "portable", "avx2", "avx512"};
-  if (o->cpu_isa && name_index(o->cpu_isa, isas, 4) < 0)
+  if (o->cpu_isa && name_index(o->cpu_isa, cpu_isas, 4) < 0)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "opts.cpu_isa \"%s\": accepted are auto, portable, avx2, avx512", o->cpu_isa);
   return ATTN_STATUS_OK;

@@ -53,8 +53,7 @@ static int auto_order_of(const attn_args *a, attn_backend *order, const attn_aut
 }
 
 /* The first line of AUTO's log: where its order came from. */
-static size_t log_order(char *log, size_t len, const attn_auto_row *row, const attn_backend *order,
-                        int n) {
+static size_t log_order(char *log, size_t len, const attn_auto_row *row) {
   if (!row)
     return (size_t)snprintf(log, len, "order: fixed (no measured table for this device)\n");
   size_t used = (size_t)snprintf(log, len, "order: measured on compute capability %d.%d at D=%d "
@@ -65,7 +64,6 @@ static size_t log_order(char *log, size_t len, const attn_auto_row *row, const a
     used += (size_t)snprintf(log + used, len - used, " %s %.0f", attn_backend_name(row->order[i]),
                              row->tflops[i]);
   if (used < len) used += (size_t)snprintf(log + used, len - used, " TFLOP/s\n");
-  (void)order, (void)n;
   return used;
 }
 
@@ -144,7 +142,7 @@ static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend
   attn_backend order[ATTN_AUTO_MAX + N_FIXED];
   const attn_auto_row *row;
   int n = auto_order_of(a, order, &row);
-  if (log && log_len) used = log_order(log, log_len, row, order, n);
+  if (log && log_len) used = log_order(log, log_len, row);
   /* Without a log, stop at the first taker: a why-not check can be costly
    * (cuDNN builds a plan), and only an explanation needs the rest. */
   for (int i = 0; i < n && !(found && !log); i++) {

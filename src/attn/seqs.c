@@ -228,3 +228,11 @@ double attn_seqs_flops(const attn_args *a, const attn_seqs_view *v) {
   }
   return 4.0 * pairs * (double)(v->hq * v->d);
 }
+
+attn_tensor attn_seqs_rows_view(const attn_tensor *t, int64_t tb, int64_t row, int64_t n) {
+  attn_tensor v = *t;
+  v.data = (char *)t->data +
+           (tb * t->strides[0] + row * t->strides[2]) * (int64_t)attn_dtype_size(t->dtype);
+  v.shape[0] = 1, v.shape[2] = n;
+  return v;
+}

@@ -86,6 +86,10 @@ static inline int64_t attn_seqs_lse_at(const attn_seqs_view *v, int64_t b, int64
 /* Bytes one forward must move at least: Q and O once, each sequence's K and
  * V rows once, the tables. For GB/s figures. */
 double attn_seqs_bytes(const attn_args *a, const attn_seqs_view *v);
+
+/* t viewed at batch tb from row `row` on, n rows ([1, H, n, D], t's strides):
+ * one sequence's slice of a batched or packed tensor, no copy. */
+attn_tensor attn_seqs_rows_view(const attn_tensor *t, int64_t tb, int64_t row, int64_t n);
 /* FLOPs: 4 * Hq * D * the (query, key) pairs seen, summed per sequence. */
 double attn_seqs_flops(const attn_args *a, const attn_seqs_view *v);
 

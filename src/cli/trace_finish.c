@@ -35,42 +35,37 @@ static char *joined(const char *a, const char *b) {
   return s;
 }
 
-static char *find_inject(void) {
-  const char *env = getenv("ATTNPROF_INJECT_LIB");
-  if (env && *env) return access(env, R_OK) ? NULL : strdup(env);
+/* The first of dir-relative paths rel[] (relative to this attnprof's
+ * folder) that exists with access `mode`, resolved; NULL if none. */
+static char *find_beside_exe(const char *const *rel, size_t n, int mode) {
   char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return NULL;
-  exe[n] = 0;
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) return NULL;
+  exe[len] = 0;
   char *slash = strrchr(exe, '/');
   if (slash) *slash = 0;
-  static const char *const rel[] = {"/../lib/libattnprof_inject.so", "/../lib64/libattnprof_inject.so",
-                                    "/libattnprof_inject.so"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+  for (size_t i = 0; i < n; i++) {
     char *p = joined(exe, rel[i]);
-    char *real = p ? realpath(p, NULL) : NULL;
+    char *real = p && !access(p, mode) ? realpath(p, NULL) : NULL;
     free(p);
     if (real) return real;
   }
   return NULL;
 }
 
+static char *find_inject(void) {
+  const char *env = getenv("ATTNPROF_INJECT_LIB");
+  if (env && *env) return access(env, R_OK) ? NULL : strdup(env);
+  static const char *const rel[] = {"/../lib/libattnprof_inject.so", "/../lib64/libattnprof_inject.so",
+                                    "/libattnprof_inject.so"};
+  return find_beside_exe(rel, sizeof rel / sizeof rel[0], R_OK);
+}
+
 /* attnprof_spawn: beside this attnprof (the build tree), or in the install
  * tree's libexec/attnprof. */
 static char *find_spawn(void) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return NULL;
-  exe[n] = 0;
-  char *slash = strrchr(exe, '/');
-  if (slash) *slash = 0;
   static const char *const rel[] = {"/attnprof_spawn", "/../libexec/attnprof/attnprof_spawn"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-    char *p = joined(exe, rel[i]);
-    if (p && !access(p, X_OK)) return p;
-    free(p);
-  }
-  return NULL;
+  return find_beside_exe(rel, sizeof rel / sizeof rel[0], X_OK);
 }
 
 int trace_paths_make(const trace_opts *o, trace_paths *p) {

@@ -6,15 +6,6 @@
 #include "attn/seqs.h"
 #include "attn/op_trace.h"
 
-/* t viewed at (batch tb, row 0 = `row`) with n rows. */
-static attn_tensor rows_view(const attn_tensor *t, int64_t tb, int64_t row, int64_t n) {
-  attn_tensor v = *t;
-  v.data = (char *)t->data +
-           (tb * t->strides[0] + row * t->strides[2]) * (int64_t)attn_dtype_size(t->dtype);
-  v.shape[0] = 1, v.shape[2] = n;
-  return v;
-}
-
 /* Sequence b's keys, gathered from the pages into contiguous [1, Hkv, nk, D]
  * copies in k's dtype: the COPY a paged cache costs naive and math. */
 static attn_status gather_kv(const attn_args *a, const attn_seqs_view *v, int64_t b,
@@ -60,8 +51,8 @@ static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_vi
   int64_t nq = attn_seqs_nq(v, b), nk = attn_seqs_nk(v, b), tb, row;
   if (nq == 0) return ATTN_STATUS_OK;
   attn_seqs_q_at(v, b, 0, &tb, &row);
-  attn_args s = attn_args_make(rows_view(&a->q, tb, row, nq), a->k, a->v,
-                               rows_view(&a->out, tb, row, nq));
+  attn_args s = attn_args_make(attn_seqs_rows_view(&a->q, tb, row, nq), a->k, a->v,
+                               attn_seqs_rows_view(&a->out, tb, row, nq));
   s.causal = a->causal, s.scale = a->scale, s.stream = a->stream;
   if (nk == 0) {
     no_keys(a, v, b, &s.out, nq);
@@ -75,11 +66,11 @@ static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_vi
   attn_status st = ATTN_STATUS_OK;
   if (v->kv != ATTN_KV_PAGED) {
     attn_seqs_kv_at(v, b, 0, &tb, &row);
-    s.k = rows_view(&a->k, tb, row, nk), s.v = rows_view(&a->v, tb, row, nk);
+    s.k = attn_seqs_rows_view(&a->k, tb, row, nk), s.v = attn_seqs_rows_view(&a->v, tb, row, nk);
     st = dense(ctx, &s);
   } else if (paged) {
     attn_cpu_pages pg = {&a->k, &a->v, v->table + b * v->table_stride, v->page_size};
-    s.k = rows_view(&a->k, 0, 0, nk), s.v = rows_view(&a->v, 0, 0, nk);
+    s.k = attn_seqs_rows_view(&a->k, 0, 0, nk), s.v = attn_seqs_rows_view(&a->v, 0, 0, nk);
     st = paged(ctx, &s, &pg);
   } else if (!(st = gather_kv(a, v, b, nk, &kbuf, &vbuf, &s.k, &s.v))) {
     st = dense(ctx, &s);

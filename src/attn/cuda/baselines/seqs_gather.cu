@@ -38,14 +38,6 @@ __global__ void lse_place_kernel(float *lse, const float *tmp, int hq, int nq, i
   if (i < hq * nq) lse[(int64_t)(i / nq) * q_rows + q0 + i % nq] = tmp[i];
 }
 
-static attn_tensor rows_view(const attn_tensor *t, int64_t tb, int64_t row, int64_t n) {
-  attn_tensor v = *t;
-  v.data = (char *)t->data +
-           (tb * t->strides[0] + row * t->strides[2]) * (int64_t)attn_dtype_size(t->dtype);
-  v.shape[0] = 1, v.shape[2] = n;
-  return v;
-}
-
 static attn_status gather(const attn_args *a, const attn_seqs_view *v, int64_t b, int64_t nk,
                           void *kbuf, void *vbuf, cudaStream_t s) {
   const int32_t *pages = a->seqs->block_table + b * v->table_stride; // device memory
@@ -99,8 +91,8 @@ static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_vi
   if (nq == 0) return ATTN_STATUS_OK;
   attn_seqs_q_at(v, b, 0, &qb, &q0);
   if (nk == 0) return no_keys(a, v, qb, q0, nq, s);
-  attn_args d = attn_args_make(rows_view(&a->q, qb, q0, nq), a->k, a->v,
-                               rows_view(&a->out, qb, q0, nq));
+  attn_args d = attn_args_make(attn_seqs_rows_view(&a->q, qb, q0, nq), a->k, a->v,
+                               attn_seqs_rows_view(&a->out, qb, q0, nq));
   d.causal = a->causal, d.scale = a->scale, d.stream = a->stream;
   if (a->lse) d.lse = v->q_packed ? bufs->lse_tmp : a->lse + attn_seqs_lse_at(v, b, 0, 0);
   attn_status st;
@@ -110,7 +102,7 @@ static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_vi
     d.v = attn_tensor_bhsd(bufs->vbuf, a->v.dtype, a->v.device, 1, v->hkv, nk, v->d);
   } else {
     attn_seqs_kv_at(v, b, 0, &tb, &row);
-    d.k = rows_view(&a->k, tb, row, nk), d.v = rows_view(&a->v, tb, row, nk);
+    d.k = attn_seqs_rows_view(&a->k, tb, row, nk), d.v = attn_seqs_rows_view(&a->v, tb, row, nk);
   }
   if ((st = dense(ctx, &d))) return st;
   if (a->lse && v->q_packed) {
