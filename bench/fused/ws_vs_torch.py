@@ -14,13 +14,17 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
                 (ATTNPROF_FLASH_WS_TILE, read only by a build with
                 -DATTNPROF_FLASH_WS_ABLATION=ON; elsewhere both run the pick of
                 fused/ws_tile.h), both checked and timed
+  ws-old/snake  (--ab) ws as it was before the snake schedule and the second
+                Q buffer (ATTNPROF_FLASH_WS_AB=3), and with the snake alone
+                (=2); read only by an ablation build, like --tiles
   floor         (--floor) ws with the softmax removed (flags 7): the
                 tensor-core and copy time of the cell; its output is wrong
                 by design and not compared
 Each run's output is compared with cudnn's first (relative error of the whole
 tensor; above 1e-2 the run is not timed). Times: CUDA events around each
-call, 3 warm-up calls, median of --reps; --rounds N alternates the backends
-N times and keeps the median of the medians. TFLOP/s = 4 B H S^2 D / t
+call, 3 warm-up calls, median of --reps; --rounds N runs the backends N
+times, in reverse order every other round (a later position measured up to
+8 % slower on the long cells), and keeps the median of the medians. TFLOP/s = 4 B H S^2 D / t
 (halved when causal). Prints ours/cudnn and ours/FA2 per cell.
 
   python3 bench/fused/ws_vs_torch.py --lib build/lib/libattnprof.so
@@ -61,12 +65,13 @@ def main():
     ap.add_argument("--no-wgmma", action="store_true")
     ap.add_argument("--floor", action="store_true")
     ap.add_argument("--tiles", action="store_true")
+    ap.add_argument("--ab", action="store_true")
     opt = ap.parse_args()
     os.environ["ATTNPROF_LIB"] = opt.lib
     import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
     engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
 
-    def ours(q, k, v, o, causal, kernel, flags="", tile=""):
+    def ours(q, k, v, o, causal, kernel, flags="", tile="", ab=""):
         call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None,
                              engine=engines[kernel])
         fn, handle, code, ref = call.raw("flash")
@@ -74,6 +79,7 @@ def main():
         def run():
             os.environ["ATTNPROF_FLASH_WS_FLAGS"] = flags  # read by flash at each call
             os.environ["ATTNPROF_FLASH_WS_TILE"] = tile
+            os.environ["ATTNPROF_FLASH_WS_AB"] = ab
             if fn(handle, code, ref):
                 raise RuntimeError(attnprof.lib.attn_last_error().decode())
         run.call = call  # keeps the argument struct alive
@@ -89,7 +95,7 @@ def main():
     cells.append((8, 16, 1024, 64, True))
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
-    summary, tiles = [], []
+    summary, tiles, abs_ = [], [], []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
         if (opt.d and d != opt.d) or s > opt.max_s:
@@ -109,6 +115,9 @@ def main():
                 ("ws", ours(q, k, v, o, causal, "ws"))]
         if opt.tiles:
             runs += [(f"ws-{t}", ours(q, k, v, o, causal, "ws", tile=t)) for t in ("base", "fa3")]
+        if opt.ab:
+            runs += [("ws-old", ours(q, k, v, o, causal, "ws", ab="3")),
+                     ("ws-snake", ours(q, k, v, o, causal, "ws", ab="2"))]
         if not opt.no_wgmma:
             runs.append(("wgmma", ours(q, k, v, o, causal, "wgmma")))
         if opt.ablation and d == 128:
@@ -135,8 +144,8 @@ def main():
             ok.append((name, fn))
             errs[name] = err
         times = {n: [] for n, _ in ok}
-        for _ in range(max(1, opt.rounds)):
-            for name, fn in ok:
+        for rnd in range(max(1, opt.rounds)):
+            for name, fn in (ok if rnd % 2 == 0 else ok[::-1]):
                 times[name].append(median_us(fn, opt.reps))
         t = {n: statistics.median(v) for n, v in times.items()}
         for name, _ in ok:
@@ -147,6 +156,10 @@ def main():
         if "ws" in t and "cudnn" in t:
             summary.append((label, causal, flops / t["ws"] * 1e-6, flops / t["cudnn"] * 1e-6,
                             t["cudnn"] / t["ws"], t["ws"]))
+        if "ws-old" in t:
+            abs_.append((label, causal, *(flops / t[n] * 1e-6 if n in t else float("nan")
+                                          for n in ("ws-old", "ws-snake", "ws", "cudnn", "FA2")),
+                         t["ws"]))
         if "ws-base" in t and "ws-fa3" in t:
             tiles.append((label, causal, *(flops / t[n] * 1e-6 if n in t else float("nan")
                                            for n in ("ws-base", "ws-fa3", "cudnn", "FA2")),
@@ -161,6 +174,13 @@ def main():
         for label, causal, tb, tf, tc, t2, r in tiles:
             print(f"  {label:<16}{'causal' if causal else 'full':<8} base {tb:6.1f}  fa3 {tf:6.1f}  "
                   f"cudnn {tc:6.1f}  FA2 {t2:6.1f}  fa3/base {r:5.2f}  best/cudnn {max(tb, tf) / tc:5.2f}")
+    if abs_:
+        print("\nab: TFLOP/s of ws before (old), with the snake schedule (snake), with the snake "
+              "and the second Q buffer (ws); new/old = old time / ws time")
+        for label, causal, to, ts, tw, tc, t2, us in abs_:
+            print(f"  {label:<16}{'causal' if causal else 'full':<8} old {to:6.1f}  snake {ts:6.1f}  "
+                  f"ws {tw:6.1f} ({us:7.1f} us)  cudnn {tc:6.1f}  FA2 {t2:6.1f}  new/old {tw / to:5.2f}  "
+                  f"ws/cudnn {tw / tc:5.2f}  ws/FA2 {tw / t2:5.2f}")
     if summary:
         print(f"cells at or above cudnn: {sum(r >= 1.0 for *_, r, _ in summary)}/{len(summary)}; "
               f"lowest ws/cudnn {min(r for *_, r, _ in summary):.2f}")

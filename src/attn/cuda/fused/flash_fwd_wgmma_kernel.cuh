@@ -108,6 +108,28 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&o)[kOR], float (&m)[2], float
   }
 }
 
+// Epilogue of both Hopper kernels: l summed over the quad, O / l rounded
+// into rows r0 and r0 + 8 of the swizzled tile at sQ (the caller's own rows),
+// lse (natural log) for the rows below rows; lse points at the tile's row 0.
+template <typename T, int kBM, int kD, int kOR>
+FUSED_DEV void wg_stage_out(T *sQ, const float (&o)[kOR], const float (&m)[2], const float (&l)[2],
+                            int r0, int t4, float c, float *lse, int rows) {
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float sum = l[hh];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
+    const int r = r0 + 8 * hh;
+#pragma unroll
+    for (int j = 0; j < kOR / 4; ++j)
+      *(uint32_t *)(sQ + fused_swz<kBM, kD>(r, j) + 2 * t4) =
+          fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
+    if (lse && t4 == 0 && r < rows)
+      lse[r] = (m[hh] == -INFINITY || sum == 0.f) ? -INFINITY : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
+  }
+}
+
 template <typename T, int kD>
 __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fused_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -196,20 +218,7 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
   // (Output pointers are formed here, not kept live through the loop.)
   T *og = (T *)p.o + b * p.o_sb + h * p.o_sh + (int64_t)m0 * p.o_ss;
   float *lse = p.lse ? p.lse + ((int64_t)b * p.hq + h) * p.sq + m0 : nullptr;
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    float sum = l[hh];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
-    const int r = wrow + g + 8 * hh;
-#pragma unroll
-    for (int j = 0; j < kOR / 4; ++j)
-      *(uint32_t *)(sQ + fused_swz<kBM, kD>(r, j) + 2 * t4) =
-          fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
-    if (lse && t4 == 0 && r < rows_q)
-      lse[r] = (m[hh] == -INFINITY || sum == 0.f) ? -INFINITY : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
-  }
+  wg_stage_out<T, kBM, kD>(sQ, o, m, l, wrow + g, t4, c, lse, rows_q);
   __syncwarp();
 #pragma unroll
   for (int it = 0; it < 16 * (kD / 8) / 32; ++it) {

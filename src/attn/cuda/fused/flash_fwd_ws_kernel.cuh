@@ -21,13 +21,16 @@
 //    softmax runs under the others' GEMMs.
 //  - epilogue: O / l rounded into the warpgroup's rows of the Q tile (same
 //    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
-//    clipped by TMA); lse from registers.
+//    clipped by TMA); lse from registers. Where two Q buffers fit, the next
+//    tile's Q loads into the other one under this tile's loop and epilogue.
 // Tiles: (m block, head, batch) walked by a static persistent schedule,
-// grid = min(#SMs, tiles), causal in longest-first order (m block reversed).
+// grid = min(#SMs, tiles), causal in longest-first order (m block reversed),
+// dealt to the CTAs in a snake (ws_tile_at) so that each gets an even share.
 // Shapes (kBM x kBN, stages): base 128 x 128 (D64, D128), 128 x 64 (D256);
 // FA3 192 x 128 (D64), 128 x 176 (D128), 128 x 80 (D256); 4 stages at D64, 2.
-// Shared memory: Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base 144 /
-// 160 / 192 KB, FA3 152 / 208 / 224 KB (D64 / D128 / D256). Registers: 168
+// Shared memory: kQBufs x Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base
+// 160 / 192 / 192 KB (2, 2, 1 Q buffers), FA3 176 / 208 / 224 KB (2, 1, 1;
+// D64 / D128 / D256). Registers: 168
 // at launch (128 for the 512-thread D64 FA3 tile), no spills. Base shapes
 // measured (H200, bf16, bench/NOTES.md "ws: result"): D128 S16k 681 TF/s
 // (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN, 1.26-2.32x FA2
@@ -46,8 +49,12 @@ struct ws_cfg : ws_shape<kD, kTile> {
   static constexpr int kBM = S::kBM, kBN = S::kBN, kStages = S::kStages, kCons = S::kCons;
   static constexpr int kThreads = 128 * (1 + kCons);
   static constexpr uint32_t kQ = kBM * kD * 2, kKV = kBN * kD * 2;
-  static constexpr uint32_t kBars = kQ + 2 * kStages * kKV; // barrier block offset
-  static constexpr int kSmem = 1024 + kBars + 8 * (2 + 4 * kStages);
+  // Two Q buffers where they fit (Q of the next tile loads under this one's
+  // loop and epilogue): D64 and D128's 128 x 128; one at D256 and D128 x 176.
+  static constexpr int kBarBytes = 32 + 32 * kStages;
+  static constexpr int kQBufs = 1024 + 2 * kQ + 2 * kStages * kKV + kBarBytes <= 227 * 1024 ? 2 : 1;
+  static constexpr uint32_t kBars = kQBufs * kQ + 2 * kStages * kKV; // barrier block offset
+  static constexpr int kSmem = 1024 + kBars + kBarBytes;
 };
 
 // A tile of the persistent schedule: m block, head, batch, and how many key
@@ -55,6 +62,18 @@ struct ws_cfg : ws_shape<kD, kTile> {
 struct ws_tile {
   int b, h, m0, n_blocks;
 };
+
+// The tile a CTA takes in round r of the persistent loop, or -1 (none).
+// Round r holds tiles r G .. r G + G - 1 (G = gridDim.x) of the order below.
+// Causal tiles come longest first, so CTA k taking tile r G + k in every round
+// would give CTA 0 the longest of each round (up to 13 % more work than the
+// mean at D256 S4k); odd rounds run the other way (a snake), which evens the
+// sum. WS_AB_STRIDE (bench only) keeps the plain stride.
+FUSED_DEV int ws_tile_at(const attn_fused_params &p, int r, int n_tiles) {
+  const int g = (int)gridDim.x, k = (int)blockIdx.x;
+  const int t = (r & 1) && p.causal && !(p.ws_ab & WS_AB_STRIDE) ? r * g + g - 1 - k : r * g + k;
+  return t < n_tiles ? t : -1;
+}
 
 template <int kBM, int kBN>
 FUSED_DEV ws_tile ws_tile_of(const attn_fused_params &p, int t, int n_mb) {
@@ -130,17 +149,23 @@ FUSED_DEV void ws_rescale(float (&o)[kOR], const float (&alpha)[2]) {
   }
 }
 
-// Shared-memory barrier addresses: Q full/empty, then per stage K full,
-// K empty, V full, V empty.
+// Shared-memory barrier addresses: Q full/empty per Q buffer (two slots),
+// then per stage K full, K empty, V full, V empty.
 struct ws_bars {
   uint32_t base;
-  __device__ __forceinline__ uint32_t q_full() const { return base; }
-  __device__ __forceinline__ uint32_t q_empty() const { return base + 8; }
-  __device__ __forceinline__ uint32_t k_full(int s) const { return base + 16 + 32 * s; }
-  __device__ __forceinline__ uint32_t k_empty(int s) const { return base + 24 + 32 * s; }
-  __device__ __forceinline__ uint32_t v_full(int s) const { return base + 32 + 32 * s; }
-  __device__ __forceinline__ uint32_t v_empty(int s) const { return base + 40 + 32 * s; }
+  __device__ __forceinline__ uint32_t q_full(int b) const { return base + 16 * b; }
+  __device__ __forceinline__ uint32_t q_empty(int b) const { return base + 16 * b + 8; }
+  __device__ __forceinline__ uint32_t k_full(int s) const { return base + 32 + 32 * s; }
+  __device__ __forceinline__ uint32_t k_empty(int s) const { return base + 40 + 32 * s; }
+  __device__ __forceinline__ uint32_t v_full(int s) const { return base + 48 + 32 * s; }
+  __device__ __forceinline__ uint32_t v_empty(int s) const { return base + 56 + 32 * s; }
 };
+
+// Q buffers in use: kQBufs, or one under WS_AB_ONE_Q (bench only).
+template <int kQBufs>
+FUSED_DEV int ws_q_bufs(const attn_fused_params &p) {
+  return (p.ws_ab & WS_AB_ONE_Q) ? 1 : kQBufs;
+}
 
 // The producer thread: every load of every tile of this CTA.
 template <int kD, int kTile>
@@ -148,9 +173,13 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
                           uint32_t aQ, uint32_t aK, uint32_t aV, int n_mb, int n_tiles) {
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
+  const int nq = ws_q_bufs<C::kQBufs>(p);
   uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
-  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++tc) {
+  for (int r = 0; r * (int)gridDim.x < n_tiles; ++r) {
+    const int t = ws_tile_at(p, r, n_tiles);
+    if (t < 0) continue;
     const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
+    const int qb = (int)(tc % (uint32_t)nq);
     const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
     auto load_k = [&](int i) {
       const uint32_t j = it + i, s = j % kS;
@@ -170,18 +199,25 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
       for (int blk = 0; blk < kD / 64; ++blk)
         ws_tma_load(aV + s * C::kKV + blk * kBN * 128, &mp.v, br.v_full(s), blk * 64, key, hk, w.b);
     };
-    if (n > 0) load_k(0);
-    ws_bar_wait(br.q_empty(), (tc & 1) ^ 1);
-    ws_bar_expect(br.q_full(), C::kQ);
+    auto load_q = [&]() {
+      ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+      ws_bar_expect(br.q_full(qb), C::kQ);
 #pragma unroll
-    for (int blk = 0; blk < kD / 64; ++blk)
-      ws_tma_load(aQ + blk * kBM * 128, &mp.q, br.q_full(), blk * 64, w.m0, w.h, w.b);
+      for (int blk = 0; blk < kD / 64; ++blk)
+        ws_tma_load(aQ + qb * C::kQ + blk * kBM * 128, &mp.q, br.q_full(qb), blk * 64, w.m0, w.h, w.b);
+    };
+    // One Q buffer: K0 first (Q waits for the last tile's epilogue). Two: Q
+    // first, its slot is free and it then lands under the last tile's loop.
+    if (nq > 1) load_q();
+    if (n > 0) load_k(0);
+    if (nq == 1) load_q();
     for (int i = 1; i < n; ++i) {
       load_k(i);
       load_v(i - 1);
     }
     if (n > 0) load_v(n - 1);
     it += (uint32_t)n;
+    ++tc;
   }
 }
 
@@ -213,14 +249,13 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   constexpr int kSR = kBN / 2, kOR = kD / 2;
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
-  const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQ, aV = aK + kS * C::kKV;
+  const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
   const ws_bars br{aQ + C::kBars};
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
   const int n_mb = (p.sq + kBM - 1) / kBM, n_tiles = n_mb * p.hq * p.b;
 
   if (tid == 0) {
-    ws_bar_init(br.q_full(), 1);
-    ws_bar_init(br.q_empty(), kCons);
+    for (int b = 0; b < 2; ++b) ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), kCons);
     for (int s = 0; s < kS; ++s) {
       ws_bar_init(br.k_full(s), 1), ws_bar_init(br.v_full(s), 1);
       ws_bar_init(br.k_empty(s), 4 * kCons), ws_bar_init(br.v_empty(s), 4 * kCons);
@@ -243,13 +278,18 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
   const float c = p.scale_log2;
   if ((kFlags & WS_PINGPONG) && cw == kCons - 1) ws_named_arrive(1, 256); // consumer 0 goes first
+  const int nq = ws_q_bufs<C::kQBufs>(p);
   uint32_t it = 0, tc = 0;
-  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++tc) {
+  for (int r = 0; r * (int)gridDim.x < n_tiles; ++r) {
+    const int t = ws_tile_at(p, r, n_tiles);
+    if (t < 0) continue;
     const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
+    const int qb = (int)(tc % (uint32_t)nq);
+    const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
     float o[kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < kOR; ++i) o[i] = 0.f;
-    ws_bar_wait(br.q_full(), tc & 1);
+    ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
     const int n = w.n_blocks;
     const int mrow0 = w.m0 + cw * 64; // first row of this warpgroup
     // S(j) into s: the product of tile index i (key tile n - 1 - i).
@@ -258,7 +298,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t off = (uint32_t)((kk % 4) * 32);
-        const uint64_t da = wg_desc(aQ + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+        const uint64_t da = wg_desc(aQt + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
         const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
         wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
       }
@@ -359,38 +399,24 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     }
     it += (uint32_t)n;
 
-    // Epilogue: l over the quad, O / l into this warpgroup's Q rows (its
+    // Epilogue: O / l into this warpgroup's rows of its Q buffer (its
     // products are done with them), then TMA stores of 64 x 64 boxes.
-    T *sQ = (T *)base;
-    float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq : nullptr;
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      float sum = l[hh];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
-      const int r = wrow + g + 8 * hh;
-#pragma unroll
-      for (int j = 0; j < kOR / 4; ++j)
-        *(uint32_t *)(sQ + fused_swz<kBM, kD>(r, j) + 2 * t4) =
-            fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
-      if (lse && t4 == 0 && w.m0 + r < p.sq)
-        lse[w.m0 + r] = (m[hh] == -INFINITY || sum == 0.f) ? -INFINITY
-                                                            : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
-    }
+    float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq + w.m0 : nullptr;
+    wg_stage_out<T, kBM, kD>((T *)(base + qb * C::kQ), o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
     wg_fence_smem(); // the generic-proxy writes, before TMA reads them
     ws_named_sync(1 + kCons + cw, 128);
     if (ctid == 0) {
       if (mrow0 < p.sq) {
 #pragma unroll
         for (int blk = 0; blk < kD / 64; ++blk)
-          ws_tma_store(&mp.o, aQ + (uint32_t)(blk * kBM * 128 + cw * 64 * 128), blk * 64, mrow0,
+          ws_tma_store(&mp.o, aQt + (uint32_t)(blk * kBM * 128 + cw * 64 * 128), blk * 64, mrow0,
                        w.h, w.b);
         ws_tma_store_commit();
         ws_tma_store_wait_read();
       }
-      ws_bar_arrive(br.q_empty());
+      ws_bar_arrive(br.q_empty(qb));
     }
+    ++tc;
   }
   // The last hand-over of the ping-pong has no taker: consume it so that no
   // named barrier is left half-arrived at exit.

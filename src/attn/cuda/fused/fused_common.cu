@@ -3,6 +3,7 @@
 // kernel's dynamic shared-memory limit once per device.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "attn/cuda/fused/fused_params.h"
 #include "attn/cuda/common/cuda_common.h"
@@ -105,6 +106,11 @@ attn_status attn_fused_call(attn_ctx *ctx, fused_fn fn, const attn_args *a) {
   attn_fused_params p;
   attn_fused_params_fill(a, &p);
   p.ctx = ctx;
+#ifdef ATTNPROF_FLASH_WS_ABLATION
+  // Bench only: the ws kernel's A/B switches (fused/ws_tile.h WS_AB_*).
+  const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
+  p.ws_ab = ab ? atoi(ab) : 0;
+#endif
   int prev = 0;
   ATTN_CUDA_TRY(cudaGetDevice(&prev));
   if (prev != a->q.device) ATTN_CUDA_TRY(cudaSetDevice(a->q.device));

@@ -33,6 +33,7 @@ typedef struct {
   int causal_off;                 /* key j visible to query i when j <= i + off */
   float scale;                    /* softmax scale (true D) */
   float scale_log2;               /* scale * log2(e) */
+  int ws_ab;                      /* bench only (ablation build): WS_AB_* bits; 0 */
   attn_ctx *ctx;                  /* host only: the handle (its cache keeps TMA maps) */
 } attn_fused_params;
 

@@ -11,6 +11,11 @@
 
 enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 
+// attn_fused_params.ws_ab, bench only (read from ATTNPROF_FLASH_WS_AB by an
+// ablation build; 0 otherwise): the kernel as it was before the snake
+// schedule (WS_AB_STRIDE) and before the second Q buffer (WS_AB_ONE_Q).
+enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2 };
+
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
 // (producer, consumer: 128 x (kProdRegs + kCons x kConsRegs) <= 64 K).
