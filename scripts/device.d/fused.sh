@@ -14,6 +14,12 @@
 #     -DATTNPROF_FLASH_WS_ABLATION=ON): the ws sweep of test_fused_gpu in the
 #     base and in FA3's tile shapes (ATTNPROF_FLASH_WS_TILE), side by side,
 #     then ws_vs_torch.py --tiles (both shapes beside cuDNN and FA2).
+#  6. ab (not in the default steps; an ablation build): test_fused_gpu's
+#     flash sweep (every flash kernel against fp64), ws_vs_torch.py --ab (ws
+#     before and after the snake schedule and the second Q buffer, beside
+#     cuDNN and FA2, 3 rounds), the sweep AUTO's table comes from (as
+#     validate.sh prints it), then synccheck and memcheck over the quick ws
+#     sweep while the call is under AB_SAN_BEFORE seconds (default 150).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -78,5 +84,30 @@ if [[ $steps == *tiles* ]]; then
   PYTHONUNBUFFERED=1 timeout "${FUSED_BENCH_TIMEOUT:-120}" python3 ../bench/fused/ws_vs_torch.py \
     --lib ./lib/libattnprof.so --reps 10 --tiles --no-wgmma | tee "$out/ws_tiles.txt"
   [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
+fi
+if [[ $steps == *ab* ]]; then
+  echo "== test_fused_gpu, flash kernels"
+  FUSED_TEST_ONLY=flash timeout 90 ./bin/test_fused_gpu >"$out/test_flash.txt" 2>&1 || rc=1
+  grep -E "FAIL|passed|failed|SKIP" "$out/test_flash.txt" | tail -8
+  echo "== ws_vs_torch.py --ab"
+  PYTHONUNBUFFERED=1 timeout 150 python3 ../bench/fused/ws_vs_torch.py --lib ./lib/libattnprof.so \
+    --reps 10 --rounds 3 --ab --no-wgmma >"$out/ws_ab.txt" 2>&1 || rc=1
+  sed -n '/^ab:/,$p' "$out/ws_ab.txt"; grep -E "FAIL|refused|Error" "$out/ws_ab.txt" | head -5
+  echo "== attnprof compare --device cuda --sweep --json"
+  timeout 150 ./bin/attnprof compare --device cuda --sweep --json >"$out/sweep.json" 2>/dev/null || rc=1
+  python3 - "$out/sweep.json" <<'PY' | tee "$out/sweep.txt"
+import json, sys
+for p in json.load(open(sys.argv[1]))["points"]:
+    row = " ".join(f'{b["name"]}={b.get("tflops", 0):.0f}' for b in p["backends"])
+    print(f'D={p["D"]} S={p["S"]} causal={p["causal"]}: {row}')
+PY
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in synccheck memcheck; do
+    [ "$SECONDS" -lt "${AB_SAN_BEFORE:-150}" ] || { echo "$tool: not run (time)"; continue; }
+    FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout 60 "$cs" --tool "$tool" --error-exitcode 3 \
+      ./bin/test_fused_gpu >"$out/san_ws_$tool.txt" 2>&1
+    r=$?; grep -E "ERROR SUMMARY|passed|failed" "$out/san_ws_$tool.txt" | tail -2
+    echo "ws $tool exit status $r"; [ $r -ne 0 ] && rc=1
+  done
 fi
 exit $rc

@@ -34,7 +34,10 @@
 // at launch (128 for the 512-thread D64 FA3 tile), no spills. Base shapes
 // measured (H200, bf16, bench/NOTES.md "ws: result"): D128 S16k 681 TF/s
 // (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN, 1.26-2.32x FA2
-// over the sweep grid. FA3 shapes: bench/NOTES.md "ws tiles: result".
+// over the sweep grid. FA3 shapes: bench/NOTES.md "ws tiles: result". With
+// the snake and the second Q buffer (bench/NOTES.md "ws schedule and Q
+// buffers: result"): D128 S16k 696 TF/s (causal 671), D256 S4k 714 (causal
+// 643), D64 S16k 518 (543); 0.79-1.31x cuDNN, 1.41-2.82x FA2 in that run.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
