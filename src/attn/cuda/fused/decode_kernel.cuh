@@ -48,11 +48,25 @@ struct decode_cfg {
   static constexpr int kStages = kD == 256 ? 2 : kD == 128 ? 3 : 4;
 };
 
-// Q tile, K/V ring, two slots of 64 (K, V) row offsets, merge statistics.
+// Q tile, K/V ring, two slots of 64 key rows' (batch or page, row) pairs.
+// The merge statistics reuse the ring after the loop. D128 with 64 query
+// rows (8 new tokens under GQA 8) comes to 115,712 bytes: two CTAs fill an
+// SM's 228 KB exactly (with the 1 KB each CTA reserves).
 template <int kD, int kWM>
 constexpr int decode_smem_bytes() {
-  return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 +
-         2 * DECODE_BK * 2 * 8 + (2 * 4 * 16 * kWM + 2 * 16 * kWM) * 4;
+  return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 + 2 * DECODE_BK * 8;
+}
+
+// Asks the L2 to fetch `bytes` (a multiple of 16) at src: one bulk prefetch
+// on sm_90, one line prefetch per 128 bytes before it. No data comes back;
+// the later cp.async of the same row then hits L2 instead of DRAM.
+FUSED_DEV void decode_prefetch_l2(const void *src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
+#else
+  for (int i = 0; i < bytes; i += 128)
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"((const char *)src + i));
+#endif
 }
 
 struct decode_seq {
@@ -89,9 +103,11 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
   T *ring = qs + kRows * kD; // [kStages][2][kTile]
-  int64_t *offs = (int64_t *)(ring + kStages * 2 * kTile); // [2][kBK][K, V]
-  float *st_m = (float *)(offs + 2 * DECODE_BK * 2), *st_l = st_m + 4 * kRows;
+  int *rows = (int *)(ring + kStages * 2 * kTile); // [2][kBK][batch or page, row]
+  // After the loop: [kRows][kD] fp32 sums, then the statistics.
+  float *st_m = (float *)ring + kRows * kD, *st_l = st_m + 4 * kRows;
   float *row_m = st_l + 4 * kRows, *row_l = row_m + kRows;
+  static_assert((kRows * kD + 10 * kRows) * 4 <= kStages * 2 * kTile * 2, "merge fits the ring");
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
@@ -121,37 +137,49 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   }
   fused_cp_async_commit();
 
-  // Row offsets of block blk's 64 keys (block table, division by the page
-  // size) into slot blk % 2, one step before the copies need them: each key
-  // row is looked up once per CTA, not once per 16-byte chunk, and the
-  // lookup's latency is off the copy path. -1: past the split (zero-filled).
+  // Block blk's 64 keys as (batch or page, row) into slot blk % 2, one step
+  // before the copies need them: each key row is looked up once per CTA,
+  // not once per 16-byte chunk, and the table load's latency is off the copy
+  // path. Row -1: past the split (zero-filled).
   auto block_offsets = [&](int blk) {
     if (tid < DECODE_BK && blk < nblocks) {
       const int j = k_begin + blk * DECODE_BK + tid;
-      int64_t *o = offs + ((blk & 1) * DECODE_BK + tid) * 2;
-      if (j < k_stop) {
-        int64_t tb;
-        int row;
-        decode_kv_at(p, b, j, &tb, &row);
-        o[0] = tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss;
-        o[1] = tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss;
-      } else {
-        o[0] = o[1] = -1;
-      }
+      int *o = rows + ((blk & 1) * DECODE_BK + tid) * 2;
+      int64_t tb = 0;
+      int row = -1;
+      if (j < k_stop) decode_kv_at(p, b, j, &tb, &row);
+      o[0] = (int)tb, o[1] = row;
     }
+  };
+  // L2 prefetch of block blk's rows (thread t < 64: K row t, else V row t -
+  // 64), p.prefetch steps past the ring: bytes in flight beyond what shared
+  // memory holds, and the pages' address translation started early.
+  // The address is found at the top of a step (the table load then has
+  // the step's math to arrive) and the prefetch issued at its end.
+  auto prefetch_row = [&](int blk) -> const T * {
+    const int j = k_begin + blk * DECODE_BK + tid % DECODE_BK;
+    if (blk >= nblocks || j >= k_stop) return nullptr;
+    int64_t tb;
+    int row;
+    decode_kv_at(p, b, j, &tb, &row);
+    return tid < DECODE_BK ? kgp + tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss
+                           : vgp + tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss;
   };
   // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
     if (blk < nblocks) {
       T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
-      const int64_t *o = offs + (blk & 1) * DECODE_BK * 2;
+      const int *o = rows + (blk & 1) * DECODE_BK * 2;
       for (int c = tid; c < DECODE_BK * kChunks; c += DECODE_THREADS) {
         const int r = c / kChunks, ch = c % kChunks;
-        const int64_t ko = o[2 * r], vo = o[2 * r + 1];
-        const bool ok = ko >= 0;
+        const int64_t tb = o[2 * r];
+        const int row = o[2 * r + 1];
+        const bool ok = row >= 0;
+        const int64_t ko = tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss + ch * 8;
+        const int64_t vo = tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss + ch * 8;
         const int at = fused_swz<DECODE_BK, kD>(r, ch);
-        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + ko + ch * 8 : kgp, ok ? 16 : 0);
-        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + vo + ch * 8 : vgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + ko : kgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + vo : vgp, ok ? 16 : 0);
       }
     }
     fused_cp_async_commit(); // empty groups keep the count uniform
@@ -162,6 +190,10 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     load_block(s);
   }
   block_offsets(kStages - 1); // used in step 0, after its barrier
+  for (int i = 0; i < p.prefetch; i++) {
+    const T *pf = prefetch_row(kStages - 1 + i);
+    if (pf) decode_prefetch_l2(pf, kD * 2);
+  }
 
   float o[kD / 8][4];
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -179,6 +211,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     __syncthreads();
     load_block(blk + kStages - 1);
     block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
+    const T *pf = p.prefetch ? prefetch_row(blk + kStages - 1 + p.prefetch) : nullptr;
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
 
@@ -246,6 +279,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
         fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
       }
     }
+    if (pf) decode_prefetch_l2(pf, kD * 2);
   }
   fused_cp_async_wait<0>();
   __syncthreads(); // the rings are free: they become the fp32 merge buffer
@@ -351,11 +385,26 @@ __global__ void __launch_bounds__(DECODE_THREADS)
     p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
 }
 
+// Raises the kernel's shared-memory limit and asks for the largest carveout
+// (two 113 KB CTAs per SM need all 228 KB), once per device.
+template <typename T, int kD, int kWM>
+attn_status decode_prepare(void) {
+  static int smem_done[64], carve_done[64];
+  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM>;
+  attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM>(), smem_done);
+  int dev = 0;
+  if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
+    return st;
+  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  carve_done[dev] = 1;
+  return ATTN_STATUS_OK;
+}
+
 template <typename T, int kD, int kWM>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
-  static int smem_done[64];
   constexpr int smem = decode_smem_bytes<kD, kWM>();
-  attn_status st = attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>, smem, smem_done);
+  attn_status st = decode_prepare<T, kD, kWM>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
   decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
@@ -372,11 +421,8 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
 // limit, so the limit is raised first.
 template <typename T, int kD, int kWM>
 int decode_occupancy(void) {
-  static int smem_done[64];
   int n = 0;
-  if (attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>,
-                            decode_smem_bytes<kD, kWM>(), smem_done))
-    return 1;
+  if (decode_prepare<T, kD, kWM>()) return 1;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
                                                     DECODE_THREADS,
                                                     decode_smem_bytes<kD, kWM>()) != cudaSuccess)
