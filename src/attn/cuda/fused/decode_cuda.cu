@@ -33,7 +33,7 @@ typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
-#define DECODE_PREFETCH_DEFAULT 2
+#define DECODE_PREFETCH_DEFAULT 0 // run 3: every distance tried was slower
 
 // An integer knob from the environment, dflt when unset or out of [lo, hi].
 static int decode_knob(const char *name, int dflt, int lo, int hi) {
