@@ -28,8 +28,9 @@ kernel that only streams 4 GiB in, bytes read per second; beside it the
 fastest of torch's full reductions (sum of a float32 view, amax of a bf16
 view) over the same 4 GiB. The larger is the ceiling of a kernel that reads
 its K/V once.
-Sweeps (ATTNPROF_DECODE_PREFETCH, ATTNPROF_DECODE_SPLITS; decode_cuda.cu)
-on a few rows: the L2 prefetch distance and the split count.
+Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
+count. (Runs 3-4 also swept an L2 prefetch distance: every distance was
+slower, and the prefetch is gone; NOTES.md.)
 Before timing, each of our outputs is compared with torch's (rel. error).
 
   python3 bench/serving/serving_vs_torch.py --lib build-gpu/lib/libattnprof.so
@@ -198,7 +199,7 @@ def torch_backends(q, k, v, causal_br, reps, want):
     return res
 
 
-def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, sweep=False, split_sweep=()):
+def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=()):
     d = 128
     g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
     q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -250,14 +251,6 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, sweep=False, split_s
         us_p, err_p = measure(a_p, op)
         errs.append(err_p)
         cells.append(f"{kind} {us_p or 0:7.1f} {frac(us_p, pbytes):6.1%}")
-        if sweep:
-            pf = "/".join(f"{frac(with_env('ATTNPROF_DECODE_PREFETCH', n, lambda: measure(a_p, op))[0], pbytes):.1%}"
-                          for n in (0, 1, 2, 4))
-            sweeps.append(f"  L2 line prefetch 0/1/2/4 steps, paged {kind}: {pf}")
-    if sweep:
-        pf = "/".join(f"{frac(with_env('ATTNPROF_DECODE_PREFETCH', n, lambda: measure(a_c, o))[0], nbytes):.1%}"
-                      for n in (0, 1, 2, 4))
-        sweeps.append(f"  L2 line prefetch 0/1/2/4 steps, contiguous: {pf}")
     if split_sweep:
         for n in split_sweep:
             u = with_env("ATTNPROF_DECODE_SPLITS", n, lambda: measure(a_c, o))[0]
@@ -358,11 +351,10 @@ def main():
             (16, 1024, 32, 8, 1, 16)]
     if opt.quick:
         rows = rows[:1] + rows[4:5] + rows[6:7]
-    sweeps = {0: ((), True), 4: ((29, 32, 33, 64), True), 6: ((), True)}
     for i, r in enumerate(rows):
-        split_sweep, sweep = sweeps.get(i, ((), False)) if not opt.quick else ((), False)
+        split_sweep = (29, 32, 33, 64) if i == 4 and not opt.quick else ()
         try:
-            decode_row(lib, *r, opt.reps, bw, rbw, sweep, split_sweep)
+            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep)
         except Exception as e:
             print(f"row {r}: {e}", flush=True)
     try:

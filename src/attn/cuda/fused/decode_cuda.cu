@@ -11,10 +11,9 @@
 // writes out directly; more write fp32 partials into the context's scratch
 // and a combine kernel merges them.
 //
-// Two knobs for the bench's sweeps (bench/serving/NOTES.md), read per call:
+// For the bench's sweep (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
-// 64 keys), ATTNPROF_DECODE_PREFETCH=n sets the L2 prefetch distance in
-// 64-key steps (0..8; default DECODE_PREFETCH_DEFAULT).
+// 64 keys).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,6 @@ typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
-#define DECODE_PREFETCH_DEFAULT 0 // run 3: every distance tried was slower
 
 // An integer knob from the environment, dflt when unset or out of [lo, hi].
 static int decode_knob(const char *name, int dflt, int lo, int hi) {
@@ -133,7 +131,6 @@ static void fill_params(const attn_args *a, const attn_seqs_view *v, attn_decode
   p->causal = a->causal == ATTN_CAUSAL_BOTTOM_RIGHT;
   p->scale_log2 = (float)(attn_scale_of(a) * 1.4426950408889634);
   p->part_rows = q->shape[0] * v->q_rows * v->hq;
-  p->prefetch = decode_knob("ATTNPROF_DECODE_PREFETCH", DECODE_PREFETCH_DEFAULT, 0, 8);
 }
 
 static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_seqs_view *v) {

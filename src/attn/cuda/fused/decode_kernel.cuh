@@ -13,21 +13,23 @@
 // and keys kg*kNK..+kNK-1 of each step, with its own online softmax; the
 // key groups are merged once at the end through shared memory.
 // Per step: the K and V tiles arrive by cp.async in a ring of kStages
-// buffers (16-byte chunks, row addresses from the block table for a paged
-// cache, zero-filled past the split); S = Q K^T (ldmatrix Q, K), mask
-// (split end, causal bottom-right per sequence), online softmax in the exp2
-// domain, O += P V (P from registers, V by ldmatrix.trans).
+// buffers (16-byte chunks; the rows' (page, row) pairs for step i + 1 are
+// stored in step i from block-table entries read in step i - 1), then
+// S = Q K^T (ldmatrix Q, K), mask (split end, causal bottom-right per
+// sequence), online softmax in the exp2 domain, O += P V (P from registers,
+// V by ldmatrix.trans).
 // End: with one split the CTA writes out and lse; with several it writes its
 // normalized partial O and its lse (fp32) and decode_combine_kernel merges
 // the splits: out = sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse).
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
-// XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; the 64
-// key-row offsets of the next step (block table looked up once per row).
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 2): 1
-// new token, B >= 16, contiguous cache 4.16-4.18 TB/s = 97% of a D2D
-// copy's rate (cuDNN via PyTorch: 4.5 TB/s, 0.92-0.94x it); the same with
-// every page of a paged pool shuffled 64-66%; B=1 KV=128k 76% contiguous,
-// 54% paged; 8 new tokens 80% / 57%, 4.2x PyTorch's fastest backend.
+// XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
+// slots of 64 key rows' (page or batch, row) pairs.
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 4): 1
+// new token, B >= 16: contiguous cache 101% of a D2D copy's rate (94% of a
+// pure read stream's 4.58 TB/s, where cuDNN via PyTorch reads at 100%: we
+// are 0.93-0.95x it),
+// paged 96% with the pool in order or shuffled alike; B=1 KV=128k 85%
+// contiguous, 80-81% paged; 8 new tokens 87% / 83%, 4.5x PyTorch's fastest.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
@@ -55,15 +57,6 @@ struct decode_cfg {
 template <int kD, int kWM>
 constexpr int decode_smem_bytes() {
   return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 + 2 * DECODE_BK * 8;
-}
-
-// Asks the L2 to fetch `bytes` at src, one line prefetch per 128 bytes; the
-// later cp.async of the row then hits L2. Off by default: run 3 measured
-// the bulk form (cp.async.bulk.prefetch.L2, one per row) at any distance
-// cutting decode from 86-98% to 56-67% of the copy rate.
-FUSED_DEV void decode_prefetch_l2(const void *src, int bytes) {
-  for (int i = 0; i < bytes; i += 128)
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"((const char *)src + i));
 }
 
 struct decode_seq {
@@ -157,20 +150,6 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     }
     entry_of(blk + 1, &next_tb, &next_row);
   };
-  // L2 prefetch of block blk's rows (thread t < 64: K row t, else V row t -
-  // 64), p.prefetch steps past the ring: bytes in flight beyond what shared
-  // memory holds, and the pages' address translation started early.
-  // The address is found at the top of a step (the table load then has
-  // the step's math to arrive) and the prefetch issued at its end.
-  auto prefetch_row = [&](int blk) -> const T * {
-    const int j = k_begin + blk * DECODE_BK + tid % DECODE_BK;
-    if (blk >= nblocks || j >= k_stop) return nullptr;
-    int64_t tb;
-    int row;
-    decode_kv_at(p, b, j, &tb, &row);
-    return tid < DECODE_BK ? kgp + tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss
-                           : vgp + tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss;
-  };
   // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
     if (blk < nblocks) {
@@ -197,10 +176,6 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     load_block(s);
   }
   block_offsets(kStages - 1); // used in step 0, after its barrier
-  for (int i = 0; i < p.prefetch; i++) {
-    const T *pf = prefetch_row(kStages - 1 + i);
-    if (pf) decode_prefetch_l2(pf, kD * 2);
-  }
 
   float o[kD / 8][4];
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -218,7 +193,6 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     __syncthreads();
     load_block(blk + kStages - 1);
     block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
-    const T *pf = p.prefetch ? prefetch_row(blk + kStages - 1 + p.prefetch) : nullptr;
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
 
@@ -286,7 +260,6 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
         fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
       }
     }
-    if (pf) decode_prefetch_l2(pf, kD * 2);
   }
   fused_cp_async_wait<0>();
   __syncthreads(); // the rings are free: they become the fp32 merge buffer
