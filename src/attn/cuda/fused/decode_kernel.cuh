@@ -24,12 +24,12 @@
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 4): 1
-// new token, B >= 16: contiguous cache 101% of a D2D copy's rate (94% of a
-// pure read stream's 4.58 TB/s, where cuDNN via PyTorch reads at 100%: we
-// are 0.93-0.95x it),
-// paged 96% with the pool in order or shuffled alike; B=1 KV=128k 85%
-// contiguous, 80-81% paged; 8 new tokens 87% / 83%, 4.5x PyTorch's fastest.
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 5): 1
+// new token, B >= 16: 94-96% of a pure read stream's 4.62 TB/s (101-104% of
+// a D2D copy's rate), paged (pool in order or shuffled alike) and
+// contiguous; cuDNN via PyTorch reads at 99-100%: we are 0.93-0.97x it.
+// B=1 KV=128k 86-87% of the copy rate; 8 new tokens 86% paged, 89%
+// contiguous, 4.7x PyTorch's fastest.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
