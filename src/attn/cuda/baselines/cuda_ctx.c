@@ -123,7 +123,8 @@ attn_status attn_cuda_ctx_begin(attn_cuda_ctx *c, cudaStream_t stream) {
 
 attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *c) {
   if (c->have_lanes) return ATTN_STATUS_OK;
-  int streams = 0, events = 0, go = 0;
+  int streams = 0, events = 0, go = 0, prev = c->device;
+  if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device) ATTN_CUDA_TRY(cudaSetDevice(c->device));
   cudaError_t err = cudaEventCreateWithFlags(&c->lane_go, cudaEventDisableTiming);
   go = err == cudaSuccess;
   for (; err == cudaSuccess && streams < ATTN_CUDA_LANES; streams++)
@@ -132,6 +133,7 @@ attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *c) {
   for (; err == cudaSuccess && events < ATTN_CUDA_LANES; events++)
     if ((err = cudaEventCreateWithFlags(&c->lane_done[events], cudaEventDisableTiming)))
       break;
+  if (prev != c->device) cudaSetDevice(prev);
   if (err == cudaSuccess) return c->have_lanes = 1, ATTN_STATUS_OK;
   attn_status st = attn_cuda_fail(err, "cudaStreamCreateWithFlags (side streams)");
   for (int i = 0; i < streams; i++) cudaStreamDestroy(c->lanes[i]);

@@ -140,12 +140,12 @@ static void order_by_work(const attn_seqs_view *v, int64_t *order) {
 static attn_status run_lanes(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v,
                              attn_cuda_dense_fn dense, const seqs_bufs *bufs, attn_cuda_ctx *c,
                              int lanes, cudaStream_t s) {
-  int64_t *order = (int64_t *)malloc((size_t)v->batch * sizeof *order);
-  if (!order) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for the sequence order");
-  order_by_work(v, order);
-  attn_status st = ATTN_STATUS_OK;
   ATTN_CUDA_TRY(cudaEventRecord(c->lane_go, s));
   for (int i = 1; i < lanes; i++) ATTN_CUDA_TRY(cudaStreamWaitEvent(c->lanes[i - 1], c->lane_go, 0));
+  int64_t *order = (int64_t *)malloc((size_t)v->batch * sizeof *order);
+  attn_status st = order ? ATTN_STATUS_OK
+                         : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for the sequence order");
+  if (order) order_by_work(v, order);
   for (int64_t k = 0; !st && k < v->batch; k++) {
     const int lane = (int)(k % lanes);
     st = run_seq(ctx, a, v, order[k], dense, bufs, lane, lane ? c->lanes[lane - 1] : s);
@@ -194,7 +194,10 @@ static attn_status seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cuda_den
     err = cudaMallocAsync((void **)&bufs.lse_tmp, (size_t)(lanes * bufs.lse_stride) * 4 + 4, s);
   if (!st && err != cudaSuccess) st = attn_cuda_fail(err, "cudaMallocAsync (seqs)");
   if (!st && lanes > 1) {
+    int prev = c->device; // the side streams and events belong to c's device
+    if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device) cudaSetDevice(c->device);
     st = run_lanes(ctx, a, &v, dense, &bufs, c, lanes, s);
+    if (prev != c->device) cudaSetDevice(prev);
   } else {
     for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(ctx, a, &v, b, dense, &bufs, 0, s);
   }
