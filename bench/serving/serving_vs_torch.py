@@ -4,8 +4,14 @@
 Decode (1 or a few new tokens per sequence against a long KV cache) and
 packed variable-length prefill, bf16, D128, through attnprof's flash backend
 (the split-KV decode kernel, src/attn/cuda/fused/decode_kernel.cuh):
-  paged       K/V in a shuffled page pool + block table (PyTorch has no
-              paged SDPA: no torch column for these rows)
+  paged       K/V in a page pool + block table, three table layouts on the
+              same pool: in order (page i of sequence b is pool page
+              b * pages + i: the contiguous cache's addresses), shuffled
+              within each 2 MiB (a page's neighbours in the table lie in the
+              same 2 MiB region: the same address-translation reach as in
+              order, random order inside it), shuffled over the whole pool
+              (what a long-running server's allocator leaves). PyTorch has
+              no paged SDPA: no torch column for these rows
   contiguous  K/V in a [B, KV, Hkv, D] cache; the same tensors go to
               torch SDPA FLASH / EFFICIENT / CUDNN (enable_gqa), the
               fastest of them is the ratio's denominator
@@ -17,12 +23,23 @@ builds them itself; the checked path adds a host copy per call.
 GB/s = bytes (Q, K and V rows each sequence sees, O, tables) / time; the
 copy bandwidth is measured in the same run by a 4 GiB device-to-device copy
 (torch copy_ = cudaMemcpyAsync D2D), counted as bytes read + written.
+The read roof: bench_read_bw (bench/serving/read_bw.cu, --read-bw), a
+kernel that only streams 4 GiB in, bytes read per second; beside it the
+fastest of torch's full reductions (sum of a float32 view, amax of a bf16
+view) over the same 4 GiB. The larger is the ceiling of a kernel that reads
+its K/V once.
+Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
+count. (Runs 3-4 also swept an L2 prefetch distance: every distance was
+slower, and the prefetch is gone; NOTES.md.)
 Before timing, each of our outputs is compared with torch's (rel. error).
 
   python3 bench/serving/serving_vs_torch.py --lib build-gpu/lib/libattnprof.so
 """
 import argparse
 import ctypes as C
+import os
+import re
+import subprocess
 import statistics
 import warnings
 
@@ -86,6 +103,51 @@ def copy_bandwidth(reps):
     return 2 * n / (us * 1e-6)
 
 
+def read_bandwidth(reps):
+    """Bytes read per second by the fastest of two torch full reductions over 4 GiB."""
+    n = 4 << 30
+    x = torch.empty(n, dtype=torch.uint8, device="cuda")
+    x.fill_(0)
+    f, h = x.view(torch.float32), x.view(torch.bfloat16)
+    us = min(median_us(lambda: f.sum(), reps), median_us(lambda: h.amax(), reps))
+    del x, f, h
+    return n / (us * 1e-6)
+
+
+def with_env(name, value, fn):
+    """fn() with the environment variable name set to value (None: unset)."""
+    old = os.environ.get(name)
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = str(value)
+    try:
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+def page_order(kind, n, group, gen):
+    """Pool page of each table slot: in order, shuffled within groups of
+    `group` pages (2 MiB), or shuffled over the whole pool."""
+    if kind == "in-order":
+        return torch.arange(n, device="cuda", dtype=torch.int32)
+    if kind == "shuffled":
+        return torch.randperm(n, device="cuda", generator=gen).to(torch.int32)
+    g = max(1, min(group, n))
+    while n % g:
+        g -= 1
+    r = torch.rand(n // g, g, device="cuda", generator=gen).argsort(dim=1)
+    base = torch.arange(0, n, g, device="cuda").unsqueeze(1)
+    return (r + base).reshape(-1).to(torch.int32)
+
+
+LAYOUTS = ("in-order", "2MiB-shuffled", "shuffled")
+
+
 class Lib:
     def __init__(self, path):
         self.lib = C.CDLL(path)
@@ -137,7 +199,7 @@ def torch_backends(q, k, v, causal_br, reps, want):
     return res
 
 
-def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
+def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=()):
     d = 128
     g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
     q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -150,19 +212,13 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
     seqs_c = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, new, kv)
     a_c = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), causal,
                0.0, 0, Tensor(), None, None, C.pointer(seqs_c))
-    # paged: the same keys copied into shuffled pages
+    # paged: the same keys copied into a pool, one table per layout
     per = kv // ps
-    perm = torch.randperm(B * per, device="cuda", generator=g).to(torch.int32)
-    table = perm.view(B, per).contiguous()
+    page_bytes = ps * hkv * d * 2
     kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
     vp = torch.empty_like(kp)
-    kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
-    vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
-    seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, new, kv)
     pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
     op = torch.full_like(q, float("nan"))
-    a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(op), causal, 0.0, 0, Tensor(),
-               None, None, C.pointer(seqs_p))
     qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
     mask = None
     if new > 1:
@@ -170,31 +226,54 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
         mask = causal_lower_right(new, kv)
     with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
         ref = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
-    out = {}
-    for name, a, oo in (("paged", a_p, op), ("contiguous", a_c, o)):
+    nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
+    pbytes = nbytes + B * per * 4
+
+    def measure(a, oo):
         lib.call(a)()
         torch.cuda.synchronize()
         err = ((oo.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-        us = median_us(lib.call(a), reps) if err < 2e-2 else None
-        out[name] = (us, err, lib.split_count(a))
+        return (median_us(lib.call(a), reps) if err < 2e-2 else None), err
+
+    frac = lambda us, by: by / (us * 1e-6) / bw if us else float("nan")
+    name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new} page={ps}"
+    us_c, err_c = measure(a_c, o)
+    sc = lib.split_count(a_c)
+    cells, sweeps, errs = [], [], [err_c]
+    for kind in LAYOUTS:
+        table = page_order(kind, B * per, (2 << 20) // page_bytes, g).view(B, per).contiguous()
+        kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
+        vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
+        seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, new, kv)
+        a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(op), causal, 0.0, 0,
+                   Tensor(), None, None, C.pointer(seqs_p))
+        op.fill_(float("nan"))
+        us_p, err_p = measure(a_p, op)
+        errs.append(err_p)
+        cells.append(f"{kind} {us_p or 0:7.1f} {frac(us_p, pbytes):6.1%}")
+    if split_sweep:
+        for n in split_sweep:
+            u = with_env("ATTNPROF_DECODE_SPLITS", n, lambda: measure(a_c, o))[0]
+            up = with_env("ATTNPROF_DECODE_SPLITS", n, lambda: measure(a_p, op))[0]
+            sweeps.append(f"  splits={n:<3d} contiguous {u or 0:7.1f} us {frac(u, nbytes):6.1%} | "
+                          f"paged shuffled {up or 0:7.1f} us {frac(up, pbytes):6.1%}")
     seqs_p.trusted = 0  # the checked path: the tables copied to the host and checked per call
     us_checked = median_us(lib.call(a_p), reps)
     seqs_p.trusted = 1
     tb = torch_backends(qt, kt, vt, new > 1, reps, ref)
-    nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
-    pbytes = nbytes + table.numel() * 4
     fast = min((v for v in tb.values() if isinstance(v, float)), default=None)
-    name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new} page={ps}"
-    us_p, err_p, sp = out["paged"]
-    us_c, err_c, sc = out["contiguous"]
-    fmt = lambda us, by: (f"{us:9.1f} {by / us * 1e-3:7.0f} {by / (us * 1e-6) / bw:6.1%}"
-                          if us else "   (error)               ")
-    tcol = "  ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in tb.items())
+    tcol = "  ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v.split(':')[0]}"
+                     for k, v in tb.items())
     ratio = f"{fast / us_c:5.2f}x" if fast and us_c else "  -  "
-    print(f"{name:34s} paged {fmt(us_p, pbytes)} s={sp:<3d} | contiguous {fmt(us_c, nbytes)} "
-          f"s={sc:<3d} | vs torch fastest {ratio} | torch us: {tcol} | paged checked "
-          f"{us_checked:.1f} us | err {err_p:.1e}/{err_c:.1e}",
-          flush=True)
+    troof = (f" | torch fastest reads {nbytes / (fast * 1e-6) / 1e12:.2f} TB/s = "
+             f"{nbytes / (fast * 1e-6) / rbw:.1%} of the read roof; 1.5x it would need "
+             f"{1.5 * nbytes / (fast * 1e-6) / 1e12:.2f} TB/s" if fast and new == 1 else "")
+    print(f"{name:34s} paged: {' | '.join(cells)} | contiguous "
+          f"{us_c or 0:7.1f} {frac(us_c, nbytes):6.1%}{f' s={sc}' if sc > 0 else ''} | vs torch fastest {ratio} | "
+          f"torch us: {tcol} | paged checked {us_checked:.1f} us | worst err {max(errs):.1e}"
+          f"{troof}", flush=True)
+    for line in sweeps:
+        print(line, flush=True)
     del kc, vc, kp, vp
     torch.cuda.empty_cache()
 
@@ -248,22 +327,34 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--read-bw", help="bench_read_bw, the read-only streaming kernel")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
     bw = copy_bandwidth(opt.reps)
+    tbw = read_bandwidth(opt.reps)
+    kbw = 0.0
+    if opt.read_bw:
+        res = subprocess.run([opt.read_bw, "4", str(opt.reps)], capture_output=True, text=True)
+        m = re.search(r"([0-9.]+) GB/s", res.stdout)
+        kbw = float(m.group(1)) * 1e9 if m else 0.0
+        print(res.stdout.strip() or res.stderr.strip())
+    rbw = max(tbw, kbw)
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16, D128; "
-          f"median of {opt.reps}; D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s")
-    print("columns: us  GB/s  fraction of the copy bandwidth  s=splits; torch has no paged SDPA")
+          f"median of {opt.reps}; D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; read roof "
+          f"{rbw / 1e9:.0f} GB/s = {rbw / bw:.2f}x copy (read kernel {kbw / 1e9:.0f}, fastest "
+          f"torch reduction {tbw / 1e9:.0f} GB/s, bytes read)")
+    print("columns: us, fraction of the copy bandwidth; s=splits; torch has no paged SDPA")
     rows = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 1, 16),
             (128, 8192, 64, 8, 1, 16), (1, 131072, 32, 8, 1, 16), (1, 131072, 64, 8, 1, 64),
             (16, 32768, 32, 8, 8, 16), (16, 32768, 32, 8, 16, 16), (1, 2048, 32, 8, 1, 16),
             (16, 1024, 32, 8, 1, 16)]
     if opt.quick:
         rows = rows[:1] + rows[4:5] + rows[6:7]
-    for r in rows:
+    for i, r in enumerate(rows):
+        split_sweep = (29, 32, 33, 64) if i == 4 and not opt.quick else ()
         try:
-            decode_row(lib, *r, opt.reps, bw)
+            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep)
         except Exception as e:
             print(f"row {r}: {e}", flush=True)
     try:

@@ -18,6 +18,12 @@ static void ctx_free_memory(attn_cuda_ctx *c, int keep_handles) {
   c->scratch = NULL, c->scratch_bytes = 0;
   if (keep_handles) return;
   attn_cuda_graphs_free(c);
+  if (c->have_lanes) {
+    for (int i = 0; i < ATTN_CUDA_LANES; i++)
+      cudaStreamDestroy(c->lanes[i]), cudaEventDestroy(c->lane_done[i]);
+    cudaEventDestroy(c->lane_go);
+    c->have_lanes = 0;
+  }
   if (c->blas) cublasDestroy(c->blas);
   cudaFree(c->blas_ws);
   c->blas = NULL, c->blas_ws = NULL;
@@ -113,6 +119,27 @@ attn_status attn_cuda_ctx_begin(attn_cuda_ctx *c, cudaStream_t stream) {
   if (st) return st;
   c->stream = stream, c->used = 1;
   return ATTN_STATUS_OK;
+}
+
+attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *c) {
+  if (c->have_lanes) return ATTN_STATUS_OK;
+  int streams = 0, events = 0, go = 0, prev = c->device;
+  if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device) ATTN_CUDA_TRY(cudaSetDevice(c->device));
+  cudaError_t err = cudaEventCreateWithFlags(&c->lane_go, cudaEventDisableTiming);
+  go = err == cudaSuccess;
+  for (; err == cudaSuccess && streams < ATTN_CUDA_LANES; streams++)
+    if ((err = cudaStreamCreateWithFlags(&c->lanes[streams], cudaStreamNonBlocking)))
+      break;
+  for (; err == cudaSuccess && events < ATTN_CUDA_LANES; events++)
+    if ((err = cudaEventCreateWithFlags(&c->lane_done[events], cudaEventDisableTiming)))
+      break;
+  if (prev != c->device) cudaSetDevice(prev);
+  if (err == cudaSuccess) return c->have_lanes = 1, ATTN_STATUS_OK;
+  attn_status st = attn_cuda_fail(err, "cudaStreamCreateWithFlags (side streams)");
+  for (int i = 0; i < streams; i++) cudaStreamDestroy(c->lanes[i]);
+  for (int i = 0; i < events; i++) cudaEventDestroy(c->lane_done[i]);
+  if (go) cudaEventDestroy(c->lane_go);
+  return st;
 }
 
 attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *c, size_t bytes, void **out) {

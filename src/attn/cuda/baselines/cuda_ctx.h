@@ -14,6 +14,10 @@
 #include "attn/backend.h"
 #include "attn/cuda/baselines/blas_loader.h"
 
+/* Side streams one call may fork its independent launches onto (the
+ * packed prefill's per-sequence launches, seqs_gather.cu). */
+#define ATTN_CUDA_LANES 3
+
 typedef struct attn_cuda_ctx {
   attn_ctx *owner;
   int device;
@@ -24,6 +28,9 @@ typedef struct attn_cuda_ctx {
   void *scratch;          /* the scores and fp32 copies; grows, never shrinks */
   size_t scratch_bytes;
   struct attn_cuda_graphs *graphs; /* graph_cache.c: the capture stream, last call */
+  cudaStream_t lanes[ATTN_CUDA_LANES]; /* side streams for independent launches */
+  cudaEvent_t lane_done[ATTN_CUDA_LANES], lane_go; /* their fork and join */
+  int have_lanes;
 } attn_cuda_ctx;
 
 /* Bytes of the cuBLAS workspace each context owns (what PyTorch gives
@@ -52,6 +59,10 @@ attn_status attn_cuda_ctx_blas_on(attn_cuda_ctx *ctx, cudaStream_t stream);
  * (buffers are reused without a caching allocator's per-stream bookkeeping).
  * Points cuBLAS at the stream and at the owned workspace. */
 attn_status attn_cuda_ctx_begin(attn_cuda_ctx *ctx, cudaStream_t stream);
+
+/* ctx's side streams and their events, created on first use (non-blocking
+ * streams: the caller forks and joins them with the events). */
+attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *ctx);
 
 /* The scratch buffer, grown to at least `bytes` (contents are lost); refused
  * past the handle's workspace_limit. */

@@ -3,6 +3,12 @@
 // key, and the lse of packed queries put in place.
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+
+#include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
+extern "C" {             // cuda_ctx.h is a C header without a C++ guard
+#include "attn/cuda/baselines/cuda_ctx.h"
+}
 
 #include "attn/cuda/baselines/seqs_gather.h"
 #include "attn/cuda/common/cuda_common.h"
@@ -81,20 +87,23 @@ static attn_status no_keys(const attn_args *a, const attn_seqs_view *v, int64_t 
 }
 
 typedef struct {
-  void *kbuf, *vbuf; // gathered pages, sized for the longest sequence
-  float *lse_tmp;    // [Hq, max_q] for packed queries
+  void *kbuf, *vbuf; // gathered pages, sized for the longest sequence (serial only)
+  float *lse_tmp;    // [lanes][Hq, max_q] for packed queries
+  int64_t lse_stride;
 } seqs_bufs;
 
 static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v, int64_t b,
-                           attn_cuda_dense_fn dense, const seqs_bufs *bufs, cudaStream_t s) {
+                           attn_cuda_dense_fn dense, const seqs_bufs *bufs, int lane,
+                           cudaStream_t s) {
   int64_t nq = attn_seqs_nq(v, b), nk = attn_seqs_nk(v, b), qb, q0, tb, row;
   if (nq == 0) return ATTN_STATUS_OK;
   attn_seqs_q_at(v, b, 0, &qb, &q0);
   if (nk == 0) return no_keys(a, v, qb, q0, nq, s);
   attn_args d = attn_args_make(attn_seqs_rows_view(&a->q, qb, q0, nq), a->k, a->v,
                                attn_seqs_rows_view(&a->out, qb, q0, nq));
-  d.causal = a->causal, d.scale = a->scale, d.stream = a->stream;
-  if (a->lse) d.lse = v->q_packed ? bufs->lse_tmp : a->lse + attn_seqs_lse_at(v, b, 0, 0);
+  d.causal = a->causal, d.scale = a->scale, d.stream = (void *)s;
+  float *lse_tmp = bufs->lse_tmp ? bufs->lse_tmp + lane * bufs->lse_stride : NULL;
+  if (a->lse) d.lse = v->q_packed ? lse_tmp : a->lse + attn_seqs_lse_at(v, b, 0, 0);
   attn_status st;
   if (v->kv == ATTN_KV_PAGED) {
     if ((st = gather(a, v, b, nk, bufs->kbuf, bufs->vbuf, s))) return st;
@@ -107,33 +116,104 @@ static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_vi
   if ((st = dense(ctx, &d))) return st;
   if (a->lse && v->q_packed) {
     const int n = (int)(v->hq * nq);
-    lse_place_kernel<<<(n + 255) / 256, 256, 0, s>>>(a->lse, bufs->lse_tmp, (int)v->hq, (int)nq,
+    lse_place_kernel<<<(n + 255) / 256, 256, 0, s>>>(a->lse, lse_tmp, (int)v->hq, (int)nq,
                                                      (int)q0, (int)v->q_rows);
     ATTN_CUDA_CHECK_LAUNCH("lse_place_kernel");
   }
   return ATTN_STATUS_OK;
 }
 
-extern "C" attn_status attn_cuda_seqs_forward(attn_ctx *ctx, const attn_args *a,
-                                              attn_cuda_dense_fn dense) {
+// Sequence indices by query x key rows, largest first (insertion sort: the
+// batches that take this path are small).
+static void order_by_work(const attn_seqs_view *v, int64_t *order) {
+  for (int64_t b = 0; b < v->batch; b++) {
+    const int64_t w = attn_seqs_nq(v, b) * attn_seqs_nk(v, b);
+    int64_t i = b;
+    for (; i > 0 && attn_seqs_nq(v, order[i - 1]) * attn_seqs_nk(v, order[i - 1]) < w; i--)
+      order[i] = order[i - 1];
+    order[i] = b;
+  }
+}
+
+// The sequences round `lanes` streams (lane 0: the caller's s), forked and
+// joined by the side streams' events; every lane is joined, even on error.
+static attn_status run_lanes(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v,
+                             attn_cuda_dense_fn dense, const seqs_bufs *bufs, attn_cuda_ctx *c,
+                             int lanes, cudaStream_t s) {
+  ATTN_CUDA_TRY(cudaEventRecord(c->lane_go, s));
+  for (int i = 1; i < lanes; i++) ATTN_CUDA_TRY(cudaStreamWaitEvent(c->lanes[i - 1], c->lane_go, 0));
+  int64_t *order = (int64_t *)malloc((size_t)v->batch * sizeof *order);
+  attn_status st = order ? ATTN_STATUS_OK
+                         : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for the sequence order");
+  if (order) order_by_work(v, order);
+  for (int64_t k = 0; !st && k < v->batch; k++) {
+    const int lane = (int)(k % lanes);
+    st = run_seq(ctx, a, v, order[k], dense, bufs, lane, lane ? c->lanes[lane - 1] : s);
+  }
+  for (int i = 1; i < lanes; i++) {
+    cudaError_t err = cudaEventRecord(c->lane_done[i - 1], c->lanes[i - 1]);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(s, c->lane_done[i - 1], 0);
+    if (err != cudaSuccess && !st) st = attn_cuda_fail(err, "cudaStreamWaitEvent (join)");
+  }
+  free(order);
+  return st;
+}
+
+// 1 + ATTN_CUDA_LANES when the side streams can be had and the stream is
+// not being captured, else 1 (serial: still correct, only slower).
+static int lanes_for(attn_ctx *ctx, const attn_args *a, attn_cuda_ctx **c) {
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing((cudaStream_t)a->stream, &cap) != cudaSuccess ||
+      cap != cudaStreamCaptureStatusNone) {
+    cudaGetLastError();
+    return 1;
+  }
+  if (attn_cuda_ctx_get(ctx, a->q.device, c) || attn_cuda_ctx_lanes(*c)) {
+    cudaGetLastError();
+    return 1;
+  }
+  return 1 + ATTN_CUDA_LANES;
+}
+
+static attn_status seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cuda_dense_fn dense,
+                                int want_lanes) {
   attn_seqs_view v;
   attn_status st = attn_seqs_view_make_host(a, &v);
   if (st) return st;
   cudaStream_t s = (cudaStream_t)a->stream;
-  seqs_bufs bufs = {NULL, NULL, NULL};
+  attn_cuda_ctx *c = NULL;
+  const int lanes = want_lanes && v.kv != ATTN_KV_PAGED && v.batch > 1 ? lanes_for(ctx, a, &c) : 1;
+  seqs_bufs bufs = {NULL, NULL, NULL, v.hq * v.max_q};
   size_t kv_bytes = (size_t)(v.max_kv * v.hkv * v.d) * attn_dtype_size(a->k.dtype);
   cudaError_t err = cudaSuccess;
-  if (v.kv == ATTN_KV_PAGED && kv_bytes) {
+  if (!st && v.kv == ATTN_KV_PAGED && kv_bytes) {
     err = cudaMallocAsync(&bufs.kbuf, kv_bytes, s);
     if (err == cudaSuccess) err = cudaMallocAsync(&bufs.vbuf, kv_bytes, s);
   }
-  if (err == cudaSuccess && a->lse && v.q_packed)
-    err = cudaMallocAsync((void **)&bufs.lse_tmp, (size_t)(v.hq * v.max_q) * 4 + 4, s);
-  st = err == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(err, "cudaMallocAsync (seqs)");
-  for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(ctx, a, &v, b, dense, &bufs, s);
+  if (!st && err == cudaSuccess && a->lse && v.q_packed)
+    err = cudaMallocAsync((void **)&bufs.lse_tmp, (size_t)(lanes * bufs.lse_stride) * 4 + 4, s);
+  if (!st && err != cudaSuccess) st = attn_cuda_fail(err, "cudaMallocAsync (seqs)");
+  if (!st && lanes > 1) {
+    int prev = c->device; // the side streams and events belong to c's device
+    if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device) cudaSetDevice(c->device);
+    st = run_lanes(ctx, a, &v, dense, &bufs, c, lanes, s);
+    if (prev != c->device) cudaSetDevice(prev);
+  } else {
+    for (int64_t b = 0; !st && b < v.batch; b++) st = run_seq(ctx, a, &v, b, dense, &bufs, 0, s);
+  }
   if (bufs.kbuf) cudaFreeAsync(bufs.kbuf, s);
   if (bufs.vbuf) cudaFreeAsync(bufs.vbuf, s);
   if (bufs.lse_tmp) cudaFreeAsync(bufs.lse_tmp, s);
   attn_seqs_view_free(&v);
   return st;
+}
+
+extern "C" attn_status attn_cuda_seqs_forward(attn_ctx *ctx, const attn_args *a,
+                                              attn_cuda_dense_fn dense) {
+  return seqs_forward(ctx, a, dense, 0);
+}
+
+extern "C" attn_status attn_cuda_seqs_forward_lanes(attn_ctx *ctx, const attn_args *a,
+                                                    attn_cuda_dense_fn dense) {
+  return seqs_forward(ctx, a, dense, 1);
 }

@@ -18,6 +18,15 @@ typedef attn_status (*attn_cuda_dense_fn)(attn_ctx *ctx, const attn_args *a);
  * are copied to the host (the loop is on the host), trusted or not. */
 attn_status attn_cuda_seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cuda_dense_fn dense);
 
+/* The same for a dense forward that keeps no state between launches (no
+ * shared scratch): with unpaged K/V the sequences, longest first, go round
+ * the caller's stream and the context's side streams (forked from and
+ * joined back to the caller's stream by events), so that one sequence's
+ * launch fills the SMs another's tail leaves idle. Serial while the stream
+ * is being captured. */
+attn_status attn_cuda_seqs_forward_lanes(attn_ctx *ctx, const attn_args *a,
+                                         attn_cuda_dense_fn dense);
+
 #ifdef __cplusplus
 }
 #endif

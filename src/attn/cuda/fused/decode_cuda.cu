@@ -5,11 +5,18 @@
 //
 // The split count follows from the grid the problem already has (B x Hkv x
 // row groups CTAs) and the SM count: the fewest splits whose last wave is at
-// least 85% full compared with the best choice, each split at least 256
-// keys, at most 128 splits. One split writes out directly; more write fp32
-// partials into the context's scratch and a combine kernel merges them.
+// least 95% full compared with the best choice, each split at least 256
+// keys, at most 128 splits (85% left B=1 KV=128k at 29 x 8 CTAs for 264
+// slots, a third of the SMs holding one CTA instead of two). One split
+// writes out directly; more write fp32 partials into the context's scratch
+// and a combine kernel merges them.
+//
+// For the bench's sweep (bench/serving/NOTES.md), read per call:
+// ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
+// 64 keys).
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
 extern "C" {             // cuda_ctx.h is a C header without a C++ guard
@@ -25,6 +32,14 @@ typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
+
+// An integer knob from the environment, dflt when unset or out of [lo, hi].
+static int decode_knob(const char *name, int dflt, int lo, int hi) {
+  const char *v = getenv(name);
+  char *end;
+  long n = v && *v ? strtol(v, &end, 10) : dflt;
+  return v && *v && (*end || n < lo || n > hi) ? dflt : (int)n;
+}
 
 // 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
 static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
@@ -81,6 +96,11 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
 static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
   int64_t most = max_kv / DECODE_MIN_SPLIT_KEYS;
   most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
+  const int64_t forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
+  if (forced) {
+    const int64_t cap = (max_kv + 63) / 64;
+    return (int)(forced < cap ? forced : cap < 1 ? 1 : cap);
+  }
   double eff[DECODE_MAX_SPLITS + 1], best = 0;
   for (int64_t s = 1; s <= most; s++) {
     double waves = (double)(base * s) / (double)slots;
@@ -88,7 +108,7 @@ static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
     best = eff[s] > best ? eff[s] : best;
   }
   for (int64_t s = 1; s <= most; s++)
-    if (eff[s] >= 0.85 * best) return (int)s;
+    if (eff[s] >= 0.95 * best) return (int)s;
   return 1;
 }
 
@@ -142,8 +162,9 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
 }
 
 // Long query runs (prefill) over unpaged K/V go to the dense flash kernel,
-// one launch per sequence on views of q, k, v and out (no copy): it is the
-// faster kernel there (bench/serving/NOTES.md), and the launches are few.
+// one launch per sequence on views of q, k, v and out (no copy), longest
+// first, over the caller's stream and three side streams: it is the faster
+// kernel there (bench/serving/NOTES.md), and the launches are few.
 static int prefer_dense(const attn_seqs_view *v) {
   return v->kv != ATTN_KV_PAGED && v->max_q >= DECODE_DENSE_MIN_Q && v->batch <= 64;
 }
@@ -155,7 +176,7 @@ extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *
   if (st) return st;
   if (dense && prefer_dense(&v)) {
     attn_seqs_view_free(&v);
-    return attn_cuda_seqs_forward(ctx, a, dense);
+    return attn_cuda_seqs_forward_lanes(ctx, a, dense); // the flash kernels keep no state
   }
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = a->q.device;

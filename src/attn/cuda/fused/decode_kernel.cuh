@@ -13,21 +13,23 @@
 // and keys kg*kNK..+kNK-1 of each step, with its own online softmax; the
 // key groups are merged once at the end through shared memory.
 // Per step: the K and V tiles arrive by cp.async in a ring of kStages
-// buffers (16-byte chunks, row addresses from the block table for a paged
-// cache, zero-filled past the split); S = Q K^T (ldmatrix Q, K), mask
-// (split end, causal bottom-right per sequence), online softmax in the exp2
-// domain, O += P V (P from registers, V by ldmatrix.trans).
+// buffers (16-byte chunks; the rows' (page, row) pairs for step i + 1 are
+// stored in step i from block-table entries read in step i - 1), then
+// S = Q K^T (ldmatrix Q, K), mask (split end, causal bottom-right per
+// sequence), online softmax in the exp2 domain, O += P V (P from registers,
+// V by ldmatrix.trans).
 // End: with one split the CTA writes out and lse; with several it writes its
 // normalized partial O and its lse (fp32) and decode_combine_kernel merges
 // the splits: out = sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse).
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
-// XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; the 64
-// key-row offsets of the next step (block table looked up once per row).
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 2): 1
-// new token, B >= 16, contiguous cache 4.16-4.18 TB/s = 97% of a D2D
-// copy's rate (cuDNN via PyTorch: 4.5 TB/s, 0.92-0.94x it); the same with
-// every page of a paged pool shuffled 64-66%; B=1 KV=128k 76% contiguous,
-// 54% paged; 8 new tokens 80% / 57%, 4.2x PyTorch's fastest backend.
+// XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
+// slots of 64 key rows' (page or batch, row) pairs.
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 5): 1
+// new token, B >= 16: 94-96% of a pure read stream's 4.62 TB/s (101-104% of
+// a D2D copy's rate), paged (pool in order or shuffled alike) and
+// contiguous; cuDNN via PyTorch reads at 99-100%: we are 0.93-0.97x it.
+// B=1 KV=128k 86-87% of the copy rate; 8 new tokens 86% paged, 89%
+// contiguous, 4.7x PyTorch's fastest.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
@@ -48,11 +50,13 @@ struct decode_cfg {
   static constexpr int kStages = kD == 256 ? 2 : kD == 128 ? 3 : 4;
 };
 
-// Q tile, K/V ring, two slots of 64 (K, V) row offsets, merge statistics.
+// Q tile, K/V ring, two slots of 64 key rows' (batch or page, row) pairs.
+// The merge statistics reuse the ring after the loop. D128 with 64 query
+// rows (8 new tokens under GQA 8) comes to 115,712 bytes: two CTAs fill an
+// SM's 228 KB exactly (with the 1 KB each CTA reserves).
 template <int kD, int kWM>
 constexpr int decode_smem_bytes() {
-  return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 +
-         2 * DECODE_BK * 2 * 8 + (2 * 4 * 16 * kWM + 2 * 16 * kWM) * 4;
+  return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 + 2 * DECODE_BK * 8;
 }
 
 struct decode_seq {
@@ -89,9 +93,11 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
   T *ring = qs + kRows * kD; // [kStages][2][kTile]
-  int64_t *offs = (int64_t *)(ring + kStages * 2 * kTile); // [2][kBK][K, V]
-  float *st_m = (float *)(offs + 2 * DECODE_BK * 2), *st_l = st_m + 4 * kRows;
+  int *rows = (int *)(ring + kStages * 2 * kTile); // [2][kBK][batch or page, row]
+  // After the loop: [kRows][kD] fp32 sums, then the statistics.
+  float *st_m = (float *)ring + kRows * kD, *st_l = st_m + 4 * kRows;
   float *row_m = st_l + 4 * kRows, *row_l = row_m + kRows;
+  static_assert((kRows * kD + 10 * kRows) * 4 <= kStages * 2 * kTile * 2, "merge fits the ring");
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
@@ -121,41 +127,49 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   }
   fused_cp_async_commit();
 
-  // Row offsets of block blk's 64 keys (block table, division by the page
-  // size) into slot blk % 2, one step before the copies need them: each key
-  // row is looked up once per CTA, not once per 16-byte chunk, and the
-  // lookup's latency is off the copy path. -1: past the split (zero-filled).
+  // Key tid of block blk as (batch or page, row); row -1: past the split
+  // (zero-filled). Thread tid < 64 reads one block table entry.
+  auto entry_of = [&](int blk, int *tb, int *row) {
+    const int j = k_begin + blk * DECODE_BK + tid;
+    int64_t t = 0;
+    *row = -1;
+    if (tid < DECODE_BK && blk < nblocks && j < k_stop) decode_kv_at(p, b, j, &t, row);
+    *tb = (int)t;
+  };
+  // Block blk's 64 (batch or page, row) pairs into slot blk % 2, one step
+  // before the copies need them: each key row is looked up once per CTA, not
+  // once per 16-byte chunk. The table is read one step before that again,
+  // into registers (next_tb, next_row), so that no warp waits on the table
+  // load inside a step (run 3: paged 86% against 98% contiguous when the
+  // entry was loaded and stored in the same step).
+  int next_tb, next_row;
   auto block_offsets = [&](int blk) {
     if (tid < DECODE_BK && blk < nblocks) {
-      const int j = k_begin + blk * DECODE_BK + tid;
-      int64_t *o = offs + ((blk & 1) * DECODE_BK + tid) * 2;
-      if (j < k_stop) {
-        int64_t tb;
-        int row;
-        decode_kv_at(p, b, j, &tb, &row);
-        o[0] = tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss;
-        o[1] = tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss;
-      } else {
-        o[0] = o[1] = -1;
-      }
+      int *o = rows + ((blk & 1) * DECODE_BK + tid) * 2;
+      o[0] = next_tb, o[1] = next_row;
     }
+    entry_of(blk + 1, &next_tb, &next_row);
   };
   // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
     if (blk < nblocks) {
       T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
-      const int64_t *o = offs + (blk & 1) * DECODE_BK * 2;
+      const int *o = rows + (blk & 1) * DECODE_BK * 2;
       for (int c = tid; c < DECODE_BK * kChunks; c += DECODE_THREADS) {
         const int r = c / kChunks, ch = c % kChunks;
-        const int64_t ko = o[2 * r], vo = o[2 * r + 1];
-        const bool ok = ko >= 0;
+        const int64_t tb = o[2 * r];
+        const int row = o[2 * r + 1];
+        const bool ok = row >= 0;
+        const int64_t ko = tb * p.k_sb + hk * p.k_sh + (int64_t)row * p.k_ss + ch * 8;
+        const int64_t vo = tb * p.v_sb + hk * p.v_sh + (int64_t)row * p.v_ss + ch * 8;
         const int at = fused_swz<DECODE_BK, kD>(r, ch);
-        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + ko + ch * 8 : kgp, ok ? 16 : 0);
-        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + vo + ch * 8 : vgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + ko : kgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + vo : vgp, ok ? 16 : 0);
       }
     }
     fused_cp_async_commit(); // empty groups keep the count uniform
   };
+  entry_of(0, &next_tb, &next_row);
   for (int s = 0; s < kStages - 1; s++) {
     block_offsets(s);
     __syncthreads();
@@ -351,11 +365,26 @@ __global__ void __launch_bounds__(DECODE_THREADS)
     p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
 }
 
+// Raises the kernel's shared-memory limit and asks for the largest carveout
+// (two 113 KB CTAs per SM need all 228 KB), once per device.
+template <typename T, int kD, int kWM>
+attn_status decode_prepare(void) {
+  static int smem_done[64], carve_done[64];
+  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM>;
+  attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM>(), smem_done);
+  int dev = 0;
+  if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
+    return st;
+  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  carve_done[dev] = 1;
+  return ATTN_STATUS_OK;
+}
+
 template <typename T, int kD, int kWM>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
-  static int smem_done[64];
   constexpr int smem = decode_smem_bytes<kD, kWM>();
-  attn_status st = attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>, smem, smem_done);
+  attn_status st = decode_prepare<T, kD, kWM>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
   decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
@@ -372,11 +401,8 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
 // limit, so the limit is raised first.
 template <typename T, int kD, int kWM>
 int decode_occupancy(void) {
-  static int smem_done[64];
   int n = 0;
-  if (attn_fused_smem_limit((const void *)decode_fwd_kernel<T, kD, kWM>,
-                            decode_smem_bytes<kD, kWM>(), smem_done))
-    return 1;
+  if (decode_prepare<T, kD, kWM>()) return 1;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
                                                     DECODE_THREADS,
                                                     decode_smem_bytes<kD, kWM>()) != cudaSuccess)
