@@ -81,11 +81,6 @@ const attn_backend_impl *attn_backend_find(attn_backend backend, int device) {
 
 /* What a backend would need for attn_seqs problems, where it is not plain. */
 static const char *attn_seqs_refusal_detail(const attn_backend_impl *impl) {
-  if (impl->backend == ATTN_BACKEND_CUDNN)
-    return ": not wired. cuDNN 9's headers have the pieces (OPERATION_PAGED_CACHE_LOAD, "
-           "SDPA_FWD_PAGE_TABLE_K/VDESC, SDPA_FWD_SEQ_LEN_Q/KVDESC, TENSOR_RAGGED_OFFSET_DESC) "
-           "but this backend's graph builder sets none of them, and which engines on the "
-           "device take them is untested; flash takes these problems";
   if (impl->backend == ATTN_BACKEND_EFFICIENT)
     return ": its kernel reads one dense [B, Hkv, Sk, D] K/V; flash takes these problems";
   return "";
