@@ -1,5 +1,6 @@
 /* The cudnn backend's refusals for several sequences (cudnn_seqs.c), on the
- * CPU against any cuDNN version number: packed queries and packed K/V, paged
+ * CPU against any cuDNN version number: packed queries and packed K/V, page
+ * sizes off powers of 2, paged
  * caches before 9.5, paged D > 128 before 9.10, bottom-right causal with
  * sizes off 64 before 9.6, rows that see no key, unused table entries that
  * are not pages; and what it takes (each refusal's neighbour is accepted). */
@@ -86,6 +87,23 @@ static void version_limits_are_named(void **state) {
   assert_int_equal(ask(&f, 90500, why), ATTN_STATUS_OK);
 }
 
+static void page_sizes_are_powers_of_two(void **state) {
+  (void)state;
+  fixture f;
+  char why[512] = "";
+  paged(&f);
+  f.v.page_size = f.v.sk = 12, f.v.max_pages = 4; /* 48 keys reach: lengths 40 and 48 */
+  f.lens[1] = 48;
+  assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
+  assert_non_null(strstr(why, "powers of 2"));
+  assert_non_null(strstr(why, "page_size=12"));
+  for (int64_t ps = 1; ps <= 64; ps *= 2) {
+    f.v.page_size = f.v.sk = ps, f.v.max_pages = MAX_PAGES;
+    f.lens[0] = f.lens[1] = (int32_t)(ps * MAX_PAGES > 3 ? 3 : ps * MAX_PAGES);
+    assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK);
+  }
+}
+
 static void rows_without_keys_are_refused(void **state) {
   (void)state;
   fixture f;
@@ -124,6 +142,7 @@ int main(void) {
       cmocka_unit_test(paged_decode_is_taken),
       cmocka_unit_test(packed_layouts_are_refused),
       cmocka_unit_test(version_limits_are_named),
+      cmocka_unit_test(page_sizes_are_powers_of_two),
       cmocka_unit_test(rows_without_keys_are_refused),
       cmocka_unit_test(unused_entries_must_be_pages),
   };

@@ -13,8 +13,10 @@
  * untouched. Outputs poisoned (0xFF bytes) first.
  * --cudnn: the cudnn backend instead (dense queries, 1..16 new tokens,
  * against shuffled paged or contiguous caches; D 64/128/256, GQA 1..8,
- * page sizes 1..64, lengths 1 and page multiples), checked and trusted,
- * and its refusal of tables whose unused entries are not pages.
+ * page sizes 1, 16, 64, lengths 1 and page multiples), checked and trusted,
+ * and its refusals of tables whose unused entries are not pages and of
+ * page sizes off powers of 2 (7). SEQS_CUDNN_MAP=1 first prints what cuDNN
+ * takes per D, new tokens, page size, causal and pool layout.
  * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer). No GPU: exit 77. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +236,21 @@ static void cudnn_case(const seqs_spec *s, test_rng *r) {
   if (!cudnn_lengths_fit(&c) || dev_make(&d, &c)) {
     printf("FAIL setup %s: %s\n", desc, tries >= 200 ? "no fitting lengths" : attn_last_error());
     failures++;
+    seqs_case_free(&c);
+    return;
+  }
+  if (s->kv == SEQS_KV_PAGED && (s->page_size & (s->page_size - 1))) {
+    /* cuDNN's paged load takes power-of-2 pages only: the why-not must say so */
+    cudnn_fill_table(&c, &d);
+    attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d.args, why, sizeof why);
+    if (st == ATTN_STATUS_OK || !strstr(why, "powers of 2")) {
+      printf("FAIL cudnn page size %lld: %s\n     %s\n", (long long)s->page_size,
+             st ? why : "(accepted)", desc);
+      failures++;
+    } else {
+      passes++;
+    }
+    dev_free(&d);
     seqs_case_free(&c);
     return;
   }

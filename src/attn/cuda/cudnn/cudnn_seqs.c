@@ -1,7 +1,8 @@
 /* The cudnn backend's refusals for several sequences (cudnn_seqs.h). The
  * version limits are cudnn-frontend's support surface for paged SDPA: paged
  * cache load from 9.5, paged D > 128 from 9.10, bottom-right causal with
- * sizes off 64 from 9.6. */
+ * sizes off 64 from 9.6. Page sizes must be powers of 2: cuDNN 9.14's paged
+ * load refuses others (BAD_PARAM), seen on the H200. */
 #include "attn/cuda/cudnn/cudnn_seqs.h"
 
 #include <stdarg.h>
@@ -69,6 +70,10 @@ attn_status attn_cudnn_seqs_why_not(size_t version, const attn_args *a, const at
   if (v->kv == ATTN_KV_PAGED && version < 90500)
     return refuse(why, len, "cuDNN %d.%d.%d has no paged cache load (OPERATION_PAGED_CACHE_LOAD "
                   "came in 9.5.0); flash takes paged caches", major, minor, patch);
+  if (v->kv == ATTN_KV_PAGED && (v->page_size & (v->page_size - 1)))
+    return refuse(why, len, "cuDNN's paged cache load takes page sizes that are powers of 2 "
+                  "(9.14 on the H200: \"block size needs to be non-zero and a power of 2\"); "
+                  "got page_size=%lld: flash takes any", (long long)v->page_size);
   if (v->kv == ATTN_KV_PAGED && v->d > 128 && version < 91000)
     return refuse(why, len, "cuDNN %d.%d.%d takes paged caches with D <= 128 only (9.10 lifts "
                   "it); got D=%lld", major, minor, patch, (long long)v->d);

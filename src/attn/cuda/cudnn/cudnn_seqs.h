@@ -6,8 +6,8 @@
  * Taken (the SEQS graph of cudnn_graph.h): dense queries [B, Hq, n_new, D]
  * against a paged cache (cuDNN 9.5+) or a contiguous cache with lengths,
  * causal none or bottom-right, GQA. Refused, each with its reason: packed
- * queries or packed K/V (cuDNN's ragged offsets are not built here), paged
- * with D > 128 before cuDNN 9.10, bottom-right with sizes off 64 before 9.6,
+ * queries or packed K/V (cuDNN's ragged offsets are not built here), page
+ * sizes that are not powers of 2, paged with D > 128 before cuDNN 9.10, bottom-right with sizes off 64 before 9.6,
  * rows that see no key, table entries cuDNN might read that are not pages. */
 #ifndef ATTNPROF_SRC_ATTN_CUDA_CUDNN_CUDNN_SEQS_H
 #define ATTNPROF_SRC_ATTN_CUDA_CUDNN_CUDNN_SEQS_H
