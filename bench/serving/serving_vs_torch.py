@@ -17,6 +17,9 @@ packed variable-length prefill, bf16, D128, through attnprof's flash backend
               fastest of them is the ratio's denominator
   varlen      16 packed sequences of mixed lengths (64..8k), causal; beside
               our dense flash (and torch's) on B x mean length, same tokens
+  cudnn rows  the cudnn backend's paged decode (cuDNN's paged-cache graph) and
+              our flash on the SAME shuffled table, both on an in-order table,
+              and cuDNN on the contiguous cache (--cudnn-only: just these)
 Timing: CUDA events around each call, 3 warm-ups, median of --reps. Tables
 are passed trusted (attn_seqs.trusted with max_q/max_kv): a serving engine
 builds them itself; the checked path adds a host copy per call.
@@ -278,6 +281,93 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=()):
     torch.cuda.empty_cache()
 
 
+BACKEND_CUDNN = 6
+
+
+def cudnn_paged_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
+    """cuDNN's paged decode (the cudnn backend's paged-cache graph) beside our flash on the
+    SAME shuffled table, and cuDNN on an in-order table and on the contiguous cache: what
+    page order costs each. bf16, D128, tables trusted; outputs checked against torch first."""
+    d = 128
+    g = torch.Generator(device="cuda").manual_seed(B * 11 + kv)
+    q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    vc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    lens = torch.full((B,), kv, dtype=torch.int32, device="cuda")
+    causal = CAUSAL_BR if new > 1 else CAUSAL_NONE
+    per = kv // ps
+    shuffled = torch.randperm(B * per, device="cuda", generator=g).to(torch.int32).view(B, per)
+    in_order = torch.arange(B * per, device="cuda", dtype=torch.int32).view(B, per)
+    pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
+    mask = None
+    if new > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(new, kv)
+    qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
+    with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
+        ref = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+    keep = []  # ctypes structures and tensors the Args point at
+
+    def case(table):
+        o = torch.full_like(q, float("nan"))
+        if table is None:
+            sq = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, new, kv)
+            a = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o),
+                     causal, 0.0, 0, Tensor(), None, None, C.pointer(sq))
+            keep.append((sq, o))
+            return a, o
+        kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
+        vp = torch.empty_like(kp)
+        kp[table.reshape(-1).long()] = kc.reshape(B * per, ps, hkv, d)
+        vp[table.reshape(-1).long()] = vc.reshape(B * per, ps, hkv, d)
+        sq = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, new, kv)
+        a = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(o), causal, 0.0, 0, Tensor(),
+                 None, None, C.pointer(sq))
+        keep.append((sq, o, kp, vp))
+        return a, o
+
+    def timed(backend, a, o):
+        def run():
+            rc = lib.lib.attn_forward(lib.ctx, backend, C.byref(a))
+            if rc:
+                raise RuntimeError(lib.lib.attn_last_error().decode())
+        try:
+            run()
+            torch.cuda.synchronize()
+        except RuntimeError as e:
+            return None, str(e)[:160]
+        err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+        return (median_us(run, reps), f"{err:.1e}") if err < 2e-2 else (None, f"err {err:.2g}")
+
+    nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
+    pbytes = nbytes + B * per * 4
+    res = []
+    for label, backend, table, by in (("flash shuffled", BACKEND_FLASH, shuffled, pbytes),
+                                      ("flash in-order", BACKEND_FLASH, in_order, pbytes),
+                                      ("cudnn shuffled", BACKEND_CUDNN, shuffled, pbytes),
+                                      ("cudnn in-order", BACKEND_CUDNN, in_order, pbytes),
+                                      ("cudnn contiguous", BACKEND_CUDNN, None, nbytes)):
+        a, o = case(table)
+        us, note = timed(backend, a, o)
+        res.append(f"{label} " + (f"{us:8.1f} us {by / us * 1e-3:5.0f} GB/s "
+                                  f"{by / (us * 1e-6) / bw:6.1%}" if us else f"({note})"))
+    name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new} page={ps}"
+    print(f"{name:34s} " + " | ".join(res), flush=True)
+    del keep, kc, vc
+    torch.cuda.empty_cache()
+
+
+def cudnn_rows(lib, reps, bw, quick):
+    print("cuDNN paged decode (cudnn backend; flash on the same shuffled table for reference):")
+    rows = [(16, 32768, 32, 8, 1, 16), (16, 32768, 32, 8, 1, 64), (128, 8192, 64, 8, 1, 16),
+            (1, 131072, 32, 8, 1, 16), (16, 32768, 32, 8, 8, 16), (1, 2048, 32, 8, 1, 16)]
+    for r in rows[:2] if quick else rows:
+        try:
+            cudnn_paged_row(lib, *r, reps, bw)
+        except Exception as e:
+            print(f"cudnn row {r}: {e}", flush=True)
+
+
 def varlen_row(lib, reps):
     """16 packed causal sequences, 64..8k tokens, Hq=Hkv=16, D128; against dense flash
     (ours and torch's) on B=16 x mean length (same number of tokens)."""
@@ -328,6 +418,7 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--read-bw", help="bench_read_bw, the read-only streaming kernel")
+    ap.add_argument("--cudnn-only", action="store_true", help="only the cuDNN paged rows")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
@@ -351,14 +442,16 @@ def main():
             (16, 1024, 32, 8, 1, 16)]
     if opt.quick:
         rows = rows[:1] + rows[4:5] + rows[6:7]
-    for i, r in enumerate(rows):
+    cudnn_rows(lib, opt.reps, bw, opt.quick)
+    for i, r in enumerate(rows if not opt.cudnn_only else []):
         split_sweep = (29, 32, 33, 64) if i == 4 and not opt.quick else ()
         try:
             decode_row(lib, *r, opt.reps, bw, rbw, split_sweep)
         except Exception as e:
             print(f"row {r}: {e}", flush=True)
     try:
-        varlen_row(lib, opt.reps)
+        if not opt.cudnn_only:
+            varlen_row(lib, opt.reps)
     except Exception as e:
         print(f"varlen: {e}", flush=True)
 

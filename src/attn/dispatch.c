@@ -38,7 +38,11 @@ const attn_auto_row *attn_auto_lookup(int cc, int64_t d, int64_t s, int causal) 
 static int auto_order_of(const attn_args *a, attn_backend *order, const attn_auto_row **row) {
   int n = 0;
   *row = NULL;
-  if (a->q.device >= 0) {
+  /* Several sequences: flash first. The measured rows are dense prefill; cuDNN
+   * builds a plan per batch size and pool shape (tens of ms each time a
+   * server's batch changes) and ran 3x slower than flash at 8 new tokens. */
+  if (a->seqs) order[n++] = ATTN_BACKEND_FLASH;
+  if (a->q.device >= 0 && !a->seqs) {
     int cc = attn_device_cc(a->q.device);
     *row = cc ? attn_auto_lookup(cc, attn_head_dim(a), attn_seq_k(a),
                                  a->causal != ATTN_CAUSAL_NONE) : NULL;
@@ -53,7 +57,9 @@ static int auto_order_of(const attn_args *a, attn_backend *order, const attn_aut
 }
 
 /* The first line of AUTO's log: where its order came from. */
-static size_t log_order(char *log, size_t len, const attn_auto_row *row) {
+static size_t log_order(char *log, size_t len, const attn_auto_row *row, const attn_args *a) {
+  if (a->seqs)
+    return (size_t)snprintf(log, len, "order: fixed for several sequences (flash first)\n");
   if (!row)
     return (size_t)snprintf(log, len, "order: fixed (no measured table for this device)\n");
   size_t used = (size_t)snprintf(log, len, "order: measured on compute capability %d.%d at D=%d "
@@ -81,11 +87,6 @@ const attn_backend_impl *attn_backend_find(attn_backend backend, int device) {
 
 /* What a backend would need for attn_seqs problems, where it is not plain. */
 static const char *attn_seqs_refusal_detail(const attn_backend_impl *impl) {
-  if (impl->backend == ATTN_BACKEND_CUDNN)
-    return ": not wired. cuDNN 9's headers have the pieces (OPERATION_PAGED_CACHE_LOAD, "
-           "SDPA_FWD_PAGE_TABLE_K/VDESC, SDPA_FWD_SEQ_LEN_Q/KVDESC, TENSOR_RAGGED_OFFSET_DESC) "
-           "but this backend's graph builder sets none of them, and which engines on the "
-           "device take them is untested; flash takes these problems";
   if (impl->backend == ATTN_BACKEND_EFFICIENT)
     return ": its kernel reads one dense [B, Hkv, Sk, D] K/V; flash takes these problems";
   return "";
@@ -142,7 +143,7 @@ static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend
   attn_backend order[ATTN_AUTO_MAX + N_FIXED];
   const attn_auto_row *row;
   int n = auto_order_of(a, order, &row);
-  if (log && log_len) used = log_order(log, log_len, row);
+  if (log && log_len) used = log_order(log, log_len, row, a);
   /* Without a log, stop at the first taker: a why-not check can be costly
    * (cuDNN builds a plan), and only an explanation needs the rest. */
   for (int i = 0; i < n && !(found && !log); i++) {

@@ -11,6 +11,12 @@
  * that do not take several sequences must say so. Bad tables in
  * device memory are refused before launch with the entry named, out
  * untouched. Outputs poisoned (0xFF bytes) first.
+ * --cudnn: the cudnn backend instead (dense queries, 1..16 new tokens,
+ * against shuffled paged or contiguous caches; D 64/128/256, GQA 1..8,
+ * page sizes 1, 16, 64, lengths 1 and page multiples), checked and trusted,
+ * and its refusals of tables whose unused entries are not pages and of
+ * page sizes off powers of 2 (7). SEQS_CUDNN_MAP=1 first prints what cuDNN
+ * takes per D, new tokens, page size, causal and pool layout.
  * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer). No GPU: exit 77. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,13 +192,186 @@ static void bad_device_table(void) {
   seqs_case_free(&c);
 }
 
-int main(void) {
+/* ---- cudnn: paged and contiguous caches through cuDNN's graph ---------- */
+
+/* Every row sees a key (cudnn refuses rows that see none). */
+static int cudnn_lengths_fit(const seqs_case *c) {
+  const int64_t need = c->spec.causal == ATTN_CAUSAL_BOTTOM_RIGHT ? c->spec.max_new : 1;
+  for (int64_t b = 0; b < c->spec.b; b++)
+    if (c->kv_len[b] < need) return 0;
+  return 1;
+}
+
+/* Unused table entries: a page each (seqs_testutil leaves them out of
+ * range, which cudnn must refuse first). 1 when any was out of range. */
+static int cudnn_fill_table(seqs_case *c, dev_case *d) {
+  int changed = 0;
+  for (int64_t b = 0; b < c->spec.b; b++)
+    for (int64_t p = 0; p < c->seqs.max_pages; p++) {
+      int32_t *e = &c->table[b * c->seqs.max_pages + p];
+      if (*e >= 0 && *e < c->pages) continue;
+      *e = (int32_t)((b * 7 + p * 3) % c->pages), changed = 1;
+    }
+  attn_cuda_to_device(0, d->tab[3], c->table, c->table_n * 4);
+  return changed;
+}
+
+static int cudnn_refusals_shown;
+
+static void cudnn_case(const seqs_spec *s, test_rng *r) {
+  seqs_case c;
+  dev_case d;
+  char desc[256], why[512];
+  int tries = 0;
+  do {
+    if (tries) seqs_case_free(&c);
+    if (seqs_case_make(&c, s, r)) {
+      printf("FAIL setup: %s\n", attn_last_error());
+      failures++;
+      seqs_case_free(&c);
+      return;
+    }
+  } while (!cudnn_lengths_fit(&c) && ++tries < 200);
+  seqs_spec_describe(s, desc, sizeof desc);
+  if (!cudnn_lengths_fit(&c) || dev_make(&d, &c)) {
+    printf("FAIL setup %s: %s\n", desc, tries >= 200 ? "no fitting lengths" : attn_last_error());
+    failures++;
+    seqs_case_free(&c);
+    return;
+  }
+  if (s->kv == SEQS_KV_PAGED && (s->page_size & (s->page_size - 1))) {
+    /* cuDNN's paged load takes power-of-2 pages only: the why-not must say so */
+    cudnn_fill_table(&c, &d);
+    attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d.args, why, sizeof why);
+    if (st == ATTN_STATUS_OK || !strstr(why, "powers of 2")) {
+      printf("FAIL cudnn page size %lld: %s\n     %s\n", (long long)s->page_size,
+             st ? why : "(accepted)", desc);
+      failures++;
+    } else {
+      passes++;
+    }
+    dev_free(&d);
+    seqs_case_free(&c);
+    return;
+  }
+  if (s->kv == SEQS_KV_PAGED) {
+    /* the table as flash takes it: entries past a sequence's pages out of range */
+    int had_bad = 0;
+    for (size_t i = 0; i < c.table_n; i++) had_bad |= c.table[i] < 0 || c.table[i] >= c.pages;
+    attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d.args, why, sizeof why);
+    if (had_bad && (st == ATTN_STATUS_OK || !strstr(why, "lies past"))) {
+      printf("FAIL cudnn took a table with unused entries out of range: %s\n     %s\n",
+             st ? why : "(accepted)", desc);
+      failures++;
+    } else if (had_bad) {
+      passes++;
+    }
+    cudnn_fill_table(&c, &d);
+  }
+  for (int t = 0; t < 2; t++) {
+    d.seqs.trusted = t;
+    d.seqs.max_q = s->max_new;
+    d.seqs.max_kv = s->kv == SEQS_KV_PAGED ? d.seqs.max_pages * s->page_size : c.args.k.shape[2];
+    if (!run_checked(&d, &c, ATTN_BACKEND_CUDNN, why, sizeof why)) {
+      passes++;
+    } else if (failures++ < 25 || cudnn_refusals_shown++ < 4) {
+      printf("FAIL cudnn%s: %s\n     %s\n", t ? " trusted" : "", why, desc);
+    }
+  }
+  dev_free(&d);
+  seqs_case_free(&c);
+}
+
+static seqs_spec cudnn_spec(test_rng *r, int i) {
+  static const int64_t ds[] = {64, 128, 256};
+  static const int64_t pss[] = {1, 7, 16, 64};
+  seqs_spec s = seqs_spec_random(r);
+  s.dtype = test_rng_int(r, 0, 1) ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
+  s.d = ds[i % 3];
+  s.q_packed = 0;
+  s.kv = i % 4 == 3 ? SEQS_KV_CACHE : SEQS_KV_PAGED;
+  s.page_size = pss[test_rng_int(r, 0, 3)];
+  s.max_new = i % 5 == 0 ? 1 : test_rng_int(r, 1, 16);
+  s.max_kv = i % 6 == 0 ? test_rng_int(r, 1000, 4000) : test_rng_int(r, 16, 300);
+  s.b = test_rng_int(r, 1, 6);
+  return s;
+}
+
+/* What cuDNN takes, printed (a map for the reader, not a check): the plan
+ * for pools kept [pages, page_size, Hkv, D] (attn.h's) or [pages, Hkv,
+ * page_size, D], per D, new tokens, page size, causal. Only the why-not is
+ * asked: the data are not read. */
+static void cudnn_probe_map(test_rng *r) {
+  /* D, new tokens, page size, causal, pool head-major */
+  static const int64_t rows[][5] = {
+      {64, 1, 16, 1, 0},  {128, 1, 16, 1, 0}, {256, 1, 16, 1, 0}, {64, 8, 16, 1, 0},
+      {128, 8, 16, 1, 0}, {256, 8, 16, 1, 0}, {128, 4, 1, 1, 0},  {128, 4, 64, 1, 0},
+      {128, 4, 16, 0, 0}, {128, 4, 16, 1, 1}, {128, 16, 7, 1, 0}};
+  char why[512];
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    seqs_spec s = cudnn_spec(r, 1);
+    s.d = rows[i][0], s.max_new = rows[i][1], s.page_size = rows[i][2];
+    s.causal = rows[i][3] ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    s.b = 2, s.max_kv = 200, s.kv = SEQS_KV_PAGED;
+    seqs_case c;
+    dev_case d;
+    int tries = 0;
+    do {
+      if (tries) seqs_case_free(&c);
+      seqs_case_make(&c, &s, r);
+    } while (!cudnn_lengths_fit(&c) && ++tries < 200);
+    dev_make(&d, &c);
+    cudnn_fill_table(&c, &d);
+    if (rows[i][4]) { /* same shape, pages stored head-major */
+      attn_tensor *t[2] = {&d.args.k, &d.args.v};
+      for (int j = 0; j < 2; j++) t[j]->strides[1] = s.page_size * s.d, t[j]->strides[2] = s.d;
+    }
+    attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d.args, why, sizeof why);
+    printf("cudnn map: pool %s D=%-3lld new=%-2lld page=%-2lld %s: %s\n",
+           rows[i][4] ? "[pages,Hkv,ps,D]" : "[pages,ps,Hkv,D]", (long long)s.d,
+           (long long)s.max_new, (long long)s.page_size, s.causal ? "causal-br" : "full",
+           st ? why : "taken");
+    dev_free(&d);
+    seqs_case_free(&c);
+  }
+}
+
+static int cudnn_main(int quick) {
+  char why[512];
+  test_rng r = {test_seed(0xcd9513)};
+  /* Built without cuDNN: nothing to test here. Built with it, a GPU machine
+   * without a loadable libcudnn fails (test_cudnn_gpu_missing_lib is the
+   * case that expects it). */
+  seqs_spec probe = cudnn_spec(&r, 1);
+  seqs_case c;
+  dev_case d;
+  seqs_case_make(&c, &probe, &r);
+  dev_make(&d, &c);
+  attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d.args, why, sizeof why);
+  dev_free(&d);
+  seqs_case_free(&c);
+  if (st && strstr(why, "no implementation")) {
+    printf("skipped: %s\n", why);
+    return 77;
+  }
+  if (getenv("SEQS_CUDNN_MAP")) cudnn_probe_map(&r);
+  int n = quick ? 6 : getenv("SEQS_CUDNN_CASES") ? atoi(getenv("SEQS_CUDNN_CASES")) : 72;
+  for (int i = 0; i < n; i++) {
+    seqs_spec s = cudnn_spec(&r, i);
+    cudnn_case(&s, &r);
+  }
+  printf("cudnn: %d passed, %d failed\n", passes, failures);
+  return failures || !passes ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
   char why[512];
   if (attn_cuda_probe(why, sizeof why)) {
     printf("skipped: %s\n", why);
     return 77;
   }
   int quick = getenv("SEQS_TEST_QUICK") && atoi(getenv("SEQS_TEST_QUICK"));
+  if (argc > 1 && !strcmp(argv[1], "--cudnn")) return cudnn_main(quick);
   test_rng r = {test_seed(0x5e9513)};
   int n = quick ? 12 : 240;
   for (int i = 0; i < n; i++) {

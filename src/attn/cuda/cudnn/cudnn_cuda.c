@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "attn/cuda/common/cuda_common.h"
+#include "attn/cuda/cudnn/cudnn_seqs.h"
 #include "attn/cuda/cudnn/cudnn_state.h"
 
 /* ---- checks ---------------------------------------------------------------- */
@@ -44,6 +45,9 @@ static void device_leave(int prev, int device) {
   if (prev >= 0 && prev != device) cudaSetDevice(prev);
 }
 
+static attn_status refuse(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void problem_of(const attn_ctx *ctx, const attn_args *a, attn_cudnn_problem *p) {
   memset(p, 0, sizeof *p);
   p->b = attn_batch(a), p->hq = attn_heads_q(a), p->hkv = attn_heads_kv(a);
@@ -60,10 +64,39 @@ static void problem_of(const attn_ctx *ctx, const attn_args *a, attn_cudnn_probl
   p->device = a->q.device;
   p->graph = ctx->opts.cudnn_graph;
   p->fault = ctx->cudnn_fault;
+  const attn_seqs *sq = a->seqs;
+  if (!sq || (!sq->kv_lens && !sq->block_table)) return; /* dense: the graphs above */
+  /* Several sequences against a cache (cudnn_seqs.c refused the rest). */
+  p->b = sq->batch;
+  p->seqs_kv = sq->block_table ? ATTN_KV_PAGED : ATTN_KV_CACHE;
+  if (p->seqs_kv == ATTN_KV_PAGED) {
+    p->page_size = a->k.shape[2], p->pages = a->k.shape[0], p->max_pages = sq->max_pages;
+    p->table_stride = sq->table_stride ? sq->table_stride : sq->max_pages;
+    p->sk = p->max_pages * p->page_size;
+  }
+  /* One new token: bottom-right causal hides nothing the lengths do not. */
+  p->causal = a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && p->sq > 1 ? ATTN_CAUSAL_BOTTOM_RIGHT
+                                                                 : ATTN_CAUSAL_NONE;
 }
 
-static attn_status refuse(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Several sequences: what cudnn_seqs.c refuses, and 16-byte aligned tables
+ * (every cuDNN tensor is declared so). */
+static attn_status seqs_why_not(const attn_args *a, char *why, size_t len) {
+  const attn_cudnn_api *api = cudnn_state_api(why, len);
+  if (!api) return ATTN_STATUS_UNSUPPORTED;
+  attn_seqs_view v;
+  attn_status s = attn_seqs_view_make(a, &v);
+  if (s) return snprintf(why, len, "%s", attn_last_error()), s;
+  s = attn_cudnn_seqs_why_not(api->version, a, &v, why, len);
+  attn_seqs_view_free(&v);
+  const void *tabs[2] = {a->seqs->kv_lens, a->seqs->block_table};
+  for (int i = 0; i < 2 && !s; i++)
+    if ((uintptr_t)tabs[i] % 16)
+      s = refuse(why, len, "cudnn_cuda needs 16-byte aligned %s (it is %d bytes off)",
+                 i ? "block_table" : "kv_lens", (int)((uintptr_t)tabs[i] % 16));
+  return s;
+}
+
 static attn_status refuse(char *why, size_t len, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -100,7 +133,8 @@ static attn_status inputs_why_not(const attn_args *a, char *why, size_t len) {
   if (attn_head_dim(a) % 8)
     return refuse(why, len, "cuDNN's fused attention takes head dims that are multiples of 8; "
                   "got D=%lld", (long long)attn_head_dim(a));
-  if (a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && attn_seq_q(a) > attn_seq_k(a))
+  const int cache = a->seqs && (a->seqs->kv_lens || a->seqs->block_table);
+  if (!cache && a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && attn_seq_q(a) > attn_seq_k(a))
     return refuse(why, len, "bottom-right causal with Sq > Sk (by %lld) leaves rows with no key: "
                   "cuDNN's graph gives NaN there, attn.h wants 0: use math or flash",
                   (long long)(attn_seq_q(a) - attn_seq_k(a)));
@@ -126,7 +160,8 @@ static attn_status plan_for(attn_ctx *ctx, const attn_args *a, cudnn_device **de
 }
 
 static attn_status cudnn_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
-  attn_status s = inputs_why_not(a, why, len);
+  attn_status s = a->seqs ? seqs_why_not(a, why, len) : ATTN_STATUS_OK;
+  if (!s) s = inputs_why_not(a, why, len);
   if (s) return s;
   cudnn_device *dev;
   cudnn_plan *plan;
@@ -197,6 +232,11 @@ static attn_status pack_for(const attn_cudnn_api *api, cudnn_plan *e, const attn
   ptr[ATTN_CUDNN_UID_Q] = a->q.data, ptr[ATTN_CUDNN_UID_K] = a->k.data;
   ptr[ATTN_CUDNN_UID_V] = a->v.data, ptr[ATTN_CUDNN_UID_O] = a->out.data;
   ptr[ATTN_CUDNN_UID_STATS] = a->lse;
+  if (a->seqs) {
+    ptr[ATTN_CUDNN_UID_LEN_Q] = e->len_q;
+    ptr[ATTN_CUDNN_UID_LEN_KV] = (void *)a->seqs->kv_lens;
+    ptr[ATTN_CUDNN_UID_PAGE_TABLE] = (void *)a->seqs->block_table;
+  }
   float scale = (float)attn_scale_of(a);
   if (e->pack && e->pack_ws == ws && e->scale == scale && !memcmp(ptr, e->pack_ptrs, sizeof ptr))
     return ATTN_STATUS_OK;
@@ -271,7 +311,7 @@ attn_status attn_cudnn_describe(attn_ctx *ctx, const attn_args *a, char *buf, si
   if (!s)
     snprintf(buf, len, "%s, engine %lld%s (heuristics %s, %d configs tried), workspace %lld B, "
              "built in %.1f ms",
-             e->kind == ATTN_CUDNN_GRAPH_NODE ? "SDPA_FWD node" : "composite graph",
+             e->graph_name,
              (long long)e->choice.engine, e->choice.runtime_compiled ? " runtime-compiled" : "",
              e->choice.heuristics, e->choice.configs_tried, (long long)e->choice.workspace,
              e->build_ms);
@@ -289,6 +329,7 @@ const attn_backend_impl attn_backend_cudnn_cuda = {
     .why_not = cudnn_why_not,
     .forward = cudnn_forward,
     .available = cudnn_available,
+    .takes_seqs = 1, /* dense queries against a paged or contiguous cache: cudnn_seqs.h */
 };
 
 /* ---- state in the engine handle: devices, plans --------------------------- */
@@ -337,7 +378,8 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static const char *kind_name(attn_cudnn_graph_kind k) {
+static const char *kind_name(const attn_cudnn_problem *p, attn_cudnn_graph_kind k) {
+  if (p->seqs_kv) return p->seqs_kv == ATTN_KV_PAGED ? "paged-cache graph" : "KV-cache graph";
   return k == ATTN_CUDNN_GRAPH_NODE ? "SDPA_FWD node" : "composite graph";
 }
 
@@ -347,20 +389,44 @@ static int try_kind(cudnn_plan *e, cudnnHandle_t h, const attn_cudnn_problem *p,
   attn_cudnn_builder_init(&e->descs, loaded_api);
   attn_cudnn_desc graph = attn_cudnn_sdpa_graph(&e->descs, h, p, kind, e->uses);
   if (graph && attn_cudnn_plan_build(&e->descs, h, graph, &e->choice) == 0) {
-    e->kind = kind;
+    e->kind = kind, e->graph_name = kind_name(p, kind);
     return 1;
   }
   char text[320];
   size_t used = strlen(e->why);
   attn_cudnn_status_text(loaded_api, e->descs.status, text, sizeof text);
   snprintf(e->why + used, sizeof e->why - used, "%s%s: %s failed: %s", used ? "; " : "",
-           kind_name(kind), e->descs.failed_call, text);
+           kind_name(p, kind), e->descs.failed_call, text);
+  used = strlen(e->why);
+  if (p->seqs_kv) /* what the graph was built for, so one refusal says it all */
+    snprintf(e->why + used, sizeof e->why - used, " [B=%lld Hq=%lld Hkv=%lld n_new=%lld D=%lld "
+             "reach=%lld pages=%lld page_size=%lld max_pages=%lld causal=%d]", (long long)p->b,
+             (long long)p->hq, (long long)p->hkv, (long long)p->sq, (long long)p->d,
+             (long long)p->sk, (long long)p->pages, (long long)p->page_size,
+             (long long)p->max_pages, (int)p->causal);
   /* NOT_SUPPORTED (3xxx) and BAD_PARAM (2xxx) say "not these inputs"; the
    * rest is cuDNN failing. Either way dispatch moves on. */
   int category = (int)e->descs.status / 1000 * 1000;
   e->status = category == 2000 || category == 3000 ? ATTN_STATUS_UNSUPPORTED
                                                    : ATTN_STATUS_BACKEND_ERROR;
   attn_cudnn_desc_release(&e->descs);
+  return 0;
+}
+
+/* The plan's [B] device lengths of the queries (n_new each): constant for
+ * the plan's key, so written once here. */
+static int len_q_make(cudnn_plan *e, const attn_cudnn_problem *p) {
+  int32_t *h = malloc((size_t)p->b * sizeof *h);
+  cudaError_t err = h ? cudaMalloc((void **)&e->len_q, (size_t)p->b * sizeof *h)
+                      : cudaErrorMemoryAllocation;
+  for (int64_t i = 0; h && i < p->b; i++) h[i] = (int32_t)p->sq;
+  if (err == cudaSuccess)
+    err = cudaMemcpy(e->len_q, h, (size_t)p->b * sizeof *h, cudaMemcpyHostToDevice);
+  free(h);
+  if (err == cudaSuccess) return 1;
+  e->status = ATTN_STATUS_OUT_OF_MEMORY;
+  snprintf(e->why, sizeof e->why, "the plan's query lengths (%lld int32): %s", (long long)p->b,
+           cudaGetErrorString(err));
   return 0;
 }
 
@@ -372,12 +438,14 @@ static cudnn_plan *plan_build(const attn_cudnn_problem *p, cudnn_device *d) {
   double t0 = now_ms();
   attn_cudnn_graph_kind want = (attn_cudnn_graph_kind)p->graph;
   int ok = 0;
-  if (want != ATTN_CUDNN_GRAPH_COMPOSITE && p->causal == ATTN_CAUSAL_NONE)
+  if (p->seqs_kv) /* one graph for several sequences (the node takes no lengths before 9.21) */
+    ok = try_kind(e, d->handle, p, ATTN_CUDNN_GRAPH_COMPOSITE) && len_q_make(e, p);
+  else if (want != ATTN_CUDNN_GRAPH_COMPOSITE && p->causal == ATTN_CAUSAL_NONE)
     ok = try_kind(e, d->handle, p, ATTN_CUDNN_GRAPH_NODE);
   else if (want == ATTN_CUDNN_GRAPH_NODE) /* the node would drop the mask silently */
     e->status = ATTN_STATUS_UNSUPPORTED,
     snprintf(e->why, sizeof e->why, "the SDPA_FWD node takes no causal mask before cuDNN 9.21");
-  if (!ok && want != ATTN_CUDNN_GRAPH_NODE)
+  if (!ok && !p->seqs_kv && want != ATTN_CUDNN_GRAPH_NODE)
     ok = try_kind(e, d->handle, p, ATTN_CUDNN_GRAPH_COMPOSITE);
   e->build_ms = now_ms() - t0;
   if (ok) e->status = ATTN_STATUS_OK, e->why[0] = '\0';
@@ -391,6 +459,7 @@ static void plan_destroy(void *value) {
   cudnn_plan *e = value;
   if (e->pack) loaded_api->BackendDestroyDescriptor(e->pack);
   attn_cudnn_desc_release(&e->descs);
+  if (e->len_q) cudaFree(e->len_q);
   free(e);
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/seqs.h"
 #include "attnprof/attn.h"
 
 /* ---- descriptors ---------------------------------------------------------- */
@@ -152,12 +153,19 @@ attn_cudnn_desc attn_cudnn_reduction(attn_cudnn_builder *b, cudnnReduceTensorOp_
   return op;
 }
 
-attn_cudnn_desc attn_cudnn_matmul(attn_cudnn_builder *b, attn_cudnn_desc a, attn_cudnn_desc bm,
-                                  attn_cudnn_desc c) {
+/* c = a b; m/n/k_ov (may be NULL): per-batch [B,1,1,1] int32 sizes that
+ * override the GEMM's M, N, K (the sequence lengths); padded: rows and
+ * columns past them are written as 0 (what the padding mask then masks). */
+static attn_cudnn_desc matmul_ov(attn_cudnn_builder *b, attn_cudnn_desc a, attn_cudnn_desc bm,
+                                 attn_cudnn_desc c, attn_cudnn_desc m_ov, attn_cudnn_desc n_ov,
+                                 attn_cudnn_desc k_ov, int padded) {
   static const char what[] = "a matmul operation";
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const double zero = 0.0;
   attn_cudnn_desc d = attn_cudnn_create(b, CUDNN_BACKEND_MATMUL_DESCRIPTOR, what);
   attn_cudnn_set(b, d, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32, what);
+  if (padded)
+    attn_cudnn_set(b, d, CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, 1, &zero, what);
   attn_cudnn_finalize(b, d, what);
   attn_cudnn_desc op = attn_cudnn_create(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a,
@@ -168,12 +176,26 @@ attn_cudnn_desc attn_cudnn_matmul(attn_cudnn_builder *b, attn_cudnn_desc a, attn
                  what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d,
                  what);
+  const cudnnBackendAttributeName_t ov_attr[3] = {
+      CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC,
+      CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC,
+      CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC};
+  const attn_cudnn_desc ov[3] = {m_ov, n_ov, k_ov};
+  for (int i = 0; i < 3; i++)
+    if (ov[i])
+      attn_cudnn_set(b, op, ov_attr[i], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ov[i],
+                     "a matmul's M/N/K override (the sequence lengths)");
   attn_cudnn_finalize(b, op, what);
   return op;
 }
 
+attn_cudnn_desc attn_cudnn_matmul(attn_cudnn_builder *b, attn_cudnn_desc a, attn_cudnn_desc bm,
+                                  attn_cudnn_desc c) {
+  return matmul_ov(b, a, bm, c, NULL, NULL, NULL, 0);
+}
+
 /* ---- the SDPA operation graph --------------------------------------------- */
-enum { MAX_OPS = 24 };
+enum { MAX_OPS = 40 };
 
 typedef struct {
   attn_cudnn_builder *b;
@@ -316,13 +338,129 @@ static void node_ops(graph_ctx *g) {
   add_op(g, op);
 }
 
+/* ---- several sequences: lengths, paged loads, padding mask ----------------- */
+
+/* A [B, 1, 1, 1] int32 length per sequence, in device memory. */
+static attn_cudnn_desc lens_tensor(graph_ctx *g, int64_t uid) {
+  const int64_t dims[4] = {g->p->b, 1, 1, 1}, strides[4] = {1, 1, 1, 1};
+  return io_tensor(g, uid, CUDNN_DATA_INT32, dims, strides);
+}
+
+/* y (virtual, dims/strides given) = the pages of `pool` the table lists,
+ * up to each sequence's length (PAGED_CACHE_LOAD, cuDNN 9.5+). */
+static attn_cudnn_desc paged_load(graph_ctx *g, attn_cudnn_desc pool, attn_cudnn_desc table,
+                                  attn_cudnn_desc lens, const int64_t dims[4],
+                                  const int64_t strides[4]) {
+  static const char what[] = "a PAGED_CACHE_LOAD operation (cuDNN 9.5+)";
+  attn_cudnn_tensor_spec t = {.uid = g->next_uid++, .dtype = io_dtype(g->p), .is_virtual = 1};
+  memcpy(t.dims, dims, sizeof t.dims);
+  memcpy(t.strides, strides, sizeof t.strides);
+  attn_cudnn_desc y = attn_cudnn_tensor(g->b, &t);
+  attn_cudnn_builder *b = g->b;
+  attn_cudnn_desc op = attn_cudnn_create(b, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR,
+                                         what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pool, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &table, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &lens, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what);
+  attn_cudnn_finalize(b, op, what);
+  add_op(g, op);
+  return y;
+}
+
+/* Kᵀ [B, Hkv, D, Sk] and V [B, Hkv, Sk, D]: loaded from the page pools, or
+ * the contiguous cache itself (K's last two dims swapped, no copy). */
+static void seqs_kv(graph_ctx *g, attn_cudnn_desc len_kv, attn_cudnn_desc *kt,
+                    attn_cudnn_desc *v) {
+  const attn_cudnn_problem *p = g->p;
+  const cudnnDataType_t io = io_dtype(p);
+  const int64_t ktd[4] = {p->b, p->hkv, p->d, p->sk}, vd[4] = {p->b, p->hkv, p->sk, p->d};
+  if (p->seqs_kv != ATTN_KV_PAGED) {
+    const int64_t *ks = p->k_strides, kts[4] = {ks[0], ks[1], ks[3], ks[2]};
+    *kt = io_tensor(g, ATTN_CUDNN_UID_K, io, ktd, kts);
+    *v = io_tensor(g, ATTN_CUDNN_UID_V, io, vd, p->v_strides);
+    return;
+  }
+  const int64_t pool[4] = {p->pages, p->hkv, p->page_size, p->d};
+  const int64_t td[4] = {p->b, 1, p->max_pages, 1},
+                ts[4] = {p->table_stride, p->table_stride, 1, 1};
+  attn_cudnn_desc kpool = io_tensor(g, ATTN_CUDNN_UID_K, io, pool, p->k_strides);
+  attn_cudnn_desc vpool = io_tensor(g, ATTN_CUDNN_UID_V, io, pool, p->v_strides);
+  attn_cudnn_desc table = io_tensor(g, ATTN_CUDNN_UID_PAGE_TABLE, CUDNN_DATA_INT32, td, ts);
+  const int64_t hds = p->d * p->sk;
+  const int64_t kts[4] = {p->hkv * hds, hds, 1, p->d}, vs[4] = {p->hkv * hds, hds, p->d, 1};
+  *kt = paged_load(g, kpool, table, len_kv, ktd, kts);
+  *v = paged_load(g, vpool, table, len_kv, vd, vs);
+}
+
+/* S -> -inf outside row < n_new and col < kv_len (cudnn-frontend's padding
+ * mask: INT32 indices, BOOLEAN compares, AND, select). */
+static attn_cudnn_desc padding_mask(graph_ctx *g, attn_cudnn_desc s, attn_cudnn_desc len_q,
+                                    attn_cudnn_desc len_kv, attn_cudnn_desc ninf) {
+  const cudnnDataType_t i32 = CUDNN_DATA_INT32, bo = CUDNN_DATA_BOOLEAN;
+  attn_cudnn_desc row = virt(g, i32, 1), col = virt(g, i32, 1);
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, i32, 2, s, NULL, NULL, row));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, i32, 3, s, NULL, NULL, col));
+  attn_cudnn_desc row_ok = pw(g, CUDNN_POINTWISE_CMP_LT, bo, row, len_q, virt(g, bo, 1));
+  attn_cudnn_desc col_ok = pw(g, CUDNN_POINTWISE_CMP_LT, bo, col, len_kv, virt(g, bo, 1));
+  attn_cudnn_desc ok = pw(g, CUDNN_POINTWISE_LOGICAL_AND, bo, row_ok, col_ok, virt(g, bo, 1));
+  attn_cudnn_desc out = virt(g, CUDNN_DATA_FLOAT, 1);
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, -1, s,
+                                 ninf, ok, out));
+  return out;
+}
+
+/* S -> -inf right of each sequence's own bottom-right diagonal:
+ * keep row + kv_len - n_new >= col. */
+static attn_cudnn_desc causal_br_lens(graph_ctx *g, attn_cudnn_desc s, attn_cudnn_desc len_q,
+                                      attn_cudnn_desc len_kv, attn_cudnn_desc ninf) {
+  const cudnnDataType_t i32 = CUDNN_DATA_INT32, f32 = CUDNN_DATA_FLOAT;
+  attn_cudnn_desc row = virt(g, i32, 1), col = virt(g, i32, 1);
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, f32, 2, s, NULL, NULL, row));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, f32, 3, s, NULL, NULL, col));
+  attn_cudnn_desc r1 = virt(g, i32, 1), r2 = virt(g, i32, 1);
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_ADD, i32, 3, row, len_kv, NULL, r1));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_SUB, i32, 3, r1, len_q, NULL, r2));
+  attn_cudnn_desc keep = pw(g, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, r2, col,
+                            virt(g, CUDNN_DATA_BOOLEAN, 1));
+  attn_cudnn_desc out = virt(g, f32, 1);
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, f32, -1, s, ninf, keep,
+                                 out));
+  return out;
+}
+
+static void seqs_ops(graph_ctx *g) {
+  const attn_cudnn_problem *p = g->p;
+  const cudnnDataType_t io = io_dtype(p), f32 = CUDNN_DATA_FLOAT;
+  const int64_t qd[4] = {p->b, p->hq, p->sq, p->d};
+  attn_cudnn_desc q = io_tensor(g, ATTN_CUDNN_UID_Q, io, qd, p->q_strides);
+  attn_cudnn_desc o = io_tensor(g, ATTN_CUDNN_UID_O, io, qd, p->o_strides);
+  attn_cudnn_desc len_q = lens_tensor(g, ATTN_CUDNN_UID_LEN_Q);
+  attn_cudnn_desc len_kv = lens_tensor(g, ATTN_CUDNN_UID_LEN_KV);
+  attn_cudnn_desc kt, v;
+  seqs_kv(g, len_kv, &kt, &v);
+  attn_cudnn_desc scale = scalar(g, ATTN_CUDNN_UID_SCALE, f32);
+  attn_cudnn_desc ninf = scalar(g, ATTN_CUDNN_UID_NEG_INF, f32);
+  attn_cudnn_desc s = virt(g, f32, 1);
+  add_op(g, matmul_ov(g->b, q, kt, s, len_q, len_kv, NULL, 1));
+  s = pw(g, CUDNN_POINTWISE_MUL, f32, s, scale, virt(g, f32, 1));
+  s = padding_mask(g, s, len_q, len_kv, ninf);
+  if (p->causal == ATTN_CAUSAL_BOTTOM_RIGHT) s = causal_br_lens(g, s, len_q, len_kv, ninf);
+  add_op(g, matmul_ov(g->b, softmax(g, s), v, o, len_q, NULL, len_kv, 0));
+}
+
 attn_cudnn_desc attn_cudnn_sdpa_graph(attn_cudnn_builder *b, cudnnHandle_t handle,
                                       const attn_cudnn_problem *p, attn_cudnn_graph_kind kind,
                                       unsigned char uses[ATTN_CUDNN_UID_COUNT]) {
   static const char what[] = "the operation graph";
   graph_ctx g = {.b = b, .p = p, .uses = uses, .next_uid = ATTN_CUDNN_UID_COUNT};
   memset(uses, 0, ATTN_CUDNN_UID_COUNT);
-  if (kind == ATTN_CUDNN_GRAPH_NODE) node_ops(&g);
+  if (p->seqs_kv) seqs_ops(&g);
+  else if (kind == ATTN_CUDNN_GRAPH_NODE) node_ops(&g);
   else composite_ops(&g);
   attn_cudnn_desc og = attn_cudnn_create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what);
   attn_cudnn_set(b, og, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, g.n_ops,

@@ -24,6 +24,16 @@
  *      Stats = M + log Z        (natural log of the scaled scores = attn.h's
  *                                lse; virtual when no lse is asked for)
  *      P = E / Z (rounded to the I/O dtype), O = P V
+ *  SEQS: the composite graph for several sequences (attn_seqs) with dense
+ *    queries [B, Hq, n_new, D] against a KV cache with per-sequence lengths,
+ *    the form cudnn-frontend emits for paged decode: K and V come from
+ *    PAGED_CACHE_LOAD operations (page pool + block table + lengths -> a
+ *    virtual [B, Hkv, D, Sk] Kᵀ and [B, Hkv, Sk, D] V, cuDNN 9.5+) or are
+ *    the contiguous cache itself; both matmuls carry the lengths as M/N/K
+ *    overrides; a padding mask (row < n_new and col < kv_len) and the
+ *    per-sequence bottom-right causal mask (row + kv_len - n_new >= col)
+ *    replace the fixed-size ones. Sk is the table's reach, max_pages x
+ *    page_size (paged) or S_cap (contiguous).
  *  NODE: the dedicated OPERATION_SDPA_FWD node (cuDNN 9.13.1+), one op;
  *    on cuDNN < 9.21 it takes neither causal masks nor anything else but
  *    Q, K, V, scale and Stats.
@@ -110,6 +120,11 @@ typedef struct {
   int32_t device;
   int32_t graph;  /* attn_cudnn_graph_kind asked for */
   int32_t fault;  /* test hook: 1 gives Q a batch of -1, which cuDNN refuses */
+  /* Several sequences (the SEQS graph): ATTN_KV_CACHE or ATTN_KV_PAGED of
+   * seqs.h, 0 for the dense graphs. Paged: k/v strides are the pools'
+   * ({pages, Hkv, page_size, D} order), sk = max_pages * page_size. */
+  int32_t seqs_kv;
+  int64_t page_size, pages, max_pages, table_stride;
 } attn_cudnn_problem;
 
 /* Unique ids of the tensors a variant pack may carry. */
@@ -123,10 +138,14 @@ enum {
   ATTN_CUDNN_UID_NEG_INF,
   ATTN_CUDNN_UID_SEQ_KV,
   ATTN_CUDNN_UID_SEQ_Q,
+  ATTN_CUDNN_UID_LEN_Q,       /* SEQS: [B] int32 on the device, n_new each */
+  ATTN_CUDNN_UID_LEN_KV,      /* SEQS: attn_seqs.kv_lens */
+  ATTN_CUDNN_UID_PAGE_TABLE,  /* SEQS paged: attn_seqs.block_table */
   ATTN_CUDNN_UID_COUNT /* virtual tensors are numbered from here */
 };
 
-/* Builds and finalizes the operation graph of `kind` (COMPOSITE or NODE).
+/* Builds and finalizes the operation graph of `kind` (COMPOSITE or NODE;
+ * a problem with seqs_kv set always gets the SEQS graph).
  * uses[uid] is set to 1 for every non-virtual tensor the graph holds (the
  * variant pack lists exactly those). NULL when a call failed: the builder
  * says which and why. */

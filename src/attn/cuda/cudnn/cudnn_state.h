@@ -21,6 +21,8 @@ typedef struct {
   attn_cudnn_builder descs; /* every descriptor the plan refers to */
   attn_cudnn_plan_choice choice;
   attn_cudnn_graph_kind kind; /* COMPOSITE or NODE: what was built */
+  const char *graph_name;     /* "composite graph", "paged-cache graph", ... */
+  int32_t *len_q;             /* several sequences: [B] device lengths of the queries */
   double build_ms;
   unsigned char uses[ATTN_CUDNN_UID_COUNT];
   /* By-value scalars the variant packs point at (the entry is on the heap,

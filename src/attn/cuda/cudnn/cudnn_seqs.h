@@ -1,0 +1,29 @@
+/* What the cudnn backend takes of several sequences (attn_seqs), said
+ * before any cuDNN call: plain host C over the validated view (seqs.h), so
+ * the refusals are tested on the CPU (tests/attn_gpu_cudnn) against any
+ * cuDNN version number.
+ *
+ * Taken (the SEQS graph of cudnn_graph.h): dense queries [B, Hq, n_new, D]
+ * against a paged cache (cuDNN 9.5+) or a contiguous cache with lengths,
+ * causal none or bottom-right, GQA. Refused, each with its reason: packed
+ * queries or packed K/V (cuDNN's ragged offsets are not built here), page
+ * sizes that are not powers of 2, paged with D > 128 before cuDNN 9.10, bottom-right with sizes off 64 before 9.6,
+ * rows that see no key, table entries cuDNN might read that are not pages. */
+#ifndef ATTNPROF_SRC_ATTN_CUDA_CUDNN_CUDNN_SEQS_H
+#define ATTNPROF_SRC_ATTN_CUDA_CUDNN_CUDNN_SEQS_H
+
+#include <stddef.h>
+
+#include "attn/seqs.h"
+
+/* ATTN_STATUS_OK, or UNSUPPORTED with the reason in why. version is
+ * cudnnGetVersion()'s (91400 for 9.14.0); v is attn_seqs_view_make's (its
+ * tables are checked only where have_tables). */
+attn_status attn_cudnn_seqs_why_not(size_t version, const attn_args *a, const attn_seqs_view *v,
+                                    char *why, size_t len);
+
+/* The key length cuDNN's graph is built for: max_pages x page_size (paged)
+ * or S_cap (contiguous). */
+int64_t attn_cudnn_seqs_reach(const attn_seqs_view *v);
+
+#endif
