@@ -3,12 +3,16 @@
  * turn GPU collection off with a reason (no driver, no GPU, no libcupti,
  * CUPTI held by another tool).
  *
- * Cost: recording every runtime and driver call costs about 6 us per launch
- * on the H200, kernels alone about 3 (measured: bench/trace_overhead.sh). By default only
- * the calls that launch, copy, set or wait are recorded (the ones a GPU
- * activity is attributed through), by callback id; ATTNPROF_CUPTI_API=all
- * records every call except the four that PyTorch makes per launch to no
- * purpose (the same ones Kineto silences). */
+ * Cost (bench/TRACE_COST.md, H200, PyTorch loop, inside one process): the
+ * kernel kind 0.2-0.5 us per launch, the other GPU kinds 0.3-0.5 more; launch
+ * calls through the RUNTIME and DRIVER kinds 0.2-0.35 more (with a kind on, CUPTI
+ * seems to hook every call of its domain, the id filter deciding only what
+ * it writes). So by default the launch, copy, set and sync calls (the ones a GPU
+ * activity is attributed through) are recorded through the callback API,
+ * subscribed by id (cupti_api_cb.c): 0-0.1. ATTNPROF_CUPTI_API=all
+ * records every call through the kinds, except the four that PyTorch makes
+ * per launch to no purpose (the same ones Kineto silences);
+ * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way. */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
@@ -176,7 +180,8 @@ static void set_api_kinds(uint8_t on, int runtime, int driver) {
     if (!keep_drv[cbid]) F->ActivityEnableDriverApi(cbid, 0);
 }
 
-/* API_SELECT: the wanted ids alone, without their kinds (bench only). */
+/* API_SELECT: the wanted ids alone, without their kinds (bench only: switched
+ * on after CUDA's start it gave no records on the H200). */
 static void set_api_select(uint8_t on) {
   for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
     if (keep_rt[cbid]) F->ActivityEnableRuntimeApi(cbid, on);
