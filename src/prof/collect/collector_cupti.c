@@ -3,12 +3,16 @@
  * turn GPU collection off with a reason (no driver, no GPU, no libcupti,
  * CUPTI held by another tool).
  *
- * Cost: recording every runtime and driver call costs about 6 us per launch
- * on the H200, kernels alone about 3 (measured: bench/trace_overhead.sh). By default only
- * the calls that launch, copy, set or wait are recorded (the ones a GPU
- * activity is attributed through), by callback id; ATTNPROF_CUPTI_API=all
- * records every call except the four that PyTorch makes per launch to no
- * purpose (the same ones Kineto silences). */
+ * Cost (bench/TRACE_COST.md, H200, PyTorch loop, inside one process): the
+ * kernel kind 0.2-0.5 us per launch, the other GPU kinds 0.3-0.5 more; launch
+ * calls through the RUNTIME and DRIVER kinds 0.2-0.35 more (with a kind on, CUPTI
+ * seems to hook every call of its domain, the id filter deciding only what
+ * it writes). So by default the launch, copy, set and sync calls (the ones a GPU
+ * activity is attributed through) are recorded through the callback API,
+ * subscribed by id (cupti_api_cb.c): 0-0.1. ATTNPROF_CUPTI_API=all
+ * records every call through the kinds, except the four that PyTorch makes
+ * per launch to no purpose (the same ones Kineto silences);
+ * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way. */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
@@ -18,12 +22,16 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_buffers.h"
 #include "prof/collect/cupti_device.h"
 
 static const cupti_fns *F;
 static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
+/* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; bench/TRACE_COST.md). */
+static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
+#define API_DEFAULT API_CALLBACK
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const CUpti_ActivityKind gpu_kinds[] = {
@@ -40,6 +48,12 @@ static const char *const launch_prefixes[] = {
 /* Silenced under ATTNPROF_CUPTI_API=all (exact names). */
 static const char *const chatty[] = {"cudaGetDevice", "cuKernelGetAttribute",
                                      "cuDevicePrimaryCtxGetState", "cuCtxGetCurrent"};
+
+static int starts_with_any(const char *name, const char *const *list, size_t n, int exact) {
+  for (size_t i = 0; name && i < n; i++)
+    if (exact ? !strcmp(name, list[i]) : !strncmp(name, list[i], strlen(list[i]))) return 1;
+  return 0;
+}
 
 void cupti_collector_set_injected(int on) { injected = on; }
 
@@ -73,7 +87,11 @@ static void read_devices(void) {
  * initialized then, and we are on the program's thread, outside cuInit. */
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                                  const void *data) {
-  (void)ud, (void)data;
+  (void)ud;
+  if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+    cupti_api_cb_on(dom, cbid, data);
+    return;
+  }
   if (dom == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) read_devices();
 }
 
@@ -131,40 +149,89 @@ static attn_status subscribe(void) {
   return ATTN_STATUS_OK;
 }
 
-static int starts_with_any(const char *name, const char *const *list, size_t n, int exact) {
-  for (size_t i = 0; name && i < n; i++)
-    if (exact ? !strcmp(name, list[i]) : !strncmp(name, list[i], strlen(list[i]))) return 1;
-  return 0;
+/* Which calls are recorded, by callback id: default, only launch, copy, set
+ * and sync calls (what GPU activity is attributed through);
+ * ATTNPROF_CUPTI_API=all: every call but the chatty four. */
+static uint8_t keep_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], keep_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+static void choose_calls(void) {
+  for (int d = 0; d < 2; d++) {
+    uint8_t *keep = d ? keep_drv : keep_rt;
+    uint32_t size = d ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+    for (uint32_t cbid = 1; cbid < size; cbid++) {
+      const char *name = cupti_cbid_name(d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+      keep[cbid] = (uint8_t)(api_all ? name && !starts_with_any(name, chatty, 4, 1)
+                                     : starts_with_any(name, launch_prefixes, 16, 0));
+    }
+  }
 }
 
-/* Turns the API records on or off: the two kinds, then a filter by callback
- * id. Enabling single callback ids without their kind gave no records when
- * CUDA was initialized before the session (in-process, seen on the H200), so
- * the kinds are always on and the ids we do not want are switched off, as
- * Kineto does. Default: only launch, copy, set and sync calls (what GPU
- * activity is attributed through); ATTNPROF_CUPTI_API=all: every call but the
- * chatty four. */
-static void set_api(uint8_t on) {
-  static const CUpti_CallbackDomain doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
-  static const uint32_t sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
-  (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
-  (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
+/* API_KINDS: the RUNTIME and DRIVER kinds, then the ids we do not want
+ * switched off, as Kineto does. Enabling single ids without their kind gave
+ * no records when CUDA was initialized before the session (in-process, seen
+ * on the H200), so this is the one way for --all-api and in-process. */
+static void set_api_kinds(uint8_t on, int runtime, int driver) {
+  if (runtime) (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (driver) (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
   if (!on) return;
-  for (int d = 0; d < 2; d++) {
-    for (uint32_t cbid = 1; cbid < sizes[d]; cbid++) {
-      const char *name = cupti_cbid_name(doms[d], cbid);
-      int keep = api_all ? !starts_with_any(name, chatty, 4, 1)
-                         : starts_with_any(name, launch_prefixes, 16, 0);
-      if (keep) continue;
-      if (d == 0) F->ActivityEnableRuntimeApi(cbid, 0);
-      else F->ActivityEnableDriverApi(cbid, 0);
-    }
+  for (uint32_t cbid = 1; runtime && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+    if (!keep_rt[cbid]) F->ActivityEnableRuntimeApi(cbid, 0);
+  for (uint32_t cbid = 1; driver && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+    if (!keep_drv[cbid]) F->ActivityEnableDriverApi(cbid, 0);
+}
+
+/* API_SELECT: the wanted ids alone, without their kinds (bench only: switched
+ * on after CUDA's start it gave no records on the H200). */
+static void set_api_select(uint8_t on) {
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+    if (keep_rt[cbid]) F->ActivityEnableRuntimeApi(cbid, on);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+    if (keep_drv[cbid]) F->ActivityEnableDriverApi(cbid, on);
+}
+
+/* API_CALLBACK: the wanted ids through the callback API (cupti_api_cb.c). */
+static void set_api_callback(uint8_t on) {
+  cupti_api_cb_switched();
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+    if (keep_rt[cbid]) F->EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+    if (keep_drv[cbid]) F->EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+}
+
+static void set_api(uint8_t on) {
+  switch (api_mode) {
+  case API_SELECT: set_api_select(on); break;
+  case API_CALLBACK: set_api_callback(on); break;
+  default: set_api_kinds(on, 1, 1);
   }
 }
 
 static void disable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) F->ActivityDisable(gpu_kinds[i]);
   set_api(0);
+}
+
+/* Bench only (bench/TRACE_COST.md): flushes (so the last setting's records
+ * are converted outside the next timing), turns every kind and call record
+ * off, then on the parts in mask. Returns the records read so far. */
+int64_t cupti_collector_bench_set(unsigned mask) {
+  if (!subscribed) return -1;
+  F->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  cupti_buffers_hand_off();
+  for (int i = 0; i < N_GPU_KINDS; i++) F->ActivityDisable(gpu_kinds[i]);
+  set_api_kinds(0, 1, 1);
+  set_api_select(0);
+  set_api_callback(0);
+  cupti_buffers_set_discard(!!(mask & CUPTI_BENCH_DISCARD));
+  if (mask & CUPTI_BENCH_KERNEL) F->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  for (int i = 1; (mask & CUPTI_BENCH_GPU) && i < N_GPU_KINDS; i++) F->ActivityEnable(gpu_kinds[i]);
+  if (mask & (CUPTI_BENCH_RUNTIME | CUPTI_BENCH_DRIVER))
+    set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
+  if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
+  if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+  cupti_stats s;
+  cupti_buffers_stats(&s);
+  return s.records;
 }
 
 static attn_status enable_all(void) {
@@ -189,6 +256,11 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
   if (finalized) return attn_fail(ATTN_STATUS_BACKEND_ERROR, "CUPTI was shut down at exit");
   const char *api = getenv("ATTNPROF_CUPTI_API");
   api_all = api && !strcmp(api, "all");
+  const char *mode = getenv("ATTNPROF_CUPTI_API_MODE");
+  api_mode = api_all || (mode && !strcmp(mode, "kinds")) ? API_KINDS
+             : mode && !strcmp(mode, "select")          ? API_SELECT
+             : mode && !strcmp(mode, "callback")        ? API_CALLBACK
+                                                         : API_DEFAULT;
   cupti_buffers_configure(F);
   attn_status st = subscribe();
   if (st) return st;
@@ -197,12 +269,15 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
   F->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   /* Refused (CUPTI not ready, or older than 12.x): CUPTI then stamps
    * CLOCK_REALTIME, and the converter moves those times onto ours. */
-  cupti_buffers_set_clock_offset(F->ActivityRegisterTimestampCallback(clock_ns) == CUPTI_SUCCESS
-                                     ? 0
-                                     : prof_clock_epoch_offset());
+  int64_t offset = F->ActivityRegisterTimestampCallback(clock_ns) == CUPTI_SUCCESS
+                       ? 0
+                       : prof_clock_epoch_offset();
+  cupti_buffers_set_clock_offset(offset);
+  cupti_api_cb_set_clock_offset(offset);
   CUptiResult r = F->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
   if (r == CUPTI_SUCCESS && cupti_buffers_set_target(t)) r = CUPTI_ERROR_OUT_OF_MEMORY;
   if (r == CUPTI_SUCCESS && !injected) read_devices();
+  if (r == CUPTI_SUCCESS) choose_calls();
   if (r == CUPTI_SUCCESS && (st = enable_all()) == ATTN_STATUS_OK) {
     if (!exit_hook) exit_hook = !atexit(at_exit);
     return ATTN_STATUS_OK;

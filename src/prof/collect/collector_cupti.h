@@ -45,6 +45,20 @@ typedef struct {
 
 void cupti_collector_stats(cupti_stats *out);
 
+/* Bench only (bench/trace_cost.py through the injection library): the parts
+ * of the collector switched on one by one, to measure what each costs.
+ * Returns the activity records read so far, or -1 without a session. */
+enum {
+  CUPTI_BENCH_KERNEL = 1,    /* CONCURRENT_KERNEL */
+  CUPTI_BENCH_GPU = 2,       /* MEMCPY, MEMSET, SYNCHRONIZATION, MARKER */
+  CUPTI_BENCH_RUNTIME = 4,   /* the RUNTIME kind, filtered by id */
+  CUPTI_BENCH_DRIVER = 8,    /* the DRIVER kind, filtered by id */
+  CUPTI_BENCH_SELECT = 16,   /* the wanted ids enabled alone, no kinds */
+  CUPTI_BENCH_CALLBACK = 32, /* the wanted ids through the callback API */
+  CUPTI_BENCH_DISCARD = 64   /* records counted, not converted nor written */
+};
+int64_t cupti_collector_bench_set(unsigned mask);
+
 /* Stops CUPTI for good at process exit: forced flush into whatever target is
  * still set, then cuptiFinalize (CUDA 13.0/13.1's CUPTI can crash at exit
  * without it). Idempotent. */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_records.h"
 
 enum { MAX_DEVICES = 64 };
@@ -42,6 +43,7 @@ static size_t chunk_events = 1u << 16;
 static prof_device devices[MAX_DEVICES];
 static int n_devices;
 static cupti_stats st;
+static int discard; /* bench only: records are counted, not converted */
 
 static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *rt_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
@@ -128,6 +130,16 @@ static void add_devices_to(prof_trace *t) {
   for (int i = 0; i < n_devices; i++) prof_trace_add_device(t, &devices[i]);
 }
 
+static void take_record(const CUpti_Activity *rec);
+
+/* Under conv_mu: the launch calls recorded through the callback API so far,
+ * and the ones the pool had no room for. */
+static void drain_api_locked(void) {
+  cupti_api_cb_drain(take_record);
+  int64_t n = cupti_api_cb_take_lost();
+  if (n) st.dropped_by_cupti += n, lose(n);
+}
+
 /* Under conv_mu: with a sink, gives it the chunk and starts the next. */
 static void hand_off_locked(void) {
   if (!sink || !target) return;
@@ -139,12 +151,14 @@ static void hand_off_locked(void) {
 
 void cupti_buffers_hand_off(void) {
   pthread_mutex_lock(&conv_mu);
+  drain_api_locked();
   if (target && prof_trace_count(target)) hand_off_locked();
   pthread_mutex_unlock(&conv_mu);
 }
 
 int cupti_buffers_set_target(prof_trace *t) {
   pthread_mutex_lock(&conv_mu);
+  if (!t) drain_api_locked(); /* the session ends: its last launch calls */
   if (sink) {
     if (!t && target) { /* the session ends: the last chunk goes to the sink */
       prof_trace *chunk = target;
@@ -182,6 +196,12 @@ void cupti_buffers_add_device(const prof_device *d) {
   pthread_mutex_unlock(&conv_mu);
 }
 
+void cupti_buffers_set_discard(int on) {
+  pthread_mutex_lock(&conv_mu);
+  discard = on;
+  pthread_mutex_unlock(&conv_mu);
+}
+
 void cupti_buffers_stats(cupti_stats *out) {
   pthread_mutex_lock(&conv_mu);
   *out = st;
@@ -205,6 +225,7 @@ static int complete(const prof_event *e) {
 static void take_record(const CUpti_Activity *rec) {
   prof_event e;
   st.records++;
+  if (discard) return;
   int r = cupti_conv_record(conv, rec, &e);
   if (r < 0) {
     st.unmatched_range_ends++;
@@ -226,6 +247,7 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
   while (fns && conv && valid &&
          fns->ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
     take_record(rec);
+  drain_api_locked();
   size_t dropped = 0;
   if (fns && fns->ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
     st.dropped_by_cupti += (int64_t)dropped;

@@ -26,6 +26,9 @@ void cupti_buffers_hand_off(void);
 /* Adds a device to the current target and to every later chunk. */
 void cupti_buffers_add_device(const prof_device *d);
 void cupti_buffers_stats(cupti_stats *out);
+/* Bench only (bench/TRACE_COST.md): records are read and counted but not
+ * converted nor written, to measure what conversion and writing cost. */
+void cupti_buffers_set_discard(int on);
 /* API names by callback id, cached ("cudaLaunchKernel"), or NULL. */
 const char *cupti_cbid_name(CUpti_CallbackDomain domain, uint32_t cbid);
 

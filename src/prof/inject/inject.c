@@ -173,6 +173,15 @@ void attnprof_inject_start(void) {
   start();
 }
 
+/* Bench only: bench/trace_cost.py and trace_cost_prog switch the collector's
+ * parts from inside the traced program (see cupti_collector_bench_set), with
+ * ATTNPROF_BENCH=1 set; otherwise refused (-1). */
+EXPORT long long attnprof_bench_set(unsigned mask) {
+  const char *on = getenv("ATTNPROF_BENCH");
+  if (!on || strcmp(on, "1") || !atomic_load(&started)) return -1;
+  return (long long)cupti_collector_bench_set(mask);
+}
+
 /* Called by the driver inside cuInit; returning 1 tells it we loaded. */
 EXPORT int InitializeInjection(void) {
   attnprof_inject_start();
