@@ -9,12 +9,15 @@
  * events; this is Kineto's rule (innermost range on the launching thread
  * around the launch), which also holds when the kernel runs after the range
  * has closed. */
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "prof/analysis/nest.h"
 #include "prof/model/map.h"
+#include "prof/model/trace_cache.h"
 
 typedef struct {
   int64_t pid, tid, start, end;
@@ -269,6 +272,54 @@ int prof_nest_build(const prof_trace *t, prof_nest *nest) {
   attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to analyse a trace of %zu events",
             prof_trace_count(t));
   return -1;
+}
+
+/* ---- one nesting per trace, shared by the analyses ----------------------- */
+
+/* refs: the trace's slot and each caller holding it; guarded by shared_mu. */
+typedef struct {
+  prof_nest nest;
+  int refs;
+} shared_nest;
+
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void shared_unref(shared_nest *s) {
+  pthread_mutex_lock(&shared_mu);
+  int last = --s->refs == 0;
+  pthread_mutex_unlock(&shared_mu);
+  if (last) prof_nest_free(&s->nest), free(s);
+}
+
+static void shared_drop(void *p) { shared_unref(p); }
+
+const prof_nest *prof_nest_acquire(const prof_trace *t) {
+  prof_trace_cache *c = prof_trace_cache_of(t);
+  size_t n = prof_trace_count(t);
+  pthread_mutex_lock(&shared_mu);
+  shared_nest *s = c->p;
+  if (s && s->nest.n == n) s->refs++;
+  pthread_mutex_unlock(&shared_mu);
+  if (s && s->nest.n == n) return &s->nest;
+  /* None yet, or the trace grew since (a live one): build it for n events. */
+  shared_nest *fresh = calloc(1, sizeof *fresh);
+  if (!fresh) {
+    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to analyse a trace of %zu events", n);
+    return NULL;
+  }
+  if (prof_nest_build(t, &fresh->nest)) return free(fresh), NULL;
+  fresh->refs = 2;
+  pthread_mutex_lock(&shared_mu);
+  shared_nest *old = c->p;
+  c->p = fresh;
+  c->drop = shared_drop;
+  pthread_mutex_unlock(&shared_mu);
+  if (old) shared_unref(old);
+  return &fresh->nest;
+}
+
+void prof_nest_release(const prof_nest *nest) {
+  if (nest) shared_unref((shared_nest *)((char *)nest - offsetof(shared_nest, nest)));
 }
 
 int64_t *prof_attribute(const prof_trace *t) {

@@ -38,30 +38,30 @@ static int64_t outer_call(const prof_trace *t, const prof_nest *nest, size_t i, 
 
 /* The calls of `name` with their device time, slowest first; their count or -1. */
 static int64_t tally(const prof_trace *t, const char *name, call **out) {
-  prof_nest nest;
-  if (prof_nest_build(t, &nest)) return -1;
-  int64_t *slot = malloc((nest.n ? nest.n : 1) * sizeof *slot);
-  call *calls = malloc((nest.n ? nest.n : 1) * sizeof *calls);
+  const prof_nest *nest = prof_nest_acquire(t);
+  if (!nest) return -1;
+  int64_t *slot = malloc((nest->n ? nest->n : 1) * sizeof *slot);
+  call *calls = malloc((nest->n ? nest->n : 1) * sizeof *calls);
   int64_t n = -1;
   if (slot && calls) {
     n = 0;
-    for (size_t i = 0; i < nest.n; i++) {
+    for (size_t i = 0; i < nest->n; i++) {
       const prof_event *e = prof_trace_at(t, i);
       slot[i] = -1;
       if (e->cat != PROF_CAT_USER_ANNOTATION || !named(t, (int64_t)i, name)) continue;
-      if (outer_call(t, &nest, i, name) >= 0) continue; /* part of an enclosing call */
+      if (outer_call(t, nest, i, name) >= 0) continue; /* part of an enclosing call */
       slot[i] = n;
       calls[n++] = (call){(int64_t)i, 0, e->dur_ns, e->start_ns};
     }
-    for (size_t i = 0; i < nest.n; i++) {
+    for (size_t i = 0; i < nest->n; i++) {
       if (!prof_cat_is_gpu_activity(prof_trace_at(t, i)->cat)) continue;
-      int64_t c = outer_call(t, &nest, i, name);
+      int64_t c = outer_call(t, nest, i, name);
       if (c >= 0 && slot[c] >= 0) calls[slot[c]].device_ns += prof_trace_at(t, i)->dur_ns;
     }
     if (n > 1) qsort(calls, (size_t)n, sizeof *calls, cmp_device);
   }
   free(slot);
-  prof_nest_free(&nest);
+  prof_nest_release(nest);
   if (n < 0) free(calls), calls = NULL;
   *out = calls;
   return n;

@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
   html_out *o;
   const prof_trace *t;
-  prof_nest nest;
+  const prof_nest *nest;
   int64_t call, w0, w1; /* the call drawn (-1: none), the window in ns */
   int *depth;           /* host events: nesting depth */
   lane lanes[MAX_LANES];
@@ -42,8 +42,8 @@ static int is_gpu_row(prof_cat c) {
 }
 
 static int in_call(const tl_ctx *c, size_t i) {
-  int64_t ts = prof_nest_ref_ns(c->t, &c->nest, i);
-  for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts))
+  int64_t ts = prof_nest_ref_ns(c->t, c->nest, i);
+  for (int64_t r = c->nest->range[i]; r >= 0; r = prof_nest_outer(c->t, c->nest, r, ts))
     if (r == c->call) return 1;
   return 0;
 }
@@ -62,7 +62,7 @@ static int64_t first_call(const prof_trace *t, const char *name) {
 /* The call's span and the GPU work it launched; the whole trace without a call. */
 static void window(tl_ctx *c) {
   int first = 1;
-  for (size_t i = 0; i < c->nest.n; i++) {
+  for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
     int take =
         c->call < 0 || (size_t)c->call == i || (prof_cat_is_gpu_activity(e->cat) && in_call(c, i));
@@ -105,11 +105,11 @@ static int cmp_lane(const void *pa, const void *pb) {
 }
 
 static void layout(tl_ctx *c) {
-  for (size_t j = 0; j < c->nest.n_order; j++) { /* parents come before children */
-    int64_t i = c->nest.order[j], p = c->nest.parent[i];
+  for (size_t j = 0; j < c->nest->n_order; j++) { /* parents come before children */
+    int64_t i = c->nest->order[j], p = c->nest->parent[i];
     c->depth[i] = p >= 0 ? c->depth[p] + 1 : 0;
   }
-  for (size_t i = 0; i < c->nest.n; i++) {
+  for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
     lane *l = visible(c, e) ? lane_of(c, e) : NULL;
     int r = l ? row_of(c, i, e) + 1 : 0;
@@ -182,7 +182,7 @@ static void draw(tl_ctx *c, size_t idx) {
            "%d\">\n",
            idx, LEFT + WIDTH + 10, height, LEFT + WIDTH + 10, height);
   lanes_and_axis(c, height);
-  for (size_t i = 0; i < c->nest.n; i++) {
+  for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
     if (!visible(c, e)) continue;
     lane *l = lane_of(c, e);
@@ -198,7 +198,7 @@ static void draw(tl_ctx *c, size_t idx) {
 
 void report_timeline(html_out *o, const report_trace *tr, size_t idx) {
   tl_ctx *c = calloc(1, sizeof *c);
-  if (!c || prof_nest_build(tr->t, &c->nest)) {
+  if (!c || !(c->nest = prof_nest_acquire(tr->t))) {
     free(c);
     html_raw(o, "<p class=\"note\">timeline: not enough memory</p>\n");
     return;
@@ -206,7 +206,7 @@ void report_timeline(html_out *o, const report_trace *tr, size_t idx) {
   c->o = o;
   c->t = tr->t;
   c->call = first_call(tr->t, tr->focus ? tr->focus->name : NULL);
-  c->depth = calloc(c->nest.n ? c->nest.n : 1, sizeof *c->depth);
+  c->depth = calloc(c->nest->n ? c->nest->n : 1, sizeof *c->depth);
   if (c->depth) {
     window(c);
     layout(c);
@@ -221,6 +221,6 @@ void report_timeline(html_out *o, const report_trace *tr, size_t idx) {
       html_fmt(o, "<p class=\"note\">%zu more events in this window not drawn</p>\n", c->skipped);
   }
   free(c->depth);
-  prof_nest_free(&c->nest);
+  prof_nest_release(c->nest);
   free(c);
 }
