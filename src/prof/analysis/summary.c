@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
+#include "prof/analysis/ranks.h"
 
 enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and just repeat */
 
@@ -33,6 +34,8 @@ typedef struct {
 typedef struct {
   const prof_trace *t;
   unsigned flags; /* PROF_SUMMARY_* */
+  int one_pid;    /* only the ranges of process pid (and what they hold) */
+  int64_t pid;
   const prof_nest *nest;
   prof_map by_name; /* interned name -> row */
   row_acc *rows;
@@ -77,7 +80,7 @@ static int collect_ranges(summary_ctx *c) {
   size_t cap = 0;
   for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
-    if (e->cat != PROF_CAT_USER_ANNOTATION) continue;
+    if (e->cat != PROF_CAT_USER_ANNOTATION || (c->one_pid && e->pid != c->pid)) continue;
     const char *key = row_key(c, e->name);
     if (inner_repeat(c, i, key)) continue;
     int64_t r = prof_map_put(&c->by_name, prof_map_ptr(key), 0, (int64_t)c->n_rows);
@@ -115,7 +118,10 @@ static int op_side(const summary_ctx *c, size_t i, const prof_event *e) {
 static void count_ops(summary_ctx *c) {
   for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
-    int side = c->nest->range[i] < 0 ? 0 : op_side(c, i, e);
+    int64_t r0 = c->nest->range[i];
+    int side = r0 < 0 || (c->one_pid && prof_trace_at(c->t, (size_t)r0)->pid != c->pid)
+                   ? 0
+                   : op_side(c, i, e); /* a range's chain stays on its thread */
     if (!side) continue;
     prof_kind k = side == 1 && e->cat == PROF_CAT_KERNEL && prof_is_comm_kernel(e->name)
                       ? PROF_KIND_COMM
@@ -182,14 +188,9 @@ int prof_is_step_name(const char *name) {
   return 1;
 }
 
-int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out) {
-  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, NULL);
-}
-
-int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
-                                 prof_link_stats *links) {
+static int64_t summarize(summary_ctx c, prof_range_summary **out, prof_link_stats *links) {
+  const prof_trace *t = c.t;
   *out = NULL;
-  summary_ctx c = {.t = t, .flags = flags};
   if (!(c.nest = prof_nest_acquire(t))) return -1;
   if (links) *links = c.nest->links;
   prof_map_init(&c.by_name);
@@ -208,6 +209,22 @@ int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range
   prof_map_free(&c.by_name);
   prof_nest_release(c.nest);
   return n;
+}
+
+int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out) {
+  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, NULL);
+}
+
+int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
+                                 prof_link_stats *links) {
+  summary_ctx c = {.t = t, .flags = flags};
+  return summarize(c, out, links);
+}
+
+int64_t prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
+                                  prof_range_summary **out) {
+  summary_ctx c = {.t = t, .flags = flags, .one_pid = 1, .pid = pid};
+  return summarize(c, out, NULL);
 }
 
 const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,
