@@ -3,6 +3,7 @@
  * correlation id), wherever the activity itself falls in time. */
 #include <stdlib.h>
 
+#include "prof/analysis/nest.h"
 #include "prof/prof_test.h"
 
 static void nested_ranges(void **state) {
@@ -106,11 +107,36 @@ static void empty_trace(void **state) {
   prof_trace_destroy(t);
 }
 
+/* The nesting the analyses share: one per trace while it holds the same
+ * events, a new one once a live trace grew, the old one still whole for a
+ * caller that holds it. */
+static void shared_nest_follows_growth(void **state) {
+  prof_trace *t = prof_trace_create();
+  int64_t fwd = synth_range(t, "fwd", 1, 0, 100);
+  int64_t op = synth_op(t, "op", PROF_KIND_GEMM, 1, 10, 10);
+  const prof_nest *a = prof_nest_acquire(t), *b = prof_nest_acquire(t);
+  assert_non_null(a);
+  assert_true(a == b);
+  prof_nest_release(b);
+  int64_t late = synth_op(t, "late", PROF_KIND_GEMM, 1, 50, 10);
+  const prof_nest *c = prof_nest_acquire(t);
+  assert_non_null(c);
+  assert_true(c != a);
+  assert_i64(c->n, 3);
+  assert_i64(c->range[late], fwd);
+  assert_i64(a->n, 2); /* still held: unchanged */
+  assert_i64(a->range[op], fwd);
+  prof_nest_release(a);
+  prof_nest_release(c);
+  prof_trace_destroy(t); /* frees the one the trace keeps (ASan checks) */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(nested_ranges),   cmocka_unit_test(other_threads_and_processes),
       cmocka_unit_test(gpu_through_correlation), cmocka_unit_test(equal_spans),
       cmocka_unit_test(big_shuffled),    cmocka_unit_test(empty_trace),
+      cmocka_unit_test(shared_nest_follows_growth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,7 +81,7 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.tags, self.attrs, self.text, self.scripts = {}, [], [], []
-        self.timelines, self.in_script = [], None
+        self.timelines, self.in_script, self.svg = [], None, None
         self.in_head = self.in_title = False
         self.title = ""
 
@@ -92,10 +92,12 @@ class Dom(html.parser.HTMLParser):
         for c in cls:
             self.tags[f"{tag}.{c}"] = self.tags.get(f"{tag}.{c}", 0) + 1
         self.attrs += [(tag, k, v) for k, v in attrs]
-        if tag == "svg" and "timeline" in cls:
-            self.timelines.append({"trace": a.get("data-trace"), "kernels_in_call": 0})
-        if tag == "g" and "c-kernel" in cls and "outside" not in cls and self.timelines:
-            self.timelines[-1]["kernels_in_call"] += 1
+        if tag == "svg" and "timeline" in cls:  # the first call's; "call": a slowest call's
+            self.svg = None if "call" in cls else {"trace": a.get("data-trace"), "kernels_in_call": 0}
+            if self.svg:
+                self.timelines.append(self.svg)
+        if tag == "g" and "c-kernel" in cls and "outside" not in cls and self.svg:
+            self.svg["kernels_in_call"] += 1
         if tag == "script":
             self.in_script = {"attrs": a, "body": ""}
         self.in_head |= tag == "head"

@@ -9,12 +9,15 @@
  * events; this is Kineto's rule (innermost range on the launching thread
  * around the launch), which also holds when the kernel runs after the range
  * has closed. */
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "prof/analysis/nest.h"
 #include "prof/model/map.h"
+#include "prof/model/trace_cache.h"
 
 typedef struct {
   int64_t pid, tid, start, end;
@@ -22,9 +25,9 @@ typedef struct {
   int64_t idx;
 } host_key;
 
-static int cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
+static inline int cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
 
-static int cmp_host(const void *pa, const void *pb) {
+static inline int cmp_host(const void *pa, const void *pb) {
   const host_key *a = pa, *b = pb;
   int c;
   if ((c = cmp_i64(a->pid, b->pid)) || (c = cmp_i64(a->tid, b->tid)) ||
@@ -38,11 +41,36 @@ typedef struct {
   int64_t correlation, idx;
 } corr_key;
 
-static int cmp_corr(const void *pa, const void *pb) {
+static inline int cmp_corr(const void *pa, const void *pb) {
   const corr_key *a = pa, *b = pb;
   int c = cmp_i64(a->correlation, b->correlation);
   return c ? c : cmp_i64(a->idx, b->idx);
 }
+
+/* Traces come nearly sorted (a thread's events by start, launch ids rising),
+ * so both sorts first try insertion, which costs a move per inversion; past
+ * a budget of 4 moves per key the input is not that kind, and qsort finishes
+ * (from a permutation: the same result, the orders being total). The
+ * figures are in bench/READER.md. */
+#define NEARLY_SORTED(name, type, cmp)                                        \
+  static void name(type *k, size_t m) {                                       \
+    size_t budget = 4 * m + 64;                                               \
+    for (size_t i = 1; i < m; i++) {                                          \
+      type x = k[i];                                                          \
+      size_t j = i;                                                           \
+      for (; j > 0 && cmp(&k[j - 1], &x) > 0; j--) {                          \
+        k[j] = k[j - 1];                                                      \
+        if (!--budget) {                                                      \
+          k[j - 1] = x;                                                       \
+          qsort(k, m, sizeof *k, cmp);                                        \
+          return;                                                             \
+        }                                                                     \
+      }                                                                       \
+      k[j] = x;                                                               \
+    }                                                                         \
+  }
+NEARLY_SORTED(sort_host_keys, host_key, cmp_host)
+NEARLY_SORTED(sort_corr_keys, corr_key, cmp_corr)
 
 void prof_nest_free(prof_nest *nest) {
   free(nest->parent);
@@ -63,7 +91,7 @@ static int sort_host(const prof_trace *t, prof_nest *nest) {
     keys[m++] = (host_key){e->pid, e->tid, e->start_ns, e->start_ns + e->dur_ns,
                            e->cat != PROF_CAT_USER_ANNOTATION, (int64_t)i};
   }
-  qsort(keys, m, sizeof *keys, cmp_host);
+  sort_host_keys(keys, m);
   for (size_t j = 0; j < m; j++) nest->order[j] = keys[j].idx;
   nest->n_order = m;
   free(keys);
@@ -161,8 +189,11 @@ static int64_t pick_launch(const prof_trace *t, const corr_key *keys, size_t lo,
   return keys[k].idx;
 }
 
-/* The first key with correlation >= c. */
-static size_t lower_bound(const corr_key *keys, size_t m, int64_t c) {
+/* The first key with correlation >= c; hint: where the previous search
+ * ended, right again when GPU work comes in launch order. */
+static size_t lower_bound(const corr_key *keys, size_t m, int64_t c, size_t hint) {
+  if (hint < m && keys[hint].correlation >= c && (!hint || keys[hint - 1].correlation < c))
+    return hint;
   size_t lo = 0, hi = m;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -180,12 +211,14 @@ static int link_passes(const prof_trace *t, size_t n, int64_t *launch, corr_key 
   prof_map_init(&owners);
   int shared = 0;
   int64_t last_pid = -1, last_dev = -1;
+  size_t hint = 0;
   for (int pass = 1; pass <= 2; pass++) {
     for (size_t i = 0; i < n; i++) {
       const prof_event *e = prof_trace_at(t, i);
       if (!prof_cat_is_gpu_activity(e->cat)) continue;
-      size_t lo = e->correlation ? lower_bound(keys, m, e->correlation) : m, hi = lo;
+      size_t lo = e->correlation ? lower_bound(keys, m, e->correlation, hint) : m, hi = lo;
       while (hi < m && keys[hi].correlation == e->correlation) hi++;
+      hint = hi;
       if (pass == 1 && lo == hi) links->gpu_without_launch++;
       if (lo == hi) continue;
       const prof_event *c = prof_trace_at(t, (size_t)keys[lo].idx);
@@ -233,7 +266,7 @@ int prof_link_launches_stats(const prof_trace *t, size_t n, int64_t *launch,
     launch[i] = -1;
     if (prof_cat_is_launch(e->cat) && e->correlation) keys[m++] = (corr_key){e->correlation, (int64_t)i};
   }
-  qsort(keys, m, sizeof *keys, cmp_corr);
+  sort_corr_keys(keys, m);
   int rc = link_passes(t, n, launch, keys, m, links);
   free(keys);
   if (!rc && links != &scratch) count_idle_launches(t, n, launch, links);
@@ -269,6 +302,54 @@ int prof_nest_build(const prof_trace *t, prof_nest *nest) {
   attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to analyse a trace of %zu events",
             prof_trace_count(t));
   return -1;
+}
+
+/* ---- one nesting per trace, shared by the analyses ----------------------- */
+
+/* refs: the trace's slot and each caller holding it; guarded by shared_mu. */
+typedef struct {
+  prof_nest nest;
+  int refs;
+} shared_nest;
+
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void shared_unref(shared_nest *s) {
+  pthread_mutex_lock(&shared_mu);
+  int last = --s->refs == 0;
+  pthread_mutex_unlock(&shared_mu);
+  if (last) prof_nest_free(&s->nest), free(s);
+}
+
+static void shared_drop(void *p) { shared_unref(p); }
+
+const prof_nest *prof_nest_acquire(const prof_trace *t) {
+  prof_trace_cache *c = prof_trace_cache_of(t);
+  size_t n = prof_trace_count(t);
+  pthread_mutex_lock(&shared_mu);
+  shared_nest *s = c->p;
+  if (s && s->nest.n == n) s->refs++;
+  pthread_mutex_unlock(&shared_mu);
+  if (s && s->nest.n == n) return &s->nest;
+  /* None yet, or the trace grew since (a live one): build it for n events. */
+  shared_nest *fresh = calloc(1, sizeof *fresh);
+  if (!fresh) {
+    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to analyse a trace of %zu events", n);
+    return NULL;
+  }
+  if (prof_nest_build(t, &fresh->nest)) return free(fresh), NULL;
+  fresh->refs = 2;
+  pthread_mutex_lock(&shared_mu);
+  shared_nest *old = c->p;
+  c->p = fresh;
+  c->drop = shared_drop;
+  pthread_mutex_unlock(&shared_mu);
+  if (old) shared_unref(old);
+  return &fresh->nest;
+}
+
+void prof_nest_release(const prof_nest *nest) {
+  if (nest) shared_unref((shared_nest *)((char *)nest - offsetof(shared_nest, nest)));
 }
 
 int64_t *prof_attribute(const prof_trace *t) {

@@ -107,10 +107,10 @@ int diff_tally_build(const prof_trace *t, prof_strpool *pool, diff_tally *d) {
   memset(d, 0, sizeof *d);
   prof_map_init(&d->by_name);
   prof_map_init(&d->ops);
-  prof_nest nest;
-  if (prof_nest_build(t, &nest)) return -1;
-  int rc = build(t, &nest, pool, d);
-  prof_nest_free(&nest);
+  const prof_nest *nest = prof_nest_acquire(t);
+  if (!nest) return -1;
+  int rc = build(t, nest, pool, d);
+  prof_nest_release(nest);
   /* The maps index rows by position: done with them before the sort. */
   prof_map_free(&d->by_name);
   prof_map_free(&d->ops);

@@ -102,13 +102,13 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
 
 int64_t prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out) {
   *out = NULL;
-  prof_nest nest;
-  if (prof_nest_build(t, &nest)) return -1;
+  const prof_nest *nest = prof_nest_acquire(t);
+  if (!nest) return -1;
   kernel_rows k = {0};
   prof_map_init(&k.index);
-  int rc = collect(t, &nest, range, &k);
+  int rc = collect(t, nest, range, &k);
   prof_map_free(&k.index);
-  prof_nest_free(&nest);
+  prof_nest_release(nest);
   if (rc) {
     free(k.rows);
     return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for the kernel table"), -1;

@@ -80,27 +80,27 @@ static int fill_rows(const prof_trace *t, const prof_nest *nest, const int64_t *
 
 int64_t prof_key_averages(const prof_trace *t, prof_key_average **out) {
   *out = NULL;
-  prof_nest nest;
-  if (prof_nest_build(t, &nest)) return -1;
-  int64_t *child_ns = calloc(nest.n ? nest.n : 1, sizeof *child_ns);
-  int64_t *dev_ns = calloc(nest.n ? nest.n : 1, sizeof *dev_ns);
+  const prof_nest *nest = prof_nest_acquire(t);
+  if (!nest) return -1;
+  int64_t *child_ns = calloc(nest->n ? nest->n : 1, sizeof *child_ns);
+  int64_t *dev_ns = calloc(nest->n ? nest->n : 1, sizeof *dev_ns);
   row_set s = {0};
   prof_map_init(&s.index);
   int64_t n = -1;
   if (child_ns && dev_ns) {
-    host_sums(t, &nest, child_ns, dev_ns);
-    if (!fill_rows(t, &nest, child_ns, dev_ns, &s)) {
+    host_sums(t, nest, child_ns, dev_ns);
+    if (!fill_rows(t, nest, child_ns, dev_ns, &s)) {
       if (s.n > 1) qsort(s.rows, s.n, sizeof *s.rows, cmp_rows);
       *out = s.rows;
       s.rows = NULL;
       n = (int64_t)s.n;
     }
   }
-  if (n < 0) attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for key averages of %zu events", nest.n);
+  if (n < 0) attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for key averages of %zu events", nest->n);
   free(s.rows);
   prof_map_free(&s.index);
   free(child_ns);
   free(dev_ns);
-  prof_nest_free(&nest);
+  prof_nest_release(nest);
   return n;
 }

@@ -110,4 +110,11 @@ static inline int64_t prof_nest_outer(const prof_trace *t, const prof_nest *nest
 int prof_nest_build(const prof_trace *t, prof_nest *out);
 void prof_nest_free(prof_nest *nest);
 
+/* The nesting of t's events as they are now, built once and kept by the trace
+ * for every analysis after (a summary runs three over one nesting); NULL when
+ * out of memory (attn_last_error set). Hand it back with prof_nest_release;
+ * it stays valid until then, even if a live trace grows meanwhile. */
+const prof_nest *prof_nest_acquire(const prof_trace *t);
+void prof_nest_release(const prof_nest *nest);
+
 #endif

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
+#include "prof/analysis/ranks.h"
 
 enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and just repeat */
 
@@ -33,7 +34,9 @@ typedef struct {
 typedef struct {
   const prof_trace *t;
   unsigned flags; /* PROF_SUMMARY_* */
-  prof_nest nest;
+  int one_pid;    /* only the ranges of process pid (and what they hold) */
+  int64_t pid;
+  const prof_nest *nest;
   prof_map by_name; /* interned name -> row */
   row_acc *rows;
   size_t n_rows;
@@ -67,7 +70,7 @@ static int64_t row_of(const summary_ctx *c, int64_t r) {
 /* A range inside a range of the same row is part of that call (prof.h). */
 static int inner_repeat(const summary_ctx *c, size_t i, const char *key) {
   int64_t ts = prof_trace_at(c->t, i)->start_ns;
-  for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts))
+  for (int64_t r = c->nest->range[i]; r >= 0; r = prof_nest_outer(c->t, c->nest, r, ts))
     if (row_key(c, prof_trace_at(c->t, (size_t)r)->name) == key) return 1;
   return 0;
 }
@@ -75,9 +78,9 @@ static int inner_repeat(const summary_ctx *c, size_t i, const char *key) {
 /* One row per distinct range name, with calls and host time. */
 static int collect_ranges(summary_ctx *c) {
   size_t cap = 0;
-  for (size_t i = 0; i < c->nest.n; i++) {
+  for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
-    if (e->cat != PROF_CAT_USER_ANNOTATION) continue;
+    if (e->cat != PROF_CAT_USER_ANNOTATION || (c->one_pid && e->pid != c->pid)) continue;
     const char *key = row_key(c, e->name);
     if (inner_repeat(c, i, key)) continue;
     int64_t r = prof_map_put(&c->by_name, prof_map_ptr(key), 0, (int64_t)c->n_rows);
@@ -108,26 +111,29 @@ static int collect_ranges(summary_ctx *c) {
 static int op_side(const summary_ctx *c, size_t i, const prof_event *e) {
   if (prof_cat_is_gpu_activity(e->cat)) return 1;
   if (e->cat != PROF_CAT_CPU_OP) return 0;
-  int64_t p = c->nest.parent[i]; /* an op inside an op is part of it */
+  int64_t p = c->nest->parent[i]; /* an op inside an op is part of it */
   return p < 0 || prof_trace_at(c->t, (size_t)p)->cat != PROF_CAT_CPU_OP ? 2 : 0;
 }
 
 static void count_ops(summary_ctx *c) {
-  for (size_t i = 0; i < c->nest.n; i++) {
+  for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
-    int side = c->nest.range[i] < 0 ? 0 : op_side(c, i, e);
+    int64_t r0 = c->nest->range[i];
+    int side = r0 < 0 || (c->one_pid && prof_trace_at(c->t, (size_t)r0)->pid != c->pid)
+                   ? 0
+                   : op_side(c, i, e); /* a range's chain stays on its thread */
     if (!side) continue;
     prof_kind k = side == 1 && e->cat == PROF_CAT_KERNEL && prof_is_comm_kernel(e->name)
                       ? PROF_KIND_COMM
                   : side == 1                          ? prof_gpu_kind(e->cat)
                   : (unsigned)e->kind < PROF_KIND_COUNT ? e->kind
                                                       : PROF_KIND_OTHER;
-    int64_t launch = c->nest.launch[i];
+    int64_t launch = c->nest->launch[i];
     const char *api = launch >= 0 ? prof_trace_at(c->t, (size_t)launch)->name : NULL;
-    int graph = side == 1 && prof_nest_from_graph(c->t, &c->nest, i);
-    int64_t ts = prof_nest_ref_ns(c->t, &c->nest, i), seen[MAX_DEPTH];
+    int graph = side == 1 && prof_nest_from_graph(c->t, c->nest, i);
+    int64_t ts = prof_nest_ref_ns(c->t, c->nest, i), seen[MAX_DEPTH];
     int n_seen = 0;
-    for (int64_t r = c->nest.range[i]; r >= 0; r = prof_nest_outer(c->t, &c->nest, r, ts)) {
+    for (int64_t r = c->nest->range[i]; r >= 0; r = prof_nest_outer(c->t, c->nest, r, ts)) {
       int64_t ri = row_of(c, r);
       int j = 0;
       while (j < n_seen && seen[j] != ri) j++;
@@ -182,16 +188,11 @@ int prof_is_step_name(const char *name) {
   return 1;
 }
 
-int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out) {
-  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, NULL);
-}
-
-int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
-                                 prof_link_stats *links) {
+static int64_t summarize(summary_ctx c, prof_range_summary **out, prof_link_stats *links) {
+  const prof_trace *t = c.t;
   *out = NULL;
-  summary_ctx c = {.t = t, .flags = flags};
-  if (prof_nest_build(t, &c.nest)) return -1;
-  if (links) *links = c.nest.links;
+  if (!(c.nest = prof_nest_acquire(t))) return -1;
+  if (links) *links = c.nest->links;
   prof_map_init(&c.by_name);
   int64_t n = -1;
   if (!collect_ranges(&c)) {
@@ -203,11 +204,27 @@ int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range
       n = (int64_t)c.n_rows;
     }
   }
-  if (n < 0) attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to summarize a trace of %zu events", c.nest.n);
+  if (n < 0) attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to summarize a trace of %zu events", c.nest->n);
   free(c.rows);
   prof_map_free(&c.by_name);
-  prof_nest_free(&c.nest);
+  prof_nest_release(c.nest);
   return n;
+}
+
+int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out) {
+  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, NULL);
+}
+
+int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
+                                 prof_link_stats *links) {
+  summary_ctx c = {.t = t, .flags = flags};
+  return summarize(c, out, links);
+}
+
+int64_t prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
+                                  prof_range_summary **out) {
+  summary_ctx c = {.t = t, .flags = flags, .one_pid = 1, .pid = pid};
+  return summarize(c, out, NULL);
 }
 
 const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,

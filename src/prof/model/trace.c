@@ -13,6 +13,7 @@
 
 #include "attnprof/prof.h"
 #include "prof/model/strpool.h"
+#include "prof/model/trace_cache.h"
 
 enum { BASE = 256, MAX_CHUNKS = 40 };
 
@@ -27,6 +28,7 @@ struct prof_trace {
   int64_t pid;
   const char *process_name; /* interned */
   int64_t epoch_offset_ns;
+  prof_trace_cache cache; /* the analyses' shared nesting (trace_cache.h) */
 };
 
 /* ---- names ---------------------------------------------------------------- */
@@ -94,6 +96,7 @@ prof_trace *prof_trace_create(void) {
 
 void prof_trace_destroy(prof_trace *t) {
   if (!t) return;
+  if (t->cache.p && t->cache.drop) t->cache.drop(t->cache.p);
   for (int k = 0; k < MAX_CHUNKS; k++) free(t->chunks[k]);
   for (size_t i = 0; i < t->n_devices; i++) free(t->devices[i]);
   free(t->devices);
@@ -145,6 +148,10 @@ const prof_event *prof_trace_at(const prof_trace *t, size_t i) {
   size_t off;
   int k = chunk_of(i, &off);
   return &t->chunks[k][off];
+}
+
+prof_trace_cache *prof_trace_cache_of(const prof_trace *t) {
+  return &((prof_trace *)t)->cache; /* what analyses derive, not the events: const holds */
 }
 
 /* ---- devices, dropped records, process ------------------------------------ */

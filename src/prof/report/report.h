@@ -49,6 +49,10 @@ typedef struct {
   prof_key_average *keys;
   int64_t n_keys;
   const prof_range_summary *focus; /* the range charts and timeline show, or NULL */
+  int64_t *pids;                   /* the processes (ranks) with host events, ascending */
+  int64_t n_pids;
+  prof_range_summary **pid_ranges; /* with several: each one's ranges (ranks.h) */
+  int64_t *n_pid_ranges;
 } report_trace;
 
 /* Bar charts: the focus range's device and host time and ops per call, one
@@ -58,10 +62,16 @@ void report_charts(html_out *o, const report_trace *tr, size_t n);
  * copy and matmul roofs (report_roofline.c). Nothing when no trace has one. */
 void report_roofline(html_out *o, const report_trace *tr, size_t n);
 /* The timeline of the first call of tr->focus (or the trace's start): lanes
- * per CPU thread and GPU stream. idx numbers the svg (data-trace). */
+ * per CPU thread and GPU stream, grouped per process when there are several,
+ * flows from launches to GPU work. idx numbers the svg (data-trace). */
 void report_timeline(html_out *o, const report_trace *tr, size_t idx);
+/* The same for the call whose range event is `call`, under an <h3> of title
+ * (trusted text) and the range's name. */
+void report_call_timeline(html_out *o, const report_trace *tr, size_t idx, int64_t call,
+                          const char *title);
 /* Device time per call of tr->focus: p50/p90/p99, a histogram, the slowest
- * calls (report_dist.c). Nothing for a range without GPU work. */
-void report_distribution(html_out *o, const report_trace *tr);
+ * calls, each with its timeline shown on a click (report_dist.c). Nothing for
+ * a range without GPU work. idx numbers the trace, as for the timeline. */
+void report_distribution(html_out *o, const report_trace *tr, size_t idx);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "prof/analysis/ranks.h"
 #include "prof/report/report.h"
 
 /* Rows shown: a trace of thousands of ProfilerStep#N ranges would otherwise
@@ -39,6 +40,9 @@ static const char css[] =
     "999}"
     ".outside{opacity:.35}.bar{fill:#5b8fd6}.k-kernel{fill:#3aa55d}.k-memcpy{fill:#d9534f}"
     ".k-memset{fill:#e6c229}.k-cpu{fill:#5b8fd6}"
+    ".flow{stroke:#555;stroke-width:.7;opacity:.6}text.rank{font-weight:600}"
+    ".call-tl{display:none;border-left:3px solid #5b8fd6;padding-left:8px}.call-tl:target{display:"
+    "block}tr.rank td{color:#555;font-size:12px}tr.rank td.n{padding-left:18px}"
     ".note{color:#666;font-size:12px}.legend span{display:inline-block;padding:0 "
     "8px;margin-right:4px;"
     "color:#fff}.legend .k-kernel{background:#3aa55d}.legend .k-memcpy{background:#d9534f}"
@@ -67,7 +71,44 @@ static void td_pct(html_out *o, double v) {
     html_fmt(o, "<td>%.1f%%</td>", v);
 }
 
+static void range_cells(html_out *o, const prof_range_summary *r) {
+  td_num(o, 0, (double)r->calls);
+  td_num(o, -1, r->per_call_total);
+  for (int k = PROF_KIND_KERNEL; k <= PROF_KIND_MEMSET; k++) td_num(o, -1, r->per_call_kind[k]);
+  /* A range without GPU events has no device time (its ops are CPU
+   * ops): "-" here, as key averages' 0 device time says. */
+  if (r->gpu)
+    td_num(o, 1, r->device_us_per_call);
+  else
+    html_raw(o, "<td>-</td>");
+  td_num(o, 1, r->host_us_per_call);
+  html_raw(o, "<td class=\"n\">");
+  for (int j = 0; j < r->n_launch_apis; j++) {
+    html_raw(o, j ? ", " : "");
+    html_text(o, r->launch_api[j], NAME_CHARS);
+    html_fmt(o, " &times;%g", r->launch_api_per_call[j]);
+  }
+  html_raw(o, "</td>");
+}
+
+/* Under a range's row, one per process that ran it (traces of several ranks). */
+static void rank_rows(html_out *o, const report_trace *tr, const char *name) {
+  for (int64_t p = 0; tr->pid_ranges && p < tr->n_pids; p++) {
+    const prof_range_summary *r =
+        prof_range_summary_find(tr->pid_ranges[p], tr->n_pid_ranges[p], name);
+    if (!r) continue;
+    html_fmt(o, "<tr class=\"rank\" data-pid=\"%lld\"><td class=\"n\">process %lld</td>",
+             (long long)tr->pids[p], (long long)tr->pids[p]);
+    range_cells(o, r);
+    html_raw(o, "</tr>\n");
+  }
+}
+
 static void ranges_table(html_out *o, const report_trace *tr) {
+  if (tr->pid_ranges)
+    html_fmt(o, "<p class=\"note\">%lld processes (ranks) in this trace: each range has a row "
+                "per process under it, and the timelines a lane group per process.</p>\n",
+             (long long)tr->n_pids);
   html_raw(o, "<h3>Per range (per call)</h3><table class=\"ranges\"><tr><th>range</th><th>calls"
               "</th><th>ops</th><th>kernel</th><th>memcpy</th><th>memset</th><th>device us</th>"
               "<th>host us</th><th>launch APIs</th></tr>\n");
@@ -76,23 +117,9 @@ static void ranges_table(html_out *o, const report_trace *tr) {
     if (!range_shown(tr, i)) continue;
     html_raw(o, "<tr>");
     td_name(o, r->name);
-    td_num(o, 0, (double)r->calls);
-    td_num(o, -1, r->per_call_total);
-    for (int k = PROF_KIND_KERNEL; k <= PROF_KIND_MEMSET; k++) td_num(o, -1, r->per_call_kind[k]);
-    /* A range without GPU events has no device time (its ops are CPU
-     * ops): "-" here, as key averages' 0 device time says. */
-    if (r->gpu)
-      td_num(o, 1, r->device_us_per_call);
-    else
-      html_raw(o, "<td>-</td>");
-    td_num(o, 1, r->host_us_per_call);
-    html_raw(o, "<td class=\"n\">");
-    for (int j = 0; j < r->n_launch_apis; j++) {
-      html_raw(o, j ? ", " : "");
-      html_text(o, r->launch_api[j], NAME_CHARS);
-      html_fmt(o, " &times;%g", r->launch_api_per_call[j]);
-    }
-    html_raw(o, "</td></tr>\n");
+    range_cells(o, r);
+    html_raw(o, "</tr>\n");
+    rank_rows(o, tr, r->name);
   }
   html_raw(o, "</table>\n");
   if (tr->n_ranges > RANGE_ROWS)
@@ -182,6 +209,15 @@ static void data_block(html_out *o, const report_trace *tr, size_t n) {
       html_raw(o, shown++ ? ", " : "");
       data_range(o, &tr[i].ranges[r]);
     }
+    html_raw(o, "], \"processes\": [");
+    for (int64_t p = 0; p < tr[i].n_pids; p++) {
+      html_fmt(o, "%s{\"pid\": %lld, \"ranges\": [", p ? ", " : "", (long long)tr[i].pids[p]);
+      for (int64_t r = 0; tr[i].pid_ranges && r < tr[i].n_pid_ranges[p]; r++) {
+        html_raw(o, r ? ", " : "");
+        data_range(o, &tr[i].pid_ranges[p][r]);
+      }
+      html_raw(o, "]}");
+    }
     html_raw(o, "], \"kernels\": [");
     for (int64_t k = 0; k < tr[i].n_kernels; k++) {
       html_raw(o, k ? ", {\"name\": " : "{\"name\": ");
@@ -209,11 +245,33 @@ static void trace_section(html_out *o, const report_trace *tr, size_t idx) {
   }
   html_raw(o, "</p>\n");
   report_timeline(o, tr, idx);
-  report_distribution(o, tr);
+  report_distribution(o, tr, idx);
   ranges_table(o, tr);
   kernels_table(o, tr);
   keys_table(o, tr);
   html_raw(o, "</section>\n");
+}
+
+/* Several files: a trace per rank (rank = the order given), the focus
+ * range's figures side by side, as `attnprof summary FILE FILE...` gives. */
+static void ranks_table(html_out *o, const report_trace *tr, size_t n) {
+  if (n < 2) return;
+  html_raw(o, "<h2>Per rank</h2><p class=\"note\">rank = the order of the files; the range each "
+              "trace shows, per call.</p><table class=\"ranks\"><tr><th>rank</th><th>trace</th>"
+              "<th>range</th><th>calls</th><th>ops</th><th>kernel</th><th>memcpy</th><th>memset"
+              "</th><th>device us</th><th>host us</th><th>launch APIs</th></tr>\n");
+  for (size_t i = 0; i < n; i++) {
+    html_fmt(o, "<tr><td>%zu</td>", i);
+    td_name(o, tr[i].label);
+    if (tr[i].focus) {
+      td_name(o, tr[i].focus->name);
+      range_cells(o, tr[i].focus);
+    } else {
+      html_raw(o, "<td class=\"n\">(no range)</td>");
+    }
+    html_raw(o, "</tr>\n");
+  }
+  html_raw(o, "</table>\n");
 }
 
 static void page(html_out *o, const report_trace *tr, size_t n) {
@@ -231,6 +289,7 @@ static void page(html_out *o, const report_trace *tr, size_t n) {
   }
   html_raw(o,
            ". Times are per call of the range shown; hover a bar or an event for its name.</p>\n");
+  ranks_table(o, tr, n);
   report_charts(o, tr, n);
   report_roofline(o, tr, n);
   for (size_t i = 0; i < n; i++) trace_section(o, &tr[i], i);
@@ -256,10 +315,24 @@ static int prepare(report_trace *tr, const prof_report_input *in, const char *ra
   if ((tr->n_kernels =
            prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels)) < 0)
     return -1;
-  return (tr->n_keys = prof_key_averages(in->t, &tr->keys)) < 0 ? -1 : 0;
+  if ((tr->n_keys = prof_key_averages(in->t, &tr->keys)) < 0) return -1;
+  if ((tr->n_pids = prof_trace_pids(in->t, &tr->pids)) < 0) return -1;
+  if (tr->n_pids < 2) return 0;
+  tr->pid_ranges = calloc((size_t)tr->n_pids, sizeof *tr->pid_ranges);
+  tr->n_pid_ranges = calloc((size_t)tr->n_pids, sizeof *tr->n_pid_ranges);
+  if (!tr->pid_ranges || !tr->n_pid_ranges) return -1;
+  for (int64_t p = 0; p < tr->n_pids; p++)
+    if ((tr->n_pid_ranges[p] =
+             prof_summarize_ranges_pid(in->t, PROF_SUMMARY_PER_STEP, tr->pids[p], &tr->pid_ranges[p])) < 0)
+      return -1;
+  return 0;
 }
 
 static void release(report_trace *tr) {
+  for (int64_t p = 0; tr->pid_ranges && p < tr->n_pids; p++) free(tr->pid_ranges[p]);
+  free(tr->pid_ranges);
+  free(tr->n_pid_ranges);
+  free(tr->pids);
   free(tr->ranges);
   free(tr->kernels);
   free(tr->keys);
