@@ -15,7 +15,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +43,6 @@ static int device_enter(int device) {
 static void device_leave(int prev, int device) {
   if (prev >= 0 && prev != device) cudaSetDevice(prev);
 }
-
-static attn_status refuse(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 static void problem_of(const attn_ctx *ctx, const attn_args *a, attn_cudnn_problem *p) {
   memset(p, 0, sizeof *p);
@@ -92,17 +88,9 @@ static attn_status seqs_why_not(const attn_args *a, char *why, size_t len) {
   const void *tabs[2] = {a->seqs->kv_lens, a->seqs->block_table};
   for (int i = 0; i < 2 && !s; i++)
     if ((uintptr_t)tabs[i] % 16)
-      s = refuse(why, len, "cudnn_cuda needs 16-byte aligned %s (it is %d bytes off)",
+      s = attn_cudnn_refuse(why, len, "cudnn_cuda needs 16-byte aligned %s (it is %d bytes off)",
                  i ? "block_table" : "kv_lens", (int)((uintptr_t)tabs[i] % 16));
   return s;
-}
-
-static attn_status refuse(char *why, size_t len, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, len, fmt, ap);
-  va_end(ap);
-  return ATTN_STATUS_UNSUPPORTED;
 }
 
 /* What cuDNN's fused kernels cannot take, said before asking cuDNN. */
@@ -110,34 +98,41 @@ static attn_status inputs_why_not(const attn_args *a, char *why, size_t len) {
   static const char *const names[4] = {"q", "k", "v", "out"};
   const attn_tensor *t[4] = {&a->q, &a->k, &a->v, &a->out};
   if (a->mask_kind != ATTN_MASK_NONE)
-    return refuse(why, len, "cudnn_cuda takes no explicit mask (causal only): use efficient or "
-                  "math");
+    return attn_cudnn_refuse(
+        why, len, "cudnn_cuda takes no explicit mask (causal only): use efficient or "
+            "math");
   for (int i = 0; i < 4; i++) {
     if (t[i]->strides[3] != 1)
-      return refuse(why, len, "cudnn_cuda needs D contiguous: %s has stride[3] = %lld (want 1)",
-                    names[i], (long long)t[i]->strides[3]);
+      return attn_cudnn_refuse(
+          why, len, "cudnn_cuda needs D contiguous: %s has stride[3] = %lld (want 1)",
+              names[i], (long long)t[i]->strides[3]);
     if ((uintptr_t)t[i]->data % 16)
-      return refuse(why, len, "cudnn_cuda needs 16-byte aligned tensors: %s is %d bytes off",
-                    names[i], (int)((uintptr_t)t[i]->data % 16));
+      return attn_cudnn_refuse(
+          why, len, "cudnn_cuda needs 16-byte aligned tensors: %s is %d bytes off",
+              names[i], (int)((uintptr_t)t[i]->data % 16));
     /* Every row must start 16-byte aligned too: cuDNN 9.14 accepts rows of
      * D + 3 elements and reads them as if aligned (NaN out, seen on the H200). */
     for (int dim = 0; dim < 3; dim++)
       if (t[i]->shape[dim] > 1 && t[i]->strides[dim] * (int64_t)attn_dtype_size(t[i]->dtype) % 16)
-        return refuse(why, len, "cudnn_cuda needs every row of %s to start 16-byte aligned: "
-                      "stride[%d] = %lld elements is not a multiple of 8", names[i], dim,
-                      (long long)t[i]->strides[dim]);
+        return attn_cudnn_refuse(
+            why, len, "cudnn_cuda needs every row of %s to start 16-byte aligned: "
+                "stride[%d] = %lld elements is not a multiple of 8", names[i], dim,
+                (long long)t[i]->strides[dim]);
   }
   if ((uintptr_t)a->lse % 16)
-    return refuse(why, len, "cudnn_cuda needs a 16-byte aligned lse (it is %d bytes off)",
-                  (int)((uintptr_t)a->lse % 16));
+    return attn_cudnn_refuse(
+        why, len, "cudnn_cuda needs a 16-byte aligned lse (it is %d bytes off)",
+            (int)((uintptr_t)a->lse % 16));
   if (attn_head_dim(a) % 8)
-    return refuse(why, len, "cuDNN's fused attention takes head dims that are multiples of 8; "
-                  "got D=%lld", (long long)attn_head_dim(a));
+    return attn_cudnn_refuse(
+        why, len, "cuDNN's fused attention takes head dims that are multiples of 8; "
+            "got D=%lld", (long long)attn_head_dim(a));
   const int cache = a->seqs && (a->seqs->kv_lens || a->seqs->block_table);
   if (!cache && a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && attn_seq_q(a) > attn_seq_k(a))
-    return refuse(why, len, "bottom-right causal with Sq > Sk (by %lld) leaves rows with no key: "
-                  "cuDNN's graph gives NaN there, attn.h wants 0: use math or flash",
-                  (long long)(attn_seq_q(a) - attn_seq_k(a)));
+    return attn_cudnn_refuse(
+        why, len, "bottom-right causal with Sq > Sk (by %lld) leaves rows with no key: "
+            "cuDNN's graph gives NaN there, attn.h wants 0: use math or flash",
+            (long long)(attn_seq_q(a) - attn_seq_k(a)));
   return ATTN_STATUS_OK;
 }
 

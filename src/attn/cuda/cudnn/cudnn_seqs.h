@@ -22,6 +22,11 @@
 attn_status attn_cudnn_seqs_why_not(size_t version, const attn_args *a, const attn_seqs_view *v,
                                     char *why, size_t len);
 
+/* Writes the why-not reason and returns ATTN_STATUS_UNSUPPORTED: every cudnn
+ * refusal, dense or several-sequence, goes through it. */
+attn_status attn_cudnn_refuse(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The key length cuDNN's graph is built for: max_pages x page_size (paged)
  * or S_cap (contiguous). */
 int64_t attn_cudnn_seqs_reach(const attn_seqs_view *v);
