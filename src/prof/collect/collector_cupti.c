@@ -211,6 +211,20 @@ static void disable_all(void) {
   set_api(0);
 }
 
+/* Bench only: switches on the parts in mask (every part is off before). */
+static void bench_apply(unsigned mask) {
+  static const unsigned kind_bits[N_GPU_KINDS] = {CUPTI_BENCH_KERNEL, CUPTI_BENCH_MEMCPY,
+                                                  CUPTI_BENCH_MEMSET, CUPTI_BENCH_SYNC,
+                                                  CUPTI_BENCH_MARKER};
+  cupti_buffers_set_discard(!!(mask & CUPTI_BENCH_DISCARD));
+  for (int i = 0; i < N_GPU_KINDS; i++)
+    if ((mask & kind_bits[i]) || (i && (mask & CUPTI_BENCH_GPU))) F->ActivityEnable(gpu_kinds[i]);
+  if (mask & (CUPTI_BENCH_RUNTIME | CUPTI_BENCH_DRIVER))
+    set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
+  if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
+  if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+}
+
 /* Bench only (bench/TRACE_COST.md): flushes (so the last setting's records
  * are converted outside the next timing), turns every kind and call record
  * off, then on the parts in mask. Returns the records read so far. */
@@ -222,17 +236,15 @@ int64_t cupti_collector_bench_set(unsigned mask) {
   set_api_kinds(0, 1, 1);
   set_api_select(0);
   set_api_callback(0);
-  cupti_buffers_set_discard(!!(mask & CUPTI_BENCH_DISCARD));
-  if (mask & CUPTI_BENCH_KERNEL) F->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  for (int i = 1; (mask & CUPTI_BENCH_GPU) && i < N_GPU_KINDS; i++) F->ActivityEnable(gpu_kinds[i]);
-  if (mask & (CUPTI_BENCH_RUNTIME | CUPTI_BENCH_DRIVER))
-    set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
-  if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
-  if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+  bench_apply(mask);
   cupti_stats s;
   cupti_buffers_stats(&s);
   return s.records;
 }
+
+static int bench_start_mask = -1;
+
+void cupti_collector_bench_start(int mask) { bench_start_mask = mask; }
 
 static attn_status enable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) {
@@ -278,7 +290,8 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
   if (r == CUPTI_SUCCESS && cupti_buffers_set_target(t)) r = CUPTI_ERROR_OUT_OF_MEMORY;
   if (r == CUPTI_SUCCESS && !injected) read_devices();
   if (r == CUPTI_SUCCESS) choose_calls();
-  if (r == CUPTI_SUCCESS && (st = enable_all()) == ATTN_STATUS_OK) {
+  if (r == CUPTI_SUCCESS && bench_start_mask >= 0) bench_apply((unsigned)bench_start_mask);
+  if (r == CUPTI_SUCCESS && (bench_start_mask >= 0 || (st = enable_all()) == ATTN_STATUS_OK)) {
     if (!exit_hook) exit_hook = !atexit(at_exit);
     return ATTN_STATUS_OK;
   }
