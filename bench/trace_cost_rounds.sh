@@ -17,9 +17,7 @@
 # default); attnprof-API (ATTNPROF_CUPTI_API_MODE=API, e.g. kinds); none,
 # kernel, nowrite, maskM (attnprof trace started with ATTNPROF_BENCH_START=0,
 # 1, 99 = the default's parts, records neither converted nor written, M);
-# wthread (the default, buffers converted and written on a thread of our own:
-# ATTNPROF_CUPTI_WRITER=thread); floor-load, floor-kernel
-# (libbench_cupti_floor.so injected alone).
+# floor-load, floor-kernel (libbench_cupti_floor.so injected alone).
 set -uo pipefail
 out=${1:-/tmp/attnprof_rounds}
 mkdir -p "$out"
@@ -43,7 +41,6 @@ run_mode() {
     kernel) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=1) ;;
     nowrite) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=99) ;;
     mask*) env=(ATTNPROF_BENCH=1 "ATTNPROF_BENCH_START=${mode#mask}") ;;
-    wthread) env=(ATTNPROF_CUPTI_WRITER=thread) ;;
     attnprof-*) env=("ATTNPROF_CUPTI_API_MODE=${mode#attnprof-}") ;;
     esac
     prog=(./bin/attnprof trace --stream-only --out "$trace" -- "${prog[@]}") ;;
@@ -51,7 +48,7 @@ run_mode() {
   local t0=$EPOCHREALTIME
   env "${env[@]}" "${pin[@]}" "${prog[@]}" >"$log" 2>&1
   echo "$loop $mode round $r exit $? wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
-  if [[ $mode == attnprof || $mode == wthread ]] && [ "$r" = 1 ]; then
+  if [ "$mode" = attnprof ] && [ "$r" = 1 ]; then
     python3 "$here/trace_links.py" "$trace" >"$out/links_${loop}_$mode.txt" 2>&1
   fi
   rm -f "$trace"

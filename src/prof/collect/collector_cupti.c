@@ -12,7 +12,11 @@
  * subscribed by id (cupti_api_cb.c): 0-0.1. ATTNPROF_CUPTI_API=all
  * records every call through the kinds, except the four that PyTorch makes
  * per launch to no purpose (the same ones Kineto silences);
- * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way. */
+ * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
+ * Process against process the kinds matter less than writing: converting and
+ * streaming the records while the program runs costs more per launch than
+ * every switch here (of the four other GPU kinds only SYNCHRONIZATION costs,
+ * +0.15-0.2; TRACE_COST.md, "The process ladder"). */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>

@@ -12,19 +12,15 @@
  * else (the converter, the target, the stats). CUPTI asks for buffers on the
  * program's launching thread, so that path takes pool_mu only: a launch
  * never waits behind a chunk being written. CUPTI calls the completion callback
- * from its own thread and from whichever thread flushes; with
- * ATTNPROF_CUPTI_WRITER=thread it only queues the buffer for our writer
- * thread (cupti_writer.c), which converts it. */
+ * from its own thread and from whichever thread flushes. */
 #include "prof/collect/cupti_buffers.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_records.h"
-#include "prof/collect/cupti_writer.h"
 
 enum { MAX_DEVICES = 64 };
 
@@ -33,7 +29,6 @@ typedef struct free_buf {
 } free_buf;
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_back = PTHREAD_COND_INITIALIZER; /* a buffer came back */
 static free_buf *pool_free;
 static size_t buf_bytes = 2u << 20, max_buffers = 32, n_allocated;
 static int64_t n_refused;
@@ -61,11 +56,7 @@ static size_t env_size(const char *name, size_t fallback, size_t lo, size_t hi) 
   return v && *v && !*end && n >= lo && n <= hi ? (size_t)n : fallback;
 }
 
-static void complete_now(uint8_t *buffer, size_t valid, size_t dropped);
-
 void cupti_buffers_configure(const cupti_fns *f) {
-  const char *writer = getenv("ATTNPROF_CUPTI_WRITER");
-  if (writer && !strcmp(writer, "thread")) cupti_writer_start(complete_now);
   pthread_mutex_lock(&pool_mu);
   /* The size is fixed once buffers exist: the free list holds one size. */
   if (!n_allocated) buf_bytes = env_size("ATTNPROF_CUPTI_BUFFER_KB", 2048, 16, 1 << 20) << 10;
@@ -109,18 +100,11 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max
   *max_records = 0; /* as many as fit */
   pthread_mutex_lock(&pool_mu);
   void *b = pool_free;
-  if (!b && n_allocated < max_buffers && (b = aligned_alloc(8, buf_bytes))) n_allocated++;
-  /* Every buffer queued for the writer thread: the program waits for one
-   * (bounded) rather than CUPTI dropping records. */
-  for (int tries = 0; !b && tries < 100 && cupti_writer_pending(); tries++) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 10000000; /* 10 ms */
-    if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
-    pthread_cond_timedwait(&pool_back, &pool_mu, &until);
-    b = pool_free;
+  if (b) {
+    pool_free = pool_free->next;
+  } else if (n_allocated < max_buffers && (b = aligned_alloc(8, buf_bytes))) {
+    n_allocated++;
   }
-  if (b && b == (void *)pool_free) pool_free = pool_free->next;
   size_t bytes = buf_bytes;
   if (!b) n_refused++;
   pthread_mutex_unlock(&pool_mu);
@@ -133,7 +117,6 @@ static void pool_give(uint8_t *b) {
   pthread_mutex_lock(&pool_mu);
   f->next = pool_free;
   pool_free = f;
-  pthread_cond_signal(&pool_back);
   pthread_mutex_unlock(&pool_mu);
 }
 
@@ -167,7 +150,6 @@ static void hand_off_locked(void) {
 }
 
 void cupti_buffers_hand_off(void) {
-  cupti_writer_wait_idle(); /* the buffers a flush just completed */
   pthread_mutex_lock(&conv_mu);
   drain_api_locked();
   if (target && prof_trace_count(target)) hand_off_locked();
@@ -175,7 +157,6 @@ void cupti_buffers_hand_off(void) {
 }
 
 int cupti_buffers_set_target(prof_trace *t) {
-  cupti_writer_wait_idle();
   pthread_mutex_lock(&conv_mu);
   if (!t) drain_api_locked(); /* the session ends: its last launch calls */
   if (sink) {
@@ -257,7 +238,9 @@ static void take_record(const CUpti_Activity *rec) {
   }
 }
 
-static void complete_now(uint8_t *buffer, size_t valid, size_t dropped) {
+void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                     size_t valid) {
+  (void)size;
   pthread_mutex_lock(&conv_mu);
   st.buffers++;
   CUpti_Activity *rec = NULL;
@@ -265,19 +248,12 @@ static void complete_now(uint8_t *buffer, size_t valid, size_t dropped) {
          fns->ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
     take_record(rec);
   drain_api_locked();
-  if (dropped) {
+  size_t dropped = 0;
+  if (fns && fns->ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
     st.dropped_by_cupti += (int64_t)dropped;
     lose((int64_t)dropped);
   }
   if (sink && target && prof_trace_count(target) >= chunk_events) hand_off_locked();
   pthread_mutex_unlock(&conv_mu);
   if (buffer) pool_give(buffer);
-}
-
-void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                                     size_t valid) {
-  (void)size;
-  size_t dropped = 0;
-  if (!fns || fns->ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
-  if (cupti_writer_push(buffer, valid, dropped)) complete_now(buffer, valid, dropped);
 }
