@@ -90,6 +90,8 @@ for loop in py c; do
 done
 echo "== launch links in round 1's traces"
 for f in "$out"/links_*.txt; do [ -e "$f" ] && echo "$(basename "$f" .txt): $(cat "$f")"; done
+echo "== CUPTI buffers completed on the thread that started CUDA (modes with ATTNPROF_BENCH=1)"
+grep -H "attnprof bench:" "$out"/*_1.log 2>/dev/null | sed "s|^$out/||"
 echo "== floor records (cupti_floor's own count)"
 grep -h "cupti_floor" "$out"/*floor-kernel_1.log 2>/dev/null
 exit 0

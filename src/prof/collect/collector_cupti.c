@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "prof/collect/cupti_api_cb.h"
@@ -278,6 +280,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
              : mode && !strcmp(mode, "callback")        ? API_CALLBACK
                                                          : API_DEFAULT;
   cupti_buffers_configure(F);
+  cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();
   if (st) return st;
   /* Before any kind is enabled: system thread ids (gettid, as the CPU

@@ -39,6 +39,8 @@ typedef struct {
   int64_t incomplete;       /* records without an end time at the final flush */
   int64_t unmatched_range_ends;
   int64_t open_ranges;      /* NVTX ranges still open when the session stopped */
+  int64_t buffers_on_starter; /* of buffers: completed on the thread that started
+                                 the session (injected: the one that called cuInit) */
   uint32_t cupti_version;
   int api_all;              /* 1: every runtime/driver call recorded */
 } cupti_stats;

@@ -67,6 +67,11 @@ static void process_name(char *buf, size_t len) {
   }
 }
 
+static int bench_on(void) {
+  const char *on = getenv("ATTNPROF_BENCH");
+  return on && !strcmp(on, "1");
+}
+
 /* Stops collection, writes the rest and closes the trace; once. */
 static void finish(void) {
   if (!atomic_load(&started) || atomic_exchange(&finishing, 1)) return;
@@ -80,6 +85,9 @@ static void finish(void) {
   write_ns += prof_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
+  if (bench_on()) /* bench/TRACE_COST.md: does the writing run on the launching thread? */
+    fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
+            (long long)st.buffers_on_starter, (long long)st.buffers);
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
 }
 
@@ -137,10 +145,6 @@ static const char *own_path(const char *var, char *buf, size_t len) {
   return buf;
 }
 
-static int bench_on(void) {
-  const char *on = getenv("ATTNPROF_BENCH");
-  return on && !strcmp(on, "1");
-}
 
 /* Bench only (bench/TRACE_COST.md's process ladder): with ATTNPROF_BENCH=1,
  * ATTNPROF_BENCH_START=MASK starts the session with the parts in MASK (the
