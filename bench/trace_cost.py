@@ -3,7 +3,7 @@ bench/trace_overhead.py, measured inside one traced process so that the
 5-9 us this host moves between processes does not drown it.
 
 usage: ATTNPROF_BENCH=1 attnprof trace --stream-only --out T.json -- \
-           python3 trace_cost.py [ROUNDS] [N]
+           python3 trace_cost.py [ROUNDS] [N] [all|split]
 
 The injection library exports attnprof_bench_set(mask) (with ATTNPROF_BENCH=1
 only): it flushes, switches every CUPTI kind and call record off, then on the
@@ -17,12 +17,14 @@ import ctypes
 import os
 import statistics
 import sys
-import time
 
 import torch
 
-BURST = 256
+from launch_loop import burst_loop, warm_tensor
+
+# attnprof_bench_set's bits (src/prof/collect/collector_cupti.h)
 K, G, R, D, S, C, W = 1, 2, 4, 8, 16, 32, 64
+MEMCPY, MEMSET, SYNC, MARKER = 128, 256, 512, 1024
 VARIANTS = [
     ("none (subscribed only)", 0),
     ("kernel", K),
@@ -34,46 +36,47 @@ VARIANTS = [
     ("kinds, no convert/write", K | G | R | D | W),
     ("callback, no convert/write", K | G | C | W),
 ]
-
-
-def loop(x, n):
-    issued = 0.0
-    for _ in range(n // BURST):
-        t0 = time.perf_counter()
-        for _ in range(BURST):
-            x.add_(1.0)
-        issued += time.perf_counter() - t0
-        torch.cuda.synchronize()
-    return issued / (n // BURST * BURST) * 1e6
+SPLIT = [
+    ("none (subscribed only)", 0),
+    ("kernel, no convert/write", K | W),
+    ("kernel+MEMCPY, no c/w", K | MEMCPY | W),
+    ("kernel+MEMSET, no c/w", K | MEMSET | W),
+    ("kernel+SYNC, no c/w", K | SYNC | W),
+    ("kernel+MARKER, no c/w", K | MARKER | W),
+    ("gpu kinds, no c/w", K | G | W),
+]
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 5120
-    x = torch.zeros(1, device="cuda")
+    which = sys.argv[3] if len(sys.argv) > 3 else "all"
+    if which not in ("all", "split"):
+        sys.exit("usage: trace_cost.py [ROUNDS] [N] [all|split]")
+    variants = SPLIT if which == "split" else VARIANTS
+    x = warm_tensor()
     lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
     bench_set = lib.attnprof_bench_set
     bench_set.restype, bench_set.argtypes = ctypes.c_longlong, [ctypes.c_uint]
     if bench_set(0) < 0:
         sys.exit("trace_cost.py: run under attnprof trace with ATTNPROF_BENCH=1")
-    loop(x, 4 * BURST)  # warm-up, untraced
-    us = {name: [] for name, _ in VARIANTS}
-    recs = {name: [] for name, _ in VARIANTS}
+    us = {name: [] for name, _ in variants}
+    recs = {name: [] for name, _ in variants}
     for r in range(rounds):
-        order = VARIANTS[r % len(VARIANTS):] + VARIANTS[:r % len(VARIANTS)]
+        order = variants[r % len(variants):] + variants[:r % len(variants)]
         row = {}
         for name, mask in order:
             torch.cuda.synchronize()
             c0 = bench_set(mask)
-            row[name] = loop(x, n)
+            row[name] = burst_loop(x, n)
             torch.cuda.synchronize()
             recs[name].append((bench_set(0) - c0) / n)
             us[name].append(row[name])
-        print(f"round {r + 1:2d} " + " ".join(f"{row[nm]:.3f}" for nm, _ in VARIANTS), flush=True)
+        print(f"round {r + 1:2d} " + " ".join(f"{row[nm]:.3f}" for nm, _ in variants), flush=True)
     print(f"# PyTorch loop, {rounds} rounds x {n} launches per variant (columns above in this order)")
     print(f"{'variant':30s} {'us/launch':>9s} {'added':>7s} {'[min':>7s} {'max]':>7s} {'records/launch':>15s}")
-    base = us[VARIANTS[0][0]]
-    for name, _ in VARIANTS:
+    base = us[variants[0][0]]
+    for name, _ in variants:
         diffs = [a - b for a, b in zip(us[name], base)]
         print(f"{name:30s} {statistics.median(us[name]):9.3f} {statistics.median(diffs):+7.3f} "
               f"{min(diffs):+7.3f} {max(diffs):+7.3f} {statistics.median(recs[name]):15.2f}")

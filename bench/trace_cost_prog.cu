@@ -4,42 +4,28 @@
  * ATTNPROF_BENCH=1). Prints every round, then per variant the median host us
  * per launch, the median per-round difference to "none", and CUPTI records
  * per launch. Its trace holds 2 events per launch, written at about 0.2
- * million events/s: give 11 rounds of 20480 a minute.
- *   usage: trace_cost_prog [ROUNDS] [N] */
-#include <cuda_runtime.h>
+ * million events/s: give 11 rounds of 20480 a minute. SET "split" runs only
+ * "none" and the variants that split the four other GPU kinds, none of them
+ * converted or written (a few seconds).
+ *   usage: trace_cost_prog [ROUNDS] [N] [all|split] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
-enum { BURST = 256, MAX_ROUNDS = 64, NV = 9 };
+#include "launch_loop.cuh"
+
+enum { MAX_ROUNDS = 64, NV = 15 };
 static const char *const names[NV] = {
     "none (subscribed only)",  "kernel",           "gpu kinds",
     "gpu + RUNTIME kind",      "gpu + RUNTIME+DRIVER kinds",
     "gpu + select ids",        "gpu + callback ids",
-    "kinds, no convert/write", "callback, no convert/write"};
-static const unsigned masks[NV] = {0, 1, 3, 7, 15, 19, 35, 79, 99};
-
-__global__ void empty_kernel(float *out, float s) {
-  if (s == -1.f) out[threadIdx.x] = s;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double loop(long n) {
-  double issued = 0;
-  for (long b = 0; b < n / BURST; b++) {
-    double t0 = now_s();
-    for (int i = 0; i < BURST; i++) empty_kernel<<<1, 32>>>(NULL, 1.f);
-    issued += now_s() - t0;
-    cudaDeviceSynchronize();
-  }
-  return issued / (n / BURST * BURST) * 1e6;
-}
+    "kinds, no convert/write", "callback, no convert/write",
+    "kernel, no convert/write", "kernel+MEMCPY, no c/w",
+    "kernel+MEMSET, no c/w",   "kernel+SYNC, no c/w",
+    "kernel+MARKER, no c/w",   "gpu kinds, no c/w"};
+/* Bits of attnprof_bench_set (src/prof/collect/collector_cupti.h). */
+static const unsigned masks[NV] = {0, 1, 3, 7, 15, 19, 35, 79, 99, 65, 193, 321, 577, 1089, 67};
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -53,13 +39,21 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+/* Indices into names/masks: every variant, or "none" and the kinds' split. */
+static const int all_set[NV] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+static const int split_set[] = {0, 9, 10, 11, 12, 13, 14};
+
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 15;
   long n = argc > 2 ? atol(argv[2]) : 20480;
-  if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST)
-    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d]\n", MAX_ROUNDS, BURST), 2;
+  int split = argc > 3 && !strcmp(argv[3], "split");
+  if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST || (argc > 3 && !split && strcmp(argv[3], "all")))
+    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split]\n", MAX_ROUNDS,
+                   BURST), 2;
+  const int *set_of = split ? split_set : all_set;
+  int nv = split ? (int)(sizeof split_set / sizeof *split_set) : NV;
   setvbuf(stdout, NULL, _IOLBF, 0); /* every round out at once: a timeout keeps what ran */
-  loop(4 * BURST);                  /* cuInit: the injection starts here */
+  burst_loop(4 * BURST);            /* cuInit: the injection starts here */
   const char *path = getenv("CUDA_INJECTION64_PATH");
   void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
   long long (*set)(unsigned) = NULL;
@@ -68,21 +62,22 @@ int main(int argc, char **argv) {
     return fprintf(stderr, "trace_cost_prog: run under attnprof trace with ATTNPROF_BENCH=1\n"), 2;
   static double us[NV][MAX_ROUNDS], recs[NV][MAX_ROUNDS], diff[MAX_ROUNDS];
   for (int r = 0; r < rounds; r++) {
-    for (int k = 0; k < NV; k++) {
-      int v = (k + r) % NV;
+    for (int k = 0; k < nv; k++) {
+      int v = set_of[(k + r) % nv];
       cudaDeviceSynchronize();
       long long c0 = set(masks[v]);
-      us[v][r] = loop(n);
+      us[v][r] = burst_loop(n);
       cudaDeviceSynchronize();
       recs[v][r] = (double)(set(0) - c0) / n;
     }
     printf("round %2d", r + 1);
-    for (int v = 0; v < NV; v++) printf(" %.3f", us[v][r]);
+    for (int k = 0; k < nv; k++) printf(" %.3f", us[set_of[k]][r]);
     printf("\n");
   }
   printf("# CUDA loop, %d rounds x %ld launches per variant (columns above in this order)\n", rounds, n);
   printf("%-30s %9s %7s %7s %7s %15s\n", "variant", "us/launch", "added", "[min", "max]", "records/launch");
-  for (int v = 0; v < NV; v++) {
+  for (int k = 0; k < nv; k++) {
+    int v = set_of[k];
     double lo = 1e9, hi = -1e9;
     for (int r = 0; r < rounds; r++) {
       diff[r] = us[v][r] - us[0][r];

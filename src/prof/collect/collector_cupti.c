@@ -12,14 +12,20 @@
  * subscribed by id (cupti_api_cb.c): 0-0.1. ATTNPROF_CUPTI_API=all
  * records every call through the kinds, except the four that PyTorch makes
  * per launch to no purpose (the same ones Kineto silences);
- * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way. */
+ * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
+ * Process against process the kinds matter less than writing: converting and
+ * streaming the records while the program runs costs more per launch than
+ * every switch here (of the four other GPU kinds only SYNCHRONIZATION costs,
+ * +0.15-0.2; TRACE_COST.md, "The process ladder"). */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "prof/collect/cupti_api_cb.h"
@@ -211,6 +217,20 @@ static void disable_all(void) {
   set_api(0);
 }
 
+/* Bench only: switches on the parts in mask (every part is off before). */
+static void bench_apply(unsigned mask) {
+  static const unsigned kind_bits[N_GPU_KINDS] = {CUPTI_BENCH_KERNEL, CUPTI_BENCH_MEMCPY,
+                                                  CUPTI_BENCH_MEMSET, CUPTI_BENCH_SYNC,
+                                                  CUPTI_BENCH_MARKER};
+  cupti_buffers_set_discard(!!(mask & CUPTI_BENCH_DISCARD));
+  for (int i = 0; i < N_GPU_KINDS; i++)
+    if ((mask & kind_bits[i]) || (i && (mask & CUPTI_BENCH_GPU))) F->ActivityEnable(gpu_kinds[i]);
+  if (mask & (CUPTI_BENCH_RUNTIME | CUPTI_BENCH_DRIVER))
+    set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
+  if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
+  if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+}
+
 /* Bench only (bench/TRACE_COST.md): flushes (so the last setting's records
  * are converted outside the next timing), turns every kind and call record
  * off, then on the parts in mask. Returns the records read so far. */
@@ -222,17 +242,15 @@ int64_t cupti_collector_bench_set(unsigned mask) {
   set_api_kinds(0, 1, 1);
   set_api_select(0);
   set_api_callback(0);
-  cupti_buffers_set_discard(!!(mask & CUPTI_BENCH_DISCARD));
-  if (mask & CUPTI_BENCH_KERNEL) F->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  for (int i = 1; (mask & CUPTI_BENCH_GPU) && i < N_GPU_KINDS; i++) F->ActivityEnable(gpu_kinds[i]);
-  if (mask & (CUPTI_BENCH_RUNTIME | CUPTI_BENCH_DRIVER))
-    set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
-  if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
-  if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+  bench_apply(mask);
   cupti_stats s;
   cupti_buffers_stats(&s);
   return s.records;
 }
+
+static int bench_start_mask = -1;
+
+void cupti_collector_bench_start(int mask) { bench_start_mask = mask; }
 
 static attn_status enable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) {
@@ -262,6 +280,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
              : mode && !strcmp(mode, "callback")        ? API_CALLBACK
                                                          : API_DEFAULT;
   cupti_buffers_configure(F);
+  cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();
   if (st) return st;
   /* Before any kind is enabled: system thread ids (gettid, as the CPU
@@ -278,7 +297,8 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
   if (r == CUPTI_SUCCESS && cupti_buffers_set_target(t)) r = CUPTI_ERROR_OUT_OF_MEMORY;
   if (r == CUPTI_SUCCESS && !injected) read_devices();
   if (r == CUPTI_SUCCESS) choose_calls();
-  if (r == CUPTI_SUCCESS && (st = enable_all()) == ATTN_STATUS_OK) {
+  if (r == CUPTI_SUCCESS && bench_start_mask >= 0) bench_apply((unsigned)bench_start_mask);
+  if (r == CUPTI_SUCCESS && (bench_start_mask >= 0 || (st = enable_all()) == ATTN_STATUS_OK)) {
     if (!exit_hook) exit_hook = !atexit(at_exit);
     return ATTN_STATUS_OK;
   }

@@ -39,6 +39,8 @@ typedef struct {
   int64_t incomplete;       /* records without an end time at the final flush */
   int64_t unmatched_range_ends;
   int64_t open_ranges;      /* NVTX ranges still open when the session stopped */
+  int64_t buffers_on_starter; /* of buffers: completed on the thread that started
+                                 the session (injected: the one that called cuInit) */
   uint32_t cupti_version;
   int api_all;              /* 1: every runtime/driver call recorded */
 } cupti_stats;
@@ -55,9 +57,18 @@ enum {
   CUPTI_BENCH_DRIVER = 8,    /* the DRIVER kind, filtered by id */
   CUPTI_BENCH_SELECT = 16,   /* the wanted ids enabled alone, no kinds */
   CUPTI_BENCH_CALLBACK = 32, /* the wanted ids through the callback API */
-  CUPTI_BENCH_DISCARD = 64   /* records counted, not converted nor written */
+  CUPTI_BENCH_DISCARD = 64,  /* records counted, not converted nor written */
+  CUPTI_BENCH_MEMCPY = 128,  /* the four kinds of CUPTI_BENCH_GPU one by one */
+  CUPTI_BENCH_MEMSET = 256,
+  CUPTI_BENCH_SYNC = 512,
+  CUPTI_BENCH_MARKER = 1024
 };
 int64_t cupti_collector_bench_set(unsigned mask);
+
+/* Bench only, before prof_start: the session starts with the parts in mask
+ * instead of the default set (nothing is switched on and off again: the cost
+ * of a process traced that way from its start). mask < 0: the default. */
+void cupti_collector_bench_start(int mask);
 
 /* Stops CUPTI for good at process exit: forced flush into whatever target is
  * still set, then cuptiFinalize (CUDA 13.0/13.1's CUPTI can crash at exit

@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_records.h"
@@ -44,6 +46,7 @@ static prof_device devices[MAX_DEVICES];
 static int n_devices;
 static cupti_stats st;
 static int discard; /* bench only: records are counted, not converted */
+static int starter_tid;
 
 static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *rt_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
@@ -196,6 +199,12 @@ void cupti_buffers_add_device(const prof_device *d) {
   pthread_mutex_unlock(&conv_mu);
 }
 
+void cupti_buffers_set_starter(int tid) {
+  pthread_mutex_lock(&conv_mu);
+  starter_tid = tid;
+  pthread_mutex_unlock(&conv_mu);
+}
+
 void cupti_buffers_set_discard(int on) {
   pthread_mutex_lock(&conv_mu);
   discard = on;
@@ -243,6 +252,7 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
   (void)size;
   pthread_mutex_lock(&conv_mu);
   st.buffers++;
+  if (starter_tid && (int)syscall(SYS_gettid) == starter_tid) st.buffers_on_starter++;
   CUpti_Activity *rec = NULL;
   while (fns && conv && valid &&
          fns->ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)

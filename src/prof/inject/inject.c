@@ -8,6 +8,7 @@
  *                           that inherits the environment (an exec'd child)
  *                           writes OUT.<pid> and REPORT.<pid> instead
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
+ *   ATTNPROF_BENCH(_START)  bench only (bench/TRACE_COST.md)
  *
  * The trace is finished at exit (atexit, so also exit() from another thread)
  * and, best effort, on a fatal signal; if the program dies without either,
@@ -66,6 +67,11 @@ static void process_name(char *buf, size_t len) {
   }
 }
 
+static int bench_on(void) {
+  const char *on = getenv("ATTNPROF_BENCH");
+  return on && !strcmp(on, "1");
+}
+
 /* Stops collection, writes the rest and closes the trace; once. */
 static void finish(void) {
   if (!atomic_load(&started) || atomic_exchange(&finishing, 1)) return;
@@ -79,6 +85,9 @@ static void finish(void) {
   write_ns += prof_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
+  if (bench_on()) /* bench/TRACE_COST.md: does the writing run on the launching thread? */
+    fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
+            (long long)st.buffers_on_starter, (long long)st.buffers);
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
 }
 
@@ -136,6 +145,23 @@ static const char *own_path(const char *var, char *buf, size_t len) {
   return buf;
 }
 
+
+/* Bench only (bench/TRACE_COST.md's process ladder): with ATTNPROF_BENCH=1,
+ * ATTNPROF_BENCH_START=MASK starts the session with the parts in MASK (the
+ * bits of attnprof_bench_set) instead of the default set; 0 switches nothing
+ * on, the cost of being subscribed at all. */
+static void bench_start(void) {
+  const char *v = getenv("ATTNPROF_BENCH_START");
+  if (!v || !*v || !bench_on()) return;
+  char *end;
+  long mask = strtol(v, &end, 10);
+  if (*end || mask < 0 || mask > 0xffff) {
+    say("ATTNPROF_BENCH_START ignored", "want a mask of attnprof_bench_set's bits, 0..65535");
+    return;
+  }
+  cupti_collector_bench_start((int)mask);
+}
+
 static int start(void) {
   char out_buf[4096], report_buf[4096];
   const char *out = own_path("ATTNPROF_TRACE_OUT", out_buf, sizeof out_buf);
@@ -147,6 +173,7 @@ static int start(void) {
   if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;
   const char *chunk = getenv("ATTNPROF_TRACE_CHUNK");
   cupti_collector_set_injected(1);
+  bench_start();
   cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
   session = prof_trace_create();
   prof_trace_set_epoch_offset(session, offset);
@@ -177,8 +204,7 @@ void attnprof_inject_start(void) {
  * parts from inside the traced program (see cupti_collector_bench_set), with
  * ATTNPROF_BENCH=1 set; otherwise refused (-1). */
 EXPORT long long attnprof_bench_set(unsigned mask) {
-  const char *on = getenv("ATTNPROF_BENCH");
-  if (!on || strcmp(on, "1") || !atomic_load(&started)) return -1;
+  if (!bench_on() || !atomic_load(&started)) return -1;
   return (long long)cupti_collector_bench_set(mask);
 }
 
