@@ -13,8 +13,12 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 
 // attn_fused_params.ws_ab, bench only (read from ATTNPROF_FLASH_WS_AB by an
 // ablation build; 0 otherwise): the kernel as it was before the snake
-// schedule (WS_AB_STRIDE) and before the second Q buffer (WS_AB_ONE_Q).
-enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2 };
+// schedule (WS_AB_STRIDE, implies WS_AB_LPT), before the second Q buffer
+// (WS_AB_ONE_Q), before causal tiles were paired per head (WS_AB_LPT: the
+// longest-first order over all heads, dealt in a snake), with the
+// epilogue waiting for its TMA store before the next tile (WS_AB_STORE_WAIT),
+// and with causal tiles paired at every length (WS_AB_PAIR).
+enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16 };
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
