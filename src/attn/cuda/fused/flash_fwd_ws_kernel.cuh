@@ -29,7 +29,7 @@
 // grid = min(#SMs, tiles) (ws_sched, ws_tile_at): non-causal m block first;
 // causal with few heads longest first, dealt in a snake; causal with many
 // heads (short S) each head's m blocks paired long with short, head by head,
-// so that a round's K and V stay in L2.
+// so that a round's K and V stay in L2 (ws_sched).
 // Shapes (kBM x kBN, stages): base 128 x 128 (D64, D128), 128 x 64 (D256);
 // FA3 192 x 128 (D64), 128 x 176 (D128), 128 x 80 (D256); 4 stages at D64, 2.
 // Shared memory: kQBufs x Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base
@@ -73,24 +73,25 @@ struct ws_tile {
 // The persistent schedule, one tile per CTA per round (G = gridDim.x CTAs).
 // Non-causal: tile t = round r G + CTA k, m block fastest, so CTAs running
 // together share one head's K and V in L2.
-// Causal, long sequences (4 or more CTAs per head in a round): longest
-// first over all heads (the last m block of every head, then the one
-// before), odd rounds dealt in reverse CTA order (a snake) so that no CTA
-// takes the longest of every round; the CTAs on one head walk its keys
-// together, so its K and V are read from HBM about once per round.
-// Causal, short sequences (more heads than G / 4) and more tiles than CTAs:
-// there the order above puts every CTA on its own head, each m block
-// re-reads its head's K and V from HBM, and the short causal cells were
-// bound by that traffic. Instead the m blocks of a head are paired, the
-// longest with the shortest (i with n_mb - 1 - i), so every pair holds the
-// same work; CTA k takes pair (r / 2) G + k, its long tile in even rounds
-// and its short one in odd rounds, and pairs run head by head: a round's
-// CTAs read the K and V of about 2 G / n_mb heads, which stay in L2. An odd
-// n_mb leaves each head's middle m block alone.
+// Causal, long sequences: longest first over all heads (the last m block of
+// every head, then the one before), odd rounds dealt in reverse CTA order (a
+// snake) so that no CTA takes the longest of every round; the CTAs on one
+// head walk its keys together, so its K and V are read from HBM about once
+// per kBM x (CTAs per head) query rows.
+// Causal, short sequences (fewer than 384 query rows of a round per head:
+// kBM G < 384 (batch x heads)) and more tiles than CTAs: there the order
+// above puts each CTA on a head of its own, each m block re-reads its
+// head's K and V from HBM, and the short causal cells were bound by that
+// traffic (H200, bench/NOTES.md "ws: causal tiles paired"). Instead each
+// head's m blocks are paired, i with n_mb - 1 - i (the same work in every
+// pair), pairs dealt head by head, CTA k taking pair (r / 2) G + k: its long
+// tile in even rounds, its short one in odd rounds. A round's CTAs then read
+// the K and V of about 2 G / n_mb heads, which stay in L2. With n_mb odd the
+// middle m blocks pair with each other, two heads per pair, after the rest.
 // Bench only: WS_AB_LPT (and WS_AB_STRIDE, the plain stride) keep the first
 // order everywhere, WS_AB_PAIR pairs wherever there are more tiles than CTAs.
 struct ws_sched {
-  int n_mb, bh_n, n_tiles, pairs; // pairs: per head when paired, else 0
+  int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
 };
 
 FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM) {
@@ -98,15 +99,17 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM) {
   const int g = (int)gridDim.x;
   s.n_mb = (p.sq + kBM - 1) / kBM, s.bh_n = p.b * p.hq, s.n_tiles = s.n_mb * s.bh_n;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
-  const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && 4 * s.bh_n > g);
-  s.pairs = p.causal && pair && s.n_tiles > g ? (s.n_mb + 1) / 2 : 0;
+  const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
+  s.n_pairs = 0;
+  if (p.causal && pair && s.n_tiles > g)
+    s.n_pairs = s.bh_n * (s.n_mb / 2) + (s.n_mb & 1 ? (s.bh_n + 1) / 2 : 0);
   return s;
 }
 
 // Rounds of the persistent loop (a pair takes two).
 FUSED_DEV int ws_rounds(const ws_sched &s) {
   const int g = (int)gridDim.x;
-  return s.pairs ? 2 * ((s.bh_n * s.pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
+  return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
 }
 
 // The tile this CTA runs in round r; false: none this round.
@@ -114,13 +117,16 @@ template <int kBM, int kBN>
 FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, ws_tile &w) {
   const int g = (int)gridDim.x, k = (int)blockIdx.x;
   int mb, bh;
-  if (s.pairs) {
-    const int pr = (r >> 1) * g + k;
-    if (pr >= s.bh_n * s.pairs) return false;
-    const int i = pr % s.pairs;
-    bh = pr / s.pairs;
-    mb = (r & 1) ? i : s.n_mb - 1 - i;
-    if ((r & 1) && mb == s.n_mb - 1 - i) return false; // the middle m block ran in round r - 1
+  if (s.n_pairs) {
+    const int pr = (r >> 1) * g + k, h2 = s.n_mb / 2, full = s.bh_n * h2;
+    if (pr >= s.n_pairs) return false;
+    if (pr < full) { // m blocks n_mb - 1 - i, then i, of one head
+      const int i = pr % h2;
+      bh = pr / h2, mb = (r & 1) ? i : s.n_mb - 1 - i;
+    } else { // the middle m block of two heads
+      bh = 2 * (pr - full) + (r & 1), mb = h2;
+      if (bh >= s.bh_n) return false;
+    }
   } else {
     const bool snake = (r & 1) && p.causal && !(p.ws_ab & WS_AB_STRIDE);
     const int t = r * g + (snake ? g - 1 - k : k);

@@ -47,9 +47,11 @@ static inline int ws_tile_pick(int d, int causal, long long sq) {
   case 64: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
   // D128 non-causal: 176-key tiles fill shared memory (32 + 4 x 44 KB) and
   // pay the per-tile cost 27 % less often per key: 1.01-1.06x at S >= 2k,
-  // 0.99x at S 1k. Causal keeps 128 x 128 (FA3's choice too): a wider tile
-  // wastes more masked keys on the diagonal; measured 0.91-0.99x at S <= 8k.
-  case 128: return causal || short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+  // 0.99x at S 1k. Causal keeps 128 x 128 (FA3's choice too) below S 16k: a
+  // wider tile wastes more masked keys on the diagonal; measured 0.91-0.99x
+  // at S <= 8k (0.80 at S 1k with the paired schedule). At S 16k causal
+  // 176 measured 1.06x and 1.05x in two runs (2026-12-01, -01d).
+  case 128: return short_seq || (causal && sq < 16384) ? WS_TILE_BASE : WS_TILE_FA3;
   // D256: 80-key tiles (64 + 4 x 40 KB): 1.03-1.15x non-causal, 1.01-1.10x
   // causal at S >= 2k; causal S 1k measured 0.99x.
   default: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
