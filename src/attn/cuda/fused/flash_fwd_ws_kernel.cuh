@@ -42,6 +42,10 @@
 // the snake and the second Q buffer (bench/NOTES.md "ws schedule and Q
 // buffers: result"): D128 S16k 696 TF/s (causal 671), D256 S4k 714 (causal
 // 643), D64 S16k 518 (543); 0.79-1.31x cuDNN, 1.41-2.82x FA2 in that run.
+// With causal tiles paired at short S (bench/NOTES.md "ws: causal tiles
+// paired", run 2): D128 S16k 667 (causal 645), D256 S4k 675 (616), D64 S16k
+// 521 (515); S1k causal D128 460, D256 469 (were 373, 372); 0.91-1.22x
+// cuDNN, 1.44-2.74x FA2.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
