@@ -20,6 +20,11 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   floor         (--floor) ws with the softmax removed (flags 7): the
                 tensor-core and copy time of the cell; its output is wrong
                 by design and not compared
+  ws-prev/pair/wait  (--sched, ablation build) ws as it was before causal
+                tiles were paired per head and the O store's wait moved under
+                the next tile (ATTNPROF_FLASH_WS_AB=12), with pairing at
+                every length (=16), and with the store wait alone put back
+                (=8)
 Each run's output is compared with cudnn's first (relative error of the whole
 tensor; above 1e-2 the run is not timed). Times: CUDA events around each
 call, 3 warm-up calls, median of --reps; --rounds N runs the backends N
@@ -66,6 +71,7 @@ def main():
     ap.add_argument("--floor", action="store_true")
     ap.add_argument("--tiles", action="store_true")
     ap.add_argument("--ab", action="store_true")
+    ap.add_argument("--sched", action="store_true")
     opt = ap.parse_args()
     os.environ["ATTNPROF_LIB"] = opt.lib
     import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
@@ -96,6 +102,7 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
+    scheds = []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
         if (opt.d and d != opt.d) or s > opt.max_s:
@@ -118,6 +125,9 @@ def main():
         if opt.ab:
             runs += [("ws-old", ours(q, k, v, o, causal, "ws", ab="3")),
                      ("ws-snake", ours(q, k, v, o, causal, "ws", ab="2"))]
+        if opt.sched:
+            runs += [(n, ours(q, k, v, o, causal, "ws", ab=a))
+                     for n, a in (("ws-prev", "12"), ("ws-pair", "16"), ("ws-wait", "8"))]
         if not opt.no_wgmma:
             runs.append(("wgmma", ours(q, k, v, o, causal, "wgmma")))
         if opt.ablation and d == 128:
@@ -160,6 +170,8 @@ def main():
             abs_.append((label, causal, *(flops / t[n] * 1e-6 if n in t else float("nan")
                                           for n in ("ws-old", "ws-snake", "ws", "cudnn", "FA2")),
                          t["ws"]))
+        if "ws-prev" in t:
+            scheds.append((label, causal, t, flops))
         if "ws-base" in t and "ws-fa3" in t:
             tiles.append((label, causal, *(flops / t[n] * 1e-6 if n in t else float("nan")
                                            for n in ("ws-base", "ws-fa3", "cudnn", "FA2")),
@@ -181,6 +193,18 @@ def main():
             print(f"  {label:<16}{'causal' if causal else 'full':<8} old {to:6.1f}  snake {ts:6.1f}  "
                   f"ws {tw:6.1f} ({us:7.1f} us)  cudnn {tc:6.1f}  FA2 {t2:6.1f}  new/old {tw / to:5.2f}  "
                   f"ws/cudnn {tw / tc:5.2f}  ws/FA2 {tw / t2:5.2f}")
+    if scheds:
+        print("\nsched: TFLOP/s of ws (paired causal schedule at short S, O store's wait under the "
+              "next tile), ws-prev (the kernel before both), ws-pair (pairing at every S), ws-wait "
+              "(the store wait put back); new/prev = prev time / ws time")
+        nan = float("nan")
+        for label, causal, t, flops in scheds:
+            t = {n: t.get(n, nan) for n in ("ws", "ws-prev", "ws-pair", "ws-wait", "cudnn", "FA2")}
+            tf = {n: flops / v * 1e-6 for n, v in t.items()}
+            print(f"  {label:<16}{'causal' if causal else 'full':<8} ws {tf['ws']:6.1f} ({t['ws']:7.1f} us)"
+                  f"  prev {tf['ws-prev']:6.1f}  pair {tf['ws-pair']:6.1f}  wait {tf['ws-wait']:6.1f}"
+                  f"  cudnn {tf['cudnn']:6.1f}  FA2 {tf['FA2']:6.1f}  new/prev {t['ws-prev'] / t['ws']:5.2f}"
+                  f"  ws/cudnn {t['cudnn'] / t['ws']:5.2f}  ws/FA2 {t['FA2'] / t['ws']:5.2f}")
     if summary:
         print(f"cells at or above cudnn: {sum(r >= 1.0 for *_, r, _ in summary)}/{len(summary)}; "
               f"lowest ws/cudnn {min(r for *_, r, _ in summary):.2f}")

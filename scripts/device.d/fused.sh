@@ -20,12 +20,47 @@
 #     cuDNN and FA2, 3 rounds), the sweep AUTO's table comes from (as
 #     validate.sh prints it), then synccheck and memcheck over the quick ws
 #     sweep while the call is under AB_SAN_BEFORE seconds (default 150).
+#  7. sched (not in the default steps; an ablation build): test_fused_gpu's
+#     flash sweep beside racecheck, synccheck and memcheck over the quick ws
+#     sweep (all four at once; SCHED_CHECK_TIMEOUT, default 75 s), then
+#     ws_vs_torch.py --sched (ws beside the kernel before the paired causal
+#     schedule and the deferred store wait, and each change alone, beside
+#     cuDNN and FA2, 2 rounds; SCHED_BENCH_ARGS adds options, e.g. --tiles),
+#     then the sweep AUTO's table comes from.
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
 out=${1:-/tmp/out}
 steps=${FUSED_STEPS:-sanitize,bench,torch}
 rc=0
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+# compare's sweep (what scripts/gen_auto_table.py reads) as JSON, and a
+# one-line-per-point digest of it.
+sweep_table() {
+  echo "== attnprof compare --device cuda --sweep --json"
+  timeout 150 ./bin/attnprof compare --device cuda --sweep --json >"$out/sweep.json" 2>/dev/null || rc=1
+  python3 - "$out/sweep.json" <<'PY' | tee "$out/sweep.txt"
+import json, sys
+for p in json.load(open(sys.argv[1]))["points"]:
+    row = " ".join(f'{b["name"]}={b.get("tflops", 0):.0f}' for b in p["backends"])
+    print(f'D={p["D"]} S={p["S"]} causal={p["causal"]}: {row}')
+PY
+}
+
+# The given compute-sanitizer tools over the quick ws sweep, each started
+# only while the call is under $1 seconds.
+ws_sanitize() {
+  local before=$1 tool r
+  shift
+  for tool in "$@"; do
+    [ "$SECONDS" -lt "$before" ] || { echo "$tool: not run (time)"; continue; }
+    FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout 60 "$cs" --tool "$tool" --error-exitcode 3 \
+      ./bin/test_fused_gpu >"$out/san_ws_$tool.txt" 2>&1
+    r=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$out/san_ws_$tool.txt" | tail -2
+    echo "ws $tool exit status $r"; [ $r -ne 0 ] && rc=1
+  done
+}
 if [[ $steps == *bench* ]]; then
   echo "== bench_fused ${FUSED_BENCH_ARGS:---versions}"
   # shellcheck disable=SC2086
@@ -39,7 +74,6 @@ if [[ $steps == *torch* ]]; then
   [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
 fi
 if [[ $steps == *sanitize* ]]; then
-  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool (test_fused_gpu, quick)"
     FUSED_TEST_QUICK=1 timeout "${FUSED_SAN_TIMEOUT:-100}" "$cs" --tool "$tool" --error-exitcode 3 \
@@ -55,7 +89,6 @@ if [[ $steps == *ws* ]]; then
   PYTHONUNBUFFERED=1 timeout 150 python3 ../bench/fused/ws_vs_torch.py --lib ./lib/libattnprof.so \
     --reps 10 --ablation --floor | tee "$out/ws_vs_torch.txt"
   [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
-  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
     echo "== compute-sanitizer --tool $tool (test_fused_gpu, ws sweep, quick)"
     FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout "${FUSED_SAN_TIMEOUT:-100}" "$cs" --tool "$tool" \
@@ -93,21 +126,34 @@ if [[ $steps == *ab* ]]; then
   PYTHONUNBUFFERED=1 timeout 150 python3 ../bench/fused/ws_vs_torch.py --lib ./lib/libattnprof.so \
     --reps 10 --rounds 3 --ab --no-wgmma >"$out/ws_ab.txt" 2>&1 || rc=1
   sed -n '/^ab:/,$p' "$out/ws_ab.txt"; grep -E "FAIL|refused|Error" "$out/ws_ab.txt" | head -5
-  echo "== attnprof compare --device cuda --sweep --json"
-  timeout 150 ./bin/attnprof compare --device cuda --sweep --json >"$out/sweep.json" 2>/dev/null || rc=1
-  python3 - "$out/sweep.json" <<'PY' | tee "$out/sweep.txt"
-import json, sys
-for p in json.load(open(sys.argv[1]))["points"]:
-    row = " ".join(f'{b["name"]}={b.get("tflops", 0):.0f}' for b in p["backends"])
-    print(f'D={p["D"]} S={p["S"]} causal={p["causal"]}: {row}')
-PY
-  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  for tool in synccheck memcheck; do
-    [ "$SECONDS" -lt "${AB_SAN_BEFORE:-150}" ] || { echo "$tool: not run (time)"; continue; }
-    FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout 60 "$cs" --tool "$tool" --error-exitcode 3 \
-      ./bin/test_fused_gpu >"$out/san_ws_$tool.txt" 2>&1
-    r=$?; grep -E "ERROR SUMMARY|passed|failed" "$out/san_ws_$tool.txt" | tail -2
-    echo "ws $tool exit status $r"; [ $r -ne 0 ] && rc=1
+  sweep_table
+  ws_sanitize "${AB_SAN_BEFORE:-150}" synccheck memcheck
+fi
+if [[ $steps == *sched* ]]; then
+  # Correctness first, all at once (nothing here is timed): the flash sweep
+  # against fp64 and the three sanitizers over the quick ws sweep.
+  t=${SCHED_CHECK_TIMEOUT:-75}
+  FUSED_TEST_ONLY=flash timeout "$t" ./bin/test_fused_gpu >"$out/test_flash.txt" 2>&1 &
+  pids=$!
+  for tool in racecheck synccheck memcheck; do
+    FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout "$t" "$cs" --tool "$tool" --error-exitcode 3 \
+      ./bin/test_fused_gpu >"$out/san_ws_$tool.txt" 2>&1 &
+    pids="$pids $!"
   done
+  for pid in $pids; do wait "$pid" || rc=1; done
+  echo "== test_fused_gpu, flash kernels"
+  grep -E "FAIL|passed|failed|SKIP" "$out/test_flash.txt" | tail -8
+  for tool in racecheck synccheck memcheck; do
+    echo "== compute-sanitizer --tool $tool (ws sweep, quick)"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$out/san_ws_$tool.txt" | tail -3
+  done
+  echo "== ws_vs_torch.py --sched ($SECONDS s in)"
+  PYTHONUNBUFFERED=1 timeout "${SCHED_BENCH_TIMEOUT:-90}" python3 ../bench/fused/ws_vs_torch.py \
+    --lib ./lib/libattnprof.so --reps 10 --rounds 2 --sched ${SCHED_BENCH_ARGS:-} --no-wgmma \
+    >"$out/ws_sched.txt" 2>&1 || rc=1
+  sed -n '/^\(tiles\|sched\):/,$p' "$out/ws_sched.txt"
+  grep -E "FAIL|refused|Error" "$out/ws_sched.txt" | head -5
+  echo "($SECONDS s in)"
+  sweep_table
 fi
 exit $rc

@@ -76,12 +76,14 @@ FUSED_DEV void wg_mask(float (&s)[kSR], const attn_fused_params &p, int row_g, i
   }
 }
 
-// Online softmax of one S tile (exp2 domain, as flash_fwd_kernel.cuh): the
-// row statistics m, l move on, O is rescaled, and P lands in pa as the
-// register A fragments of the P V product (16 keys per fragment).
-template <typename T, int kSR, int kOR>
-FUSED_DEV void wg_softmax(float (&s)[kSR], float (&o)[kOR], float (&m)[2], float (&l)[2],
-                          uint32_t (&pa)[kSR / 8][4], float c) {
+// Online softmax of one S tile (exp2 domain, as flash_fwd_kernel.cuh),
+// shared by both Hopper kernels: the row statistics m, l move on, P lands in
+// pa as the register A fragments of the P V product (16 keys per fragment),
+// and alpha is O's rescale factor per row half. O is not touched here: in
+// the ws kernel its previous product may still be in flight.
+template <typename T, int kSR>
+FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
+                          float (&alpha)[2], float c) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     float mx = m[hh];
@@ -90,7 +92,7 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&o)[kOR], float (&m)[2], float
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float base = mx == -INFINITY ? 0.f : mx * c;
-    const float alpha = fused_exp2(m[hh] * c - base);
+    alpha[hh] = fused_exp2(m[hh] * c - base);
     m[hh] = mx;
     float sum = 0.f;
 #pragma unroll
@@ -102,9 +104,17 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&o)[kOR], float (&m)[2], float
       // of keys 0-7, then of keys 8-15.
       pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
     }
-    l[hh] = l[hh] * alpha + sum;
+    l[hh] = l[hh] * alpha[hh] + sum;
+  }
+}
+
+// O *= alpha, per row half (registers 4j, 4j+1: row g; 4j+2, 4j+3: row g+8).
+template <int kOR>
+FUSED_DEV void wg_rescale(float (&o)[kOR], const float (&alpha)[2]) {
 #pragma unroll
-    for (int j = 0; j < kOR / 4; ++j) o[4 * j + 2 * hh] *= alpha, o[4 * j + 2 * hh + 1] *= alpha;
+  for (int j = 0; j < kOR / 4; ++j) {
+    o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
+    o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
   }
 }
 
@@ -200,7 +210,9 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
     if (n0 + kBN > p.sk || (p.causal && n0 + kBN - 1 > m0 + p.causal_off))
       wg_mask(s, p, m0 + wrow + g, n0, t4);
     uint32_t pa[kSR / 8][4];
-    wg_softmax<T>(s, o, m, l, pa, c);
+    float alpha[2];
+    wg_softmax<T>(s, m, l, pa, alpha, c);
+    wg_rescale(o, alpha);
 
     // O += P V. Step kk covers keys 16kk..16kk+15: 16 rows of 128 bytes.
     wg_hold(o);

@@ -22,10 +22,14 @@
 //  - epilogue: O / l rounded into the warpgroup's rows of the Q tile (same
 //    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
 //    clipped by TMA); lse from registers. Where two Q buffers fit, the next
-//    tile's Q loads into the other one under this tile's loop and epilogue.
+//    tile's Q loads into the other one under this tile's loop and epilogue,
+//    and the store's read of this buffer is waited for under the next
+//    tile's first S product, not before it.
 // Tiles: (m block, head, batch) walked by a static persistent schedule,
-// grid = min(#SMs, tiles), causal in longest-first order (m block reversed),
-// dealt to the CTAs in a snake (ws_tile_at) so that each gets an even share.
+// grid = min(#SMs, tiles) (ws_sched, ws_tile_at): non-causal m block first;
+// causal with few heads longest first, dealt in a snake; causal with many
+// heads (short S) each head's m blocks paired long with short, head by head,
+// so that a round's K and V stay in L2 (ws_sched).
 // Shapes (kBM x kBN, stages): base 128 x 128 (D64, D128), 128 x 64 (D256);
 // FA3 192 x 128 (D64), 128 x 176 (D128), 128 x 80 (D256); 4 stages at D64, 2.
 // Shared memory: kQBufs x Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base
@@ -38,6 +42,10 @@
 // the snake and the second Q buffer (bench/NOTES.md "ws schedule and Q
 // buffers: result"): D128 S16k 696 TF/s (causal 671), D256 S4k 714 (causal
 // 643), D64 S16k 518 (543); 0.79-1.31x cuDNN, 1.41-2.82x FA2 in that run.
+// With causal tiles paired at short S (bench/NOTES.md "ws: causal tiles
+// paired", run 2): D128 S16k 667 (causal 645), D256 S4k 675 (616), D64 S16k
+// 521 (515); S1k causal D128 460, D256 469 (were 373, 372); 0.91-1.22x
+// cuDNN, 1.44-2.74x FA2.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
@@ -66,59 +74,77 @@ struct ws_tile {
   int b, h, m0, n_blocks;
 };
 
-// The tile a CTA takes in round r of the persistent loop, or -1 (none).
-// Round r holds tiles r G .. r G + G - 1 (G = gridDim.x) of the order below.
-// Causal tiles come longest first, so CTA k taking tile r G + k in every round
-// would give CTA 0 the longest of each round (up to 13 % more work than the
-// mean at D256 S4k); odd rounds run the other way (a snake), which evens the
-// sum. WS_AB_STRIDE (bench only) keeps the plain stride.
-FUSED_DEV int ws_tile_at(const attn_fused_params &p, int r, int n_tiles) {
-  const int g = (int)gridDim.x, k = (int)blockIdx.x;
-  const int t = (r & 1) && p.causal && !(p.ws_ab & WS_AB_STRIDE) ? r * g + g - 1 - k : r * g + k;
-  return t < n_tiles ? t : -1;
+// The persistent schedule, one tile per CTA per round (G = gridDim.x CTAs).
+// Non-causal: tile t = round r G + CTA k, m block fastest, so CTAs running
+// together share one head's K and V in L2.
+// Causal, long sequences: longest first over all heads (the last m block of
+// every head, then the one before), odd rounds dealt in reverse CTA order (a
+// snake) so that no CTA takes the longest of every round; the CTAs on one
+// head walk its keys together, so its K and V are read from HBM about once
+// per kBM x (CTAs per head) query rows.
+// Causal, short sequences (fewer than 384 query rows of a round per head:
+// kBM G < 384 (batch x heads)) and more tiles than CTAs: there the order
+// above puts each CTA on a head of its own, each m block re-reads its
+// head's K and V from HBM, and the short causal cells were bound by that
+// traffic (H200, bench/NOTES.md "ws: causal tiles paired"). Instead each
+// head's m blocks are paired, i with n_mb - 1 - i (the same work in every
+// pair), pairs dealt head by head, CTA k taking pair (r / 2) G + k: its long
+// tile in even rounds, its short one in odd rounds. A round's CTAs then read
+// the K and V of about 2 G / n_mb heads, which stay in L2. With n_mb odd the
+// middle m blocks pair with each other, two heads per pair, after the rest.
+// Bench only: WS_AB_LPT (and WS_AB_STRIDE, the plain stride) keep the first
+// order everywhere, WS_AB_PAIR pairs wherever there are more tiles than CTAs.
+struct ws_sched {
+  int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
+};
+
+FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM) {
+  ws_sched s;
+  const int g = (int)gridDim.x;
+  s.n_mb = (p.sq + kBM - 1) / kBM, s.bh_n = p.b * p.hq, s.n_tiles = s.n_mb * s.bh_n;
+  const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
+  const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
+  s.n_pairs = 0;
+  if (p.causal && pair && s.n_tiles > g)
+    s.n_pairs = s.bh_n * (s.n_mb / 2) + (s.n_mb & 1 ? (s.bh_n + 1) / 2 : 0);
+  return s;
 }
 
+// Rounds of the persistent loop (a pair takes two).
+FUSED_DEV int ws_rounds(const ws_sched &s) {
+  const int g = (int)gridDim.x;
+  return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
+}
+
+// The tile this CTA runs in round r; false: none this round.
 template <int kBM, int kBN>
-FUSED_DEV ws_tile ws_tile_of(const attn_fused_params &p, int t, int n_mb) {
-  const int bh_n = p.b * p.hq;
+FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, ws_tile &w) {
+  const int g = (int)gridDim.x, k = (int)blockIdx.x;
   int mb, bh;
-  if (p.causal) // longest first: the last m blocks of every head, then the next
-    mb = n_mb - 1 - t / bh_n, bh = t % bh_n;
-  else // m fastest: CTAs running together share one head's K and V in L2
-    mb = t % n_mb, bh = t / n_mb;
-  ws_tile w;
+  if (s.n_pairs) {
+    const int pr = (r >> 1) * g + k, h2 = s.n_mb / 2, full = s.bh_n * h2;
+    if (pr >= s.n_pairs) return false;
+    if (pr < full) { // m blocks n_mb - 1 - i, then i, of one head
+      const int i = pr % h2;
+      bh = pr / h2, mb = (r & 1) ? i : s.n_mb - 1 - i;
+    } else { // the middle m block of two heads
+      bh = 2 * (pr - full) + (r & 1), mb = h2;
+      if (bh >= s.bh_n) return false;
+    }
+  } else {
+    const bool snake = (r & 1) && p.causal && !(p.ws_ab & WS_AB_STRIDE);
+    const int t = r * g + (snake ? g - 1 - k : k);
+    if (t >= s.n_tiles) return false;
+    if (p.causal) // longest first: the last m blocks of every head, then the next
+      mb = s.n_mb - 1 - t / s.bh_n, bh = t % s.bh_n;
+    else
+      mb = t % s.n_mb, bh = t / s.n_mb;
+  }
   w.b = bh / p.hq, w.h = bh % p.hq, w.m0 = mb * kBM;
   int n_end = p.sk;
   if (p.causal) n_end = min(n_end, w.m0 + min(kBM, p.sq - w.m0) + p.causal_off);
   w.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
-  return w;
-}
-
-// Online softmax of one S tile without touching O (its product may still be
-// in flight): m and l move on, P lands in pa, alpha is O's rescale factor.
-template <typename T, int kSR>
-FUSED_DEV void ws_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
-                          float (&alpha)[2], float c) {
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    float mx = m[hh];
-#pragma unroll
-    for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float base = mx == -INFINITY ? 0.f : mx * c;
-    alpha[hh] = fused_exp2(m[hh] * c - base);
-    m[hh] = mx;
-    float sum = 0.f;
-#pragma unroll
-    for (int j = 0; j < kSR / 4; ++j) {
-      const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
-      const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
-      sum += p0 + p1;
-      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
-    }
-    l[hh] = l[hh] * alpha[hh] + sum;
-  }
+  return true;
 }
 
 // Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
@@ -140,16 +166,7 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
   if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
     ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
   else
-    ws_softmax<T>(s, m, l, pa, alpha, c);
-}
-
-template <int kOR>
-FUSED_DEV void ws_rescale(float (&o)[kOR], const float (&alpha)[2]) {
-#pragma unroll
-  for (int j = 0; j < kOR / 4; ++j) {
-    o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
-    o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
-  }
+    wg_softmax<T>(s, m, l, pa, alpha, c);
 }
 
 // Shared-memory barrier addresses: Q full/empty per Q buffer (two slots),
@@ -173,15 +190,14 @@ FUSED_DEV int ws_q_bufs(const attn_fused_params &p) {
 // The producer thread: every load of every tile of this CTA.
 template <int kD, int kTile>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
-                          uint32_t aQ, uint32_t aK, uint32_t aV, int n_mb, int n_tiles) {
+                          uint32_t aQ, uint32_t aK, uint32_t aV, const ws_sched &sc) {
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
-  const int nq = ws_q_bufs<C::kQBufs>(p);
+  const int nq = ws_q_bufs<C::kQBufs>(p), rounds = ws_rounds(sc);
   uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
-  for (int r = 0; r * (int)gridDim.x < n_tiles; ++r) {
-    const int t = ws_tile_at(p, r, n_tiles);
-    if (t < 0) continue;
-    const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
+  for (int r = 0; r < rounds; ++r) {
+    ws_tile w;
+    if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
     const int qb = (int)(tc % (uint32_t)nq);
     const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
     auto load_k = [&](int i) {
@@ -224,6 +240,19 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
   }
 }
 
+// Hands the Q buffer whose O this warpgroup stored back to the producer,
+// once the TMA store has read it (thread 0 of the warpgroup issued it).
+// Called as late as the next tile's first S issue where two Q buffers let
+// the next tile start meanwhile, so the store's read runs under that S.
+FUSED_DEV void ws_q_release(ws_bars br, int &q_held, int ctid) {
+  if (q_held < 0) return;
+  if (ctid == 0) {
+    ws_tma_store_wait_read();
+    ws_bar_arrive(br.q_empty(q_held));
+  }
+  q_held = -1;
+}
+
 // Ping-pong: a consumer waits for its turn before issuing its products and
 // hands the turn over right after issuing them; turns go round the kCons
 // consumers (cw waits on barrier 1 + cw, passes to the next one's).
@@ -255,7 +284,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
   const ws_bars br{aQ + C::kBars};
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
-  const int n_mb = (p.sq + kBM - 1) / kBM, n_tiles = n_mb * p.hq * p.b;
+  const ws_sched sc = ws_sched_of(p, kBM);
 
   if (tid == 0) {
     for (int b = 0; b < 2; ++b) ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), kCons);
@@ -271,7 +300,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<C::kProdRegs>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
-      ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, n_mb, n_tiles);
+      ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, sc);
     }
     return;
   }
@@ -281,12 +310,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
   const float c = p.scale_log2;
   if ((kFlags & WS_PINGPONG) && cw == kCons - 1) ws_named_arrive(1, 256); // consumer 0 goes first
-  const int nq = ws_q_bufs<C::kQBufs>(p);
+  const int nq = ws_q_bufs<C::kQBufs>(p), rounds = ws_rounds(sc);
   uint32_t it = 0, tc = 0;
-  for (int r = 0; r * (int)gridDim.x < n_tiles; ++r) {
-    const int t = ws_tile_at(p, r, n_tiles);
-    if (t < 0) continue;
-    const ws_tile w = ws_tile_of<kBM, kBN>(p, t, n_mb);
+  int q_held = -1; // a Q buffer whose O store may still be reading it
+  for (int r = 0; r < rounds; ++r) {
+    ws_tile w;
+    if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
     const int qb = (int)(tc % (uint32_t)nq);
     const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
     float o[kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -330,6 +359,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wg_fence();
         issue_s(s, it);
         ws_turn_pass<kFlags, kCons>(cw);
+        ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
         wg_wait_all();
         wg_hold(s);
         ws_release(br.k_empty(it % kS), lane);
@@ -373,7 +403,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           wg_hold(o);
           ws_release(br.v_empty(jv % kS), lane);
         }
-        ws_rescale(o, a2);
+        wg_rescale(o, a2);
       };
       auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
         const uint32_t jv = it + n - 1;
@@ -403,24 +433,26 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     it += (uint32_t)n;
 
     // Epilogue: O / l into this warpgroup's rows of its Q buffer (its
-    // products are done with them), then TMA stores of 64 x 64 boxes.
+    // products are done with them), then TMA stores of 64 x 64 boxes. The
+    // buffer goes back to the producer once they have read it: here with
+    // one Q buffer (the next tile's Q needs it), else under the next S.
+    ws_q_release(br, q_held, ctid); // still held only when this tile had no key tile
     float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq + w.m0 : nullptr;
     wg_stage_out<T, kBM, kD>((T *)(base + qb * C::kQ), o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
     wg_fence_smem(); // the generic-proxy writes, before TMA reads them
     ws_named_sync(1 + kCons + cw, 128);
-    if (ctid == 0) {
-      if (mrow0 < p.sq) {
+    if (ctid == 0 && mrow0 < p.sq) {
 #pragma unroll
-        for (int blk = 0; blk < kD / 64; ++blk)
-          ws_tma_store(&mp.o, aQt + (uint32_t)(blk * kBM * 128 + cw * 64 * 128), blk * 64, mrow0,
-                       w.h, w.b);
-        ws_tma_store_commit();
-        ws_tma_store_wait_read();
-      }
-      ws_bar_arrive(br.q_empty(qb));
+      for (int blk = 0; blk < kD / 64; ++blk)
+        ws_tma_store(&mp.o, aQt + (uint32_t)(blk * kBM * 128 + cw * 64 * 128), blk * 64, mrow0, w.h,
+                     w.b);
+      ws_tma_store_commit();
     }
+    q_held = qb;
+    if (nq == 1 || (p.ws_ab & WS_AB_STORE_WAIT)) ws_q_release(br, q_held, ctid);
     ++tc;
   }
+  ws_q_release(br, q_held, ctid);
   // The last hand-over of the ping-pong has no taker: consume it so that no
   // named barrier is left half-arrived at exit.
   if ((kFlags & WS_PINGPONG) && cw == 0) ws_named_sync(1, 256);

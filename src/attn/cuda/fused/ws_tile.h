@@ -13,8 +13,12 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 
 // attn_fused_params.ws_ab, bench only (read from ATTNPROF_FLASH_WS_AB by an
 // ablation build; 0 otherwise): the kernel as it was before the snake
-// schedule (WS_AB_STRIDE) and before the second Q buffer (WS_AB_ONE_Q).
-enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2 };
+// schedule (WS_AB_STRIDE, implies WS_AB_LPT), before the second Q buffer
+// (WS_AB_ONE_Q), before causal tiles were paired per head (WS_AB_LPT: the
+// longest-first order over all heads, dealt in a snake), with the
+// epilogue waiting for its TMA store before the next tile (WS_AB_STORE_WAIT),
+// and with causal tiles paired at every length (WS_AB_PAIR).
+enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16 };
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
@@ -43,9 +47,11 @@ static inline int ws_tile_pick(int d, int causal, long long sq) {
   case 64: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
   // D128 non-causal: 176-key tiles fill shared memory (32 + 4 x 44 KB) and
   // pay the per-tile cost 27 % less often per key: 1.01-1.06x at S >= 2k,
-  // 0.99x at S 1k. Causal keeps 128 x 128 (FA3's choice too): a wider tile
-  // wastes more masked keys on the diagonal; measured 0.91-0.99x at S <= 8k.
-  case 128: return causal || short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+  // 0.99x at S 1k. Causal keeps 128 x 128 (FA3's choice too) below S 16k: a
+  // wider tile wastes more masked keys on the diagonal; measured 0.91-0.99x
+  // at S <= 8k (0.80 at S 1k with the paired schedule). At S 16k causal
+  // 176 measured 1.06x and 1.05x in two runs (2026-12-01, -01d).
+  case 128: return short_seq || (causal && sq < 16384) ? WS_TILE_BASE : WS_TILE_FA3;
   // D256: 80-key tiles (64 + 4 x 40 KB): 1.03-1.15x non-causal, 1.01-1.10x
   // causal at S >= 2k; causal S 1k measured 0.99x.
   default: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
