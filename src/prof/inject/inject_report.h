@@ -5,7 +5,8 @@
  *   peak_rss_kib (VmHWM), write_ms (time spent writing the stream),
  *   records, buffers, buffers_allocated, buffer_bytes, cupti_dropped,
  *   buffers_refused, incomplete, open_ranges, unmatched_range_ends,
- *   cupti_version, api_all */
+ *   cupti_version, api_all, exit_status (-1: the process did not call
+ *   exit), rank (torchrun's RANK variable, -1 when unset) */
 #ifndef ATTNPROF_SRC_PROF_INJECT_REPORT_H
 #define ATTNPROF_SRC_PROF_INJECT_REPORT_H
 
@@ -17,7 +18,9 @@
 void inject_report_open(const char *path);
 void inject_report_progress(int64_t safe_offset, int64_t events, int64_t dropped);
 void inject_report_error(const char *what, const char *why);
-/* write_s: seconds spent converting and writing chunks (the export rate). */
-void inject_report_final(const cupti_stats *st, int write_error, int signal, double write_s);
+/* write_s: seconds spent converting and writing chunks (the export rate);
+ * exit_status: what the process gave exit(), -1 when it did not exit so. */
+void inject_report_final(const cupti_stats *st, int write_error, int signal, int exit_status,
+                         double write_s);
 
 #endif
