@@ -107,28 +107,31 @@ static int cmp_joined(const void *pa, const void *pb) {
   return strcmp(a->name ? a->name : "", b->name ? b->name : "");
 }
 
-static int joined_has(const joined *j, size_t n, const char *name, prof_cat cat) {
-  for (size_t i = 0; i < n; i++)
-    if (j[i].cat == cat && !strcmp(j[i].name ? j[i].name : "", name ? name : "")) return 1;
-  return 0;
+/* Adds weight to the row (name, cat) of j, made when new. */
+static void join_add(joined *j, size_t *count, const char *name, prof_cat cat, double weight) {
+  size_t x = 0;
+  while (x < *count && !(j[x].cat == cat && !strcmp(j[x].name ? j[x].name : "", name ? name : ""))) x++;
+  if (x == *count) j[(*count)++] = (joined){name, cat, 0};
+  j[x].total += weight;
 }
 
-/* The kernel names over all ranks, by device time summed over them. */
-static joined *join_kernels(const cli_rank_tables *tb, size_t n, size_t *count) {
+/* The kernel names (keys 0: by device time summed over the ranks) or the
+ * (cat, name) keys of the key averages (keys 1: by device time, then host
+ * time, as the single-trace table sorts) over all ranks. */
+static joined *join(const cli_rank_tables *tb, size_t n, int keys, size_t *count) {
   size_t cap = 0;
-  for (size_t r = 0; r < n; r++) cap += (size_t)tb[r].n_kernels;
+  for (size_t r = 0; r < n; r++) cap += (size_t)(keys ? tb[r].n_keys : tb[r].n_kernels);
   joined *j = calloc(cap ? cap : 1, sizeof *j);
   *count = 0;
   for (size_t r = 0; j && r < n; r++)
-    for (int64_t i = 0; i < tb[r].n_kernels; i++) {
-      const prof_kernel_summary *k = &tb[r].kernels[i];
-      if (!joined_has(j, *count, k->name, PROF_CAT_KERNEL)) j[(*count)++] = (joined){k->name, PROF_CAT_KERNEL, 0};
+    for (int64_t i = 0; i < (keys ? tb[r].n_keys : tb[r].n_kernels); i++) {
+      if (keys) {
+        const prof_key_average *k = &tb[r].keys[i];
+        join_add(j, count, k->name, k->cat, k->device_us_total * 1e6 + k->host_us_total);
+      } else {
+        join_add(j, count, tb[r].kernels[i].name, PROF_CAT_KERNEL, tb[r].kernels[i].device_us_total);
+      }
     }
-  for (size_t x = 0; j && x < *count; x++)
-    for (size_t r = 0; r < n; r++)
-      for (int64_t i = 0; i < tb[r].n_kernels; i++)
-        if (!strcmp(tb[r].kernels[i].name ? tb[r].kernels[i].name : "", j[x].name ? j[x].name : ""))
-          j[x].total += tb[r].kernels[i].device_us_total;
   if (j && *count > 1) qsort(j, *count, sizeof *j, cmp_joined);
   return j;
 }
@@ -145,7 +148,7 @@ static void kernel_sums(const cli_rank_tables *tb, const char *name, int64_t *ca
 
 static void print_kernels(FILE *f, const cli_rank_tables *tb, size_t n) {
   size_t m;
-  joined *j = join_kernels(tb, n, &m);
+  joined *j = join(tb, n, 0, &m);
   if (!j || !m) return free(j);
   int w = cli_wide ? 0 : 44;
   for (size_t x = 0; cli_wide && x < m; x++)
@@ -169,26 +172,6 @@ static void print_kernels(FILE *f, const cli_rank_tables *tb, size_t n) {
   free(j);
 }
 
-/* The (cat, name) keys over all ranks, by device then host time summed. */
-static joined *join_keys(const cli_rank_tables *tb, size_t n, size_t *count) {
-  size_t cap = 0;
-  for (size_t r = 0; r < n; r++) cap += (size_t)tb[r].n_keys;
-  joined *j = calloc(cap ? cap : 1, sizeof *j);
-  *count = 0;
-  for (size_t r = 0; j && r < n; r++)
-    for (int64_t i = 0; i < tb[r].n_keys; i++) {
-      const prof_key_average *k = &tb[r].keys[i];
-      size_t x = 0;
-      while (x < *count && !(j[x].cat == k->cat && !strcmp(j[x].name ? j[x].name : "", k->name ? k->name : "")))
-        x++;
-      if (x == *count) j[(*count)++] = (joined){k->name, k->cat, 0};
-      /* device time first, host time breaks ties: as the single-trace table sorts */
-      j[x].total += k->device_us_total * 1e6 + k->host_us_total;
-    }
-  if (j && *count > 1) qsort(j, *count, sizeof *j, cmp_joined);
-  return j;
-}
-
 static const prof_key_average *key_of(const cli_rank_tables *tb, const joined *k) {
   for (int64_t i = 0; i < tb->n_keys; i++)
     if (tb->keys[i].cat == k->cat && !strcmp(tb->keys[i].name ? tb->keys[i].name : "", k->name ? k->name : ""))
@@ -198,7 +181,7 @@ static const prof_key_average *key_of(const cli_rank_tables *tb, const joined *k
 
 static void print_keys(FILE *f, const cli_rank_tables *tb, size_t n, int64_t top) {
   size_t m;
-  joined *j = join_keys(tb, n, &m);
+  joined *j = join(tb, n, 1, &m);
   if (!j || !m) return free(j);
   size_t shown = top > 0 && (size_t)top < m ? (size_t)top : m;
   fprintf(f, "\nkey averages per rank:\n");

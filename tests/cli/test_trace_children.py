@@ -98,11 +98,6 @@ class TraceChildren(unittest.TestCase):
         self.assertIn(f"its trace {t1} keeps the {self.events_in(t1)} events", said1[0])
 
 
-def main():
-    global ATTNPROF
+if __name__ == "__main__":
     ATTNPROF = sys.argv[1]
     unittest.main(argv=sys.argv[:1], verbosity=2)
-
-
-if __name__ == "__main__":
-    main()

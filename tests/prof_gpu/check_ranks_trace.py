@@ -35,22 +35,15 @@ import shutil
 import subprocess
 import sys
 
+from gpu_check import check, gpu_count, run_modes
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+OK_FILES = []  # the ok run's traces (rank 0, rank 1), for nonccl's merges beside them
 SCRIPT = os.path.join(HERE, "torch_ranks.py")
 TOL_US = 50.0
 ATTNPROF = OUT = None
 RANK_LINE = re.compile(r"^rank (\d+) pid (\d+) device (\d+) mode (\w+) steps (\d+) collectives (\d+) exit (\d+)$",
                        re.M)
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    print(("ok     " if cond else "FAILED ") + msg, flush=True)
-    if not cond:
-        raise Failed(msg)
 
 
 def env():
@@ -249,7 +242,7 @@ def mode_ok():
         s = rows_named(rk, "step")[0]
         check(abs(s["per_call"]["comm"] - raws[r]["comm"] / raws[r]["calls"]) < 1e-9,
               f"merged, rank {r}: comm per call as counted in its own trace")
-    return files
+    OK_FILES[:] = files
 
 
 def end_lines(text, pid):
@@ -278,7 +271,7 @@ def mode_crash():
     check(info.get(1, {}).get("aligned"), "merge: the crashed rank's clock aligned on the collectives it made")
 
 
-def mode_nonccl(ok_files=None):
+def mode_nonccl():
     p, ranks, kids, out = trace("nonccl")
     check(p.returncode == 0, "torchrun exited 0")
     files = by_rank(ranks, kids, "nonccl")
@@ -293,21 +286,13 @@ def mode_nonccl(ok_files=None):
     check(len(said) == 1 and "rank 1: no NCCL collectives in this trace" in said[0] and "kept" in said[0],
           f"merge says in one line that rank 1 kept its clock: {said}")
     check(not info[1]["aligned"] and info[1]["offset_us"] == 0, "rank 1's clock kept")
-    if ok_files:  # beside a rank that has collectives
-        mp, info, _ = merge("ok0_nonccl1", ok_files[0], files[1])
+    if OK_FILES:  # beside a rank that has collectives
+        mp, info, _ = merge("ok0_nonccl1", OK_FILES[0], files[1])
         said = [l for l in mp.stderr.splitlines() if l.strip()]
         check(len(said) == 1 and "rank 1: no NCCL collectives in this trace" in said[0], f"one line: {said}")
-        mp, info, _ = merge("nonccl0_ok1", files[0], ok_files[1])
+        mp, info, _ = merge("nonccl0_ok1", files[0], OK_FILES[1])
         said = [l for l in mp.stderr.splitlines() if l.strip()]
         check(len(said) == 1 and "no NCCL collectives in the first trace" in said[0], f"one line: {said}")
-
-
-def gpus():
-    try:
-        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
-        return len(re.findall(r"^GPU \d+", p.stdout, re.M)) if p.returncode == 0 else 0
-    except OSError:
-        return 0
 
 
 def main():
@@ -315,7 +300,7 @@ def main():
     ATTNPROF, OUT = sys.argv[1], sys.argv[2]
     os.makedirs(OUT, exist_ok=True)
     modes = sys.argv[3:] or ["ok", "crash", "nonccl"]
-    n = gpus()
+    n = gpu_count()
     if n < 2:
         print(f"SKIP: 2 GPUs needed, nvidia-smi lists {n}")
         return 77
@@ -324,19 +309,7 @@ def main():
     if probe.returncode:
         print(f"SKIP: torch.distributed with NCCL not importable by {sys.executable}")
         return 77
-    failed, ok_files = [], None
-    for m in modes:
-        print(f"== {m}", flush=True)
-        try:
-            r = mode_nonccl(ok_files) if m == "nonccl" else globals()["mode_" + m]()
-            ok_files = r if m == "ok" else ok_files
-        except Failed as e:
-            failed.append(f"{m}: {e}")
-        except Exception as e:  # a fault of the check itself must not hide the other modes
-            print(f"FAILED {m}: {type(e).__name__}: {e}")
-            failed.append(f"{m}: {type(e).__name__}: {e}")
-    print("ranks checks:", "all held" if not failed else "FAILED: " + "; ".join(failed))
-    return 1 if failed else 0
+    return run_modes("ranks", modes, lambda m: globals()["mode_" + m]())
 
 
 if __name__ == "__main__":
