@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -67,6 +68,24 @@ def torchrun():
     return [exe] if exe else [sys.executable, "-m", "torch.distributed.run"]
 
 
+def run_bounded(cmd, limit=90):
+    """cmd in a session of its own; past limit s, SIGTERM to it all (torchrun ends its
+    workers on SIGTERM), SIGKILL 10 s later, and the check fails rather than hangs."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+        err += f"\n(check_ranks_trace: stopped after {limit} s)\n"
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def trace(mode):
     """attnprof trace of torchrun; returns (process, {rank: fields}, {pid: trace path})."""
     for f in os.listdir(OUT):
@@ -75,7 +94,7 @@ def trace(mode):
     out = os.path.join(OUT, mode + ".json")
     cmd = [ATTNPROF, "trace", "--out", out, "--", *torchrun(), "--standalone", "--nproc-per-node", "2",
            SCRIPT, mode]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env())
+    p = run_bounded(cmd)
     with open(os.path.join(OUT, mode + ".log"), "w") as f:
         f.write(f"$ {' '.join(cmd)}\nexit {p.returncode}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}")
     print(f"attnprof trace ({mode}): exit {p.returncode}\n{p.stdout[-2500:]}\n{p.stderr[-2500:]}")
