@@ -68,7 +68,7 @@ def torchrun():
     return [exe] if exe else [sys.executable, "-m", "torch.distributed.run"]
 
 
-def run_bounded(cmd, limit=90):
+def run_bounded(cmd, limit=60):
     """cmd in a session of its own; past limit s, SIGTERM to it all (torchrun ends its
     workers on SIGTERM), SIGKILL 10 s later, and the check fails rather than hangs."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
