@@ -43,8 +43,8 @@ OK_FILES = []  # the ok run's traces (rank 0, rank 1), for nonccl's merges besid
 SCRIPT = os.path.join(HERE, "torch_ranks.py")
 TOL_US = 50.0
 ATTNPROF = OUT = None
-RANK_LINE = re.compile(r"^rank (\d+) pid (\d+) device (\d+) mode (\w+) steps (\d+) collectives (\d+) exit (\d+)$",
-                       re.M)
+# not anchored: torchrun may put "[rank0]:" before a worker's lines
+RANK_LINE = re.compile(r"\brank (\d+) pid (\d+) device (\d+) mode (\w+) steps (\d+) collectives (\d+) exit (\d+)\b")
 
 
 def env():
