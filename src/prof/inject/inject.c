@@ -9,11 +9,11 @@
  *                           writes OUT.<pid> and REPORT.<pid> instead
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
  *
- * The trace is finished at exit (on_exit, so also exit() from another thread,
- * and the report gets the exit status: a rank that exits non-zero mid-run is
- * said as such) and, best effort, on a fatal signal; if the program dies without either,
- * the report's safe offset lets attnprof trace cut the file back to its last
- * whole chunk. The library links only the profiler's own sources (no
+ * The trace is finished at exit (on_exit, so also exit() from another
+ * thread; the report gets the exit status, so a rank that exits non-zero
+ * mid-run is said as such) and, best effort, on a fatal signal; if the
+ * program dies without either, the report's safe offset lets attnprof
+ * trace cut the file back to its last whole chunk. The library links only the profiler's own sources (no
  * attention engine, no CUDA runtime, no BLAS) so it adds nothing to the
  * program's process but itself and libcupti. */
 #include <fcntl.h>
@@ -36,7 +36,6 @@ static atomic_int started, finishing;
 static chrome_stream *stream;
 static prof_trace *session;
 static int fatal_signal;
-static int exit_status = -1; /* the status given to exit(), once on_exit saw it */
 static int64_t write_ns; /* time in on_chunk: the streamed export's cost */
 
 static void say(const char *what, const char *why) {
@@ -80,13 +79,13 @@ static void finish(void) {
   int err = chrome_stream_close(stream, 0, (int64_t)getpid(), name);
   write_ns += prof_clock_ns() - t0;
   stream = NULL;
-  inject_report_final(&st, err, fatal_signal, exit_status, (double)write_ns / 1e9);
+  inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
 }
 
 static void at_exit(int status, void *arg) {
   (void)arg;
-  exit_status = status;
+  inject_report_exit_status(status);
   finish();
 }
 

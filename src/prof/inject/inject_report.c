@@ -12,6 +12,7 @@
 static char path[4096], tmp[4100];
 static char error_line[600];
 static int64_t safe_offset, events, dropped;
+static int exit_status = -1;
 
 void inject_report_open(const char *p) {
   if (!p || !*p || strlen(p) >= sizeof path) return;
@@ -64,8 +65,9 @@ static long long env_rank(void) {
   return v && *v && !*end && r >= 0 ? r : -1;
 }
 
-void inject_report_final(const cupti_stats *st, int write_error, int signal, int exit_status,
-                         double write_s) {
+void inject_report_exit_status(int status) { exit_status = status; }
+
+void inject_report_final(const cupti_stats *st, int write_error, int signal, double write_s) {
   char buf[1100];
   snprintf(buf, sizeof buf,
            "peak_rss_kib=%lld\nwrite_ms=%lld\n"

@@ -18,9 +18,9 @@
 void inject_report_open(const char *path);
 void inject_report_progress(int64_t safe_offset, int64_t events, int64_t dropped);
 void inject_report_error(const char *what, const char *why);
-/* write_s: seconds spent converting and writing chunks (the export rate);
- * exit_status: what the process gave exit(), -1 when it did not exit so. */
-void inject_report_final(const cupti_stats *st, int write_error, int signal, int exit_status,
-                         double write_s);
+/* What the process gave exit(), for the final report (else it says -1). */
+void inject_report_exit_status(int status);
+/* write_s: seconds spent converting and writing chunks (the export rate). */
+void inject_report_final(const cupti_stats *st, int write_error, int signal, double write_s);
 
 #endif
