@@ -13,9 +13,10 @@
  * thread; the report gets the exit status, so a rank that exits non-zero
  * mid-run is said as such) and, best effort, on a fatal signal; if the
  * program dies without either, the report's safe offset lets attnprof
- * trace cut the file back to its last whole chunk. The library links only the profiler's own sources (no
- * attention engine, no CUDA runtime, no BLAS) so it adds nothing to the
- * program's process but itself and libcupti. */
+ * trace cut the file back to its last whole chunk. The library links only
+ * the profiler's own sources (no attention engine, no CUDA runtime, no
+ * BLAS) so it adds nothing to the program's process but itself and
+ * libcupti. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
