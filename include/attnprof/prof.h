@@ -314,15 +314,17 @@ typedef struct {
   int64_t pid;         /* its host process in the merged trace (that of its first
                           launch call), 0 = none */
   int device;          /* its first GPU's id in the merged trace, -1 = none */
-  char why[160];       /* why it was not aligned, or how partly; "" when fully */
+  int64_t residual_ns; /* median |input 0's end - its end - offset| over the paired
+                          collectives: how well the ends agree (0 = none paired) */
+  char why[320];       /* why it was not aligned, or how partly; "" when fully */
 } prof_merge_input;
 
 /* Traces of several processes on one timeline, each input in lanes of its
  * own: host pids and device ids already taken move to free ones, correlation
  * ids get the input's number in their high bits. Input r's clock moves by
  * the median offset between its NCCL collectives' ends and input 0's (the
- * k-th with the k-th); without collectives it stays, with the reason in
- * info[r].why. info has n entries. A new trace, or NULL (out of memory). */
+ * k-th with the k-th); without collectives, or when they do not pair up
+ * (a median residual past 1 ms), it stays, with the reason in info[r].why. info has n entries. A new trace, or NULL (out of memory). */
 PROF_API prof_trace *prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info);
 
 /* ---- occupancy (src/prof/analysis/occupancy.c) ---------------------------------- */

@@ -150,8 +150,6 @@ void cli_print_options(FILE *f, int run);
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);   /* several processes on one timeline: cmd_merge.c */
-/* Per-rank figures of each range and their spread, rank = index (cmd_merge.c). */
-int cli_print_ranks(FILE *f, const char *const *files, prof_trace *const *traces, size_t n);
 /* Loads n files; on failure none stays loaded. */
 int cli_load_traces(const char *const *files, size_t n, prof_trace **traces);
 int cmd_summary(int argc, char **argv); /* trace files (issue 7): cmd_summary.c, */

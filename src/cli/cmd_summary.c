@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/ranks.h"
 #include "cli/summary_json.h"
 #include "cli/report.h"
 #include "cli/traces.h"
@@ -12,11 +13,13 @@
 static const char summary_usage[] =
     "usage: attnprof summary FILE [--range NAME] [--json] [--top N] [--per-step]\n"
     "                        [--expect EXPR|@FILE]\n"
-    "       attnprof summary FILE FILE... [--json]   per-rank figures and their spread\n"
+    "       attnprof summary FILE FILE... [--json] [--top N]   per-rank figures and their spread\n"
     "  FILE             a Chrome/Kineto trace (.json or .json.gz), torch.profiler's or attnprof's\n"
     "  --range NAME     only this range (and the kernels inside it)\n"
     "  --json           the machine-readable summary (docs/output-contract.md)\n"
     "  --top N          rows of key averages shown (default 20)\n"
+    "A trace of several processes (ranks merged by attnprof merge) also gets the per-rank\n"
+    "figures, a rank per process: per range, kernel and key-average rows of each rank.\n"
     "  --per-step       one row per ProfilerStep#<n> (default: one row ProfilerStep#N, a call\n"
     "                   per step, as diff counts them)\n"
     "  --expect E       guess first: 'kernels == 5, memcpy == 0' or @file; exit 1 if broken\n"
@@ -99,18 +102,43 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   }
 }
 
-/* Several files: a trace per rank, the per-rank table. */
+/* Several files: a trace per rank, the per-rank tables. */
 static int summary_ranks(const summary_opts *o, const char **files) {
   size_t n = (size_t)o->n_more + 1;
   files[0] = o->file;
   prof_trace **traces = calloc(n, sizeof *traces);
-  int rc = traces ? cli_load_traces(files, n, traces) : cli_failure("no memory");
+  cli_rank *ranks = calloc(n, sizeof *ranks);
+  int rc = traces && ranks ? cli_load_traces(files, n, traces) : cli_failure("no memory");
   if (!rc) {
-    rc = o->json ? cli_json_print(cli_ranks_json(files, traces, n))
-                 : cli_print_ranks(stdout, files, traces, n);
+    for (size_t r = 0; r < n; r++) ranks[r] = (cli_rank){traces[r], -1, files[r]};
+    if (o->json) {
+      json_t *doc = cli_ranks_json(ranks, n);
+      rc = doc ? cli_json_print(doc) : cli_failure("no memory for the per-rank tables");
+    } else {
+      rc = cli_print_ranks(stdout, ranks, n, o->top);
+    }
     for (size_t r = 0; r < n; r++) prof_trace_destroy(traces[r]);
   }
+  free(ranks);
   free(traces);
+  return rc;
+}
+
+/* One trace of several processes: a rank per process, after the summary
+ * (text), or under "ranks" and "spread" (doc). Nothing for one process. */
+static int process_ranks(const summary_opts *o, const prof_trace *t, json_t *doc) {
+  cli_rank *ranks = NULL;
+  int64_t n = cli_ranks_of_trace(t, &ranks);
+  int rc = n < 0 ? cli_failure("%s", attn_last_error()) : CLI_OK;
+  if (n > 1 && doc) {
+    json_t *r = cli_ranks_json(ranks, (size_t)n);
+    if (!r) rc = cli_failure("no memory for the per-rank tables");
+    else json_object_update(doc, r), json_decref(r);
+  } else if (n > 1) {
+    printf("\n");
+    rc = cli_print_ranks(stdout, ranks, (size_t)n, o->top);
+  }
+  free(ranks);
   return rc;
 }
 
@@ -131,15 +159,19 @@ int cmd_summary(int argc, char **argv) {
   prof_read_stats stats;
   cli_summary s;
   if (!(rc = cli_load_trace(o.file, &t, &stats)) && !(rc = cli_summary_build_ex(t, o.range, o.per_step ? PROF_SUMMARY_PER_STEP : 0, &s))) {
+    int prc = CLI_OK;
     if (o.json) {
       json_t *doc = cli_summary_json(o.file, &stats, t, &s);
       if (ex) json_object_set_new(doc, "expectations", cli_expect_json(ex, t, o.range, &rc));
+      if (!o.range) prc = process_ranks(&o, t, doc);
       int wrc = cli_json_print(doc);
       rc = wrc ? wrc : rc;
     } else {
       print_text(&o, t, &s);
+      if (!o.range) prc = process_ranks(&o, t, NULL);
       if (ex) rc = cli_expect_print(stdout, ex, t, o.range);
     }
+    rc = rc ? rc : prc;
     cli_summary_free(&s);
   }
   prof_trace_destroy(t);

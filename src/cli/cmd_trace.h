@@ -37,8 +37,9 @@ void trace_paths_free(trace_paths *p);
  * written. */
 int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome *r);
 /* One child process's streamed trace (p->partial, p->report) made whole and
- * written to o->out, with one line instead of the summary. */
-int trace_finish_child(const trace_opts *o, const trace_paths *p);
+ * written to o->out, with one line instead of the summary: how it ended
+ * (exit status, signal, or no close) and how many events its trace keeps. */
+int trace_finish_child(const trace_opts *o, const trace_paths *p, long long pid);
 /* The traces of the processes the program started (OUT.partial.<pid>, see
  * inject.c), each finished into OUT with ".<pid>" before ".json"; returns how
  * many, in pid order. */

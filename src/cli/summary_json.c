@@ -120,7 +120,7 @@ json_t *cli_kernel_json(const prof_kernel_summary *k) {
   return o;
 }
 
-static json_t *key_json(const prof_key_average *r) {
+json_t *cli_key_json(const prof_key_average *r) {
   return json_pack("{so ss sI sf sf sf}", "name", cli_json_text(r->name), "cat",
                    prof_cat_name(r->cat), "calls", (json_int_t)r->calls, "host_us_total",
                    r->host_us_total, "host_us_self_total", r->host_us_self_total, "device_us_total",
@@ -145,7 +145,7 @@ json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const p
     json_array_append_new(ranges, cli_range_json(&s->ranges[i]));
   for (int64_t i = 0; i < s->n_kernels; i++)
     json_array_append_new(kernels, cli_kernel_json(&s->kernels[i]));
-  for (int64_t i = 0; i < s->n_keys; i++) json_array_append_new(keys, key_json(&s->keys[i]));
+  for (int64_t i = 0; i < s->n_keys; i++) json_array_append_new(keys, cli_key_json(&s->keys[i]));
   return json_pack("{so so so so so so so}", "file", cli_json_text(file), "read",
                    cli_read_stats_json(stats), "devices", devices_json(t), "links",
                    cli_links_json(&s->links), "ranges", ranges, "kernels", kernels,

@@ -26,14 +26,13 @@ int cli_summary_build_ex(const prof_trace *t, const char *range, unsigned flags,
 /* The lines that say what linking could not settle (nothing when all was). */
 void cli_print_links(FILE *f, const prof_link_stats *l);
 json_t *cli_links_json(const prof_link_stats *l);
-/* cli_print_ranks as JSON (cmd_merge.c): per rank its range rows, per range the spread. */
-json_t *cli_ranks_json(const char *const *files, prof_trace *const *traces, size_t n);
 void cli_summary_free(cli_summary *s);
 
 json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const prof_trace *t,
                          const cli_summary *s);
 json_t *cli_range_json(const prof_range_summary *r);
 json_t *cli_kernel_json(const prof_kernel_summary *k);
+json_t *cli_key_json(const prof_key_average *r);
 void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n);
 
 /* --expect VALUE (inline or @FILE) parsed; CLI_OK or CLI_USAGE after one line. */

@@ -80,7 +80,7 @@ int trace_children(const trace_opts *o, const trace_paths *p) {
     trace_opts co = *o;
     co.out = out;
     trace_paths cp = {p->inject, partial, report, NULL};
-    if (trace_finish_child(&co, &cp))
+    if (trace_finish_child(&co, &cp, pids[i]))
       fprintf(stderr, "attnprof: child process %lld: its trace could not be finished (kept %s)\n",
               pids[i], partial);
     free(out);

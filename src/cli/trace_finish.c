@@ -22,7 +22,8 @@
 typedef struct {
   int found, closed, api_all;
   int64_t safe_offset, events, dropped, signal, records, buffers, buffers_allocated, buffer_bytes,
-      cupti_dropped, buffers_refused, incomplete, open_ranges, peak_rss_kib, write_ms;
+      cupti_dropped, buffers_refused, incomplete, open_ranges, peak_rss_kib, write_ms,
+      exit_status, rank; /* -1: not said (no exit(), no RANK) */
   char error[704];
 } trace_report;
 
@@ -92,6 +93,7 @@ void trace_paths_free(trace_paths *p) {
 
 static void read_report(const char *path, trace_report *r) {
   memset(r, 0, sizeof *r);
+  r->exit_status = r->rank = -1;
   FILE *f = fopen(path, "r");
   if (!f) return;
   r->found = 1;
@@ -103,7 +105,7 @@ static void read_report(const char *path, trace_report *r) {
 #define K(name) {#name "=", offsetof(trace_report, name)}
       K(safe_offset), K(events), K(dropped), K(signal), K(records), K(buffers),
       K(buffers_allocated), K(buffer_bytes), K(cupti_dropped), K(buffers_refused),
-      K(incomplete), K(open_ranges), K(peak_rss_kib), K(write_ms),
+      K(incomplete), K(open_ranges), K(peak_rss_kib), K(write_ms), K(exit_status), K(rank),
 #undef K
   };
   while (fgets(line, sizeof line, f)) {
@@ -137,24 +139,47 @@ static void say_program(const trace_opts *o, const trace_outcome *r, const trace
     fputs("; its peak memory unknown (attnprof_spawn not found)\n", f);
 }
 
-static void say_faults(const trace_report *rep, const trace_paths *p) {
-  if (rep->error[0]) fprintf(stderr, "attnprof: %s\n", rep->error);
-  if (!rep->closed)
+/* child: "" for the program, "child process N (rank R)" for a child, whose
+ * end say_child tells. */
+static void say_faults(const trace_report *rep, const char *child) {
+  char who[128];
+  snprintf(who, sizeof who, "%s%s", child, *child ? ": " : "");
+  if (rep->error[0]) fprintf(stderr, "attnprof: %s%s\n", who, rep->error);
+  if (!rep->closed && !*who)
     fprintf(stderr,
             "attnprof: the program ended without closing its trace%s; kept the %lld events "
             "flushed before that (records still in CUPTI's buffers are lost)\n",
             rep->signal ? " (killed)" : " (a crash, _exit or kill)", (long long)rep->events);
   if (rep->dropped > 0)
     fprintf(stderr,
-            "attnprof: %lld activity records were dropped (CUPTI dropped %lld; buffer requests "
+            "attnprof: %s%lld activity records were dropped (CUPTI dropped %lld; buffer requests "
             "refused %lld; incomplete %lld): the counts are low by up to that many. More room: "
             "ATTNPROF_CUPTI_MAX_BUFFERS, ATTNPROF_CUPTI_BUFFER_KB\n",
-            (long long)rep->dropped, (long long)rep->cupti_dropped, (long long)rep->buffers_refused,
+            who, (long long)rep->dropped, (long long)rep->cupti_dropped, (long long)rep->buffers_refused,
             (long long)rep->incomplete);
   if (rep->open_ranges > 0)
-    fprintf(stderr, "attnprof: %lld NVTX ranges were still open at the end (not in the trace)\n",
-            (long long)rep->open_ranges);
-  (void)p;
+    fprintf(stderr, "attnprof: %s%lld NVTX ranges were still open at the end (not in the trace)\n",
+            who, (long long)rep->open_ranges);
+}
+
+/* One line on how a child process ended and what its trace holds: stdout
+ * when it exited 0, else stderr (a rank that crashed, was killed, or exited
+ * non-zero; its trace keeps what it flushed). */
+static void say_child(const trace_opts *o, const char *who, const trace_report *rep, size_t events) {
+  FILE *f = stderr;
+  if (rep->signal > 0)
+    fprintf(f, "attnprof: %s was killed by signal %lld (%s); its trace %s keeps the %zu events it "
+               "flushed\n", who, (long long)rep->signal, strsignal((int)rep->signal), o->out, events);
+  else if (!rep->closed)
+    fprintf(f, "attnprof: %s ended without closing its trace (a crash, _exit or SIGKILL); %s keeps "
+               "the %zu events flushed before (records still in CUPTI's buffers are lost)\n",
+            who, o->out, events);
+  else if (rep->exit_status > 0)
+    fprintf(f, "attnprof: %s exited with status %lld; its trace %s keeps the %zu events it flushed\n",
+            who, (long long)rep->exit_status, o->out, events);
+  else
+    fprintf(f = o->json ? stderr : stdout, "attnprof trace: %s %s; trace %s (%zu events)\n", who,
+            rep->exit_status == 0 ? "exited with status 0" : "ended", o->out, events);
 }
 
 static void say_collector(const trace_opts *o, const trace_report *rep, size_t events, double final_s) {
@@ -204,7 +229,7 @@ static int print_summary(const trace_opts *o, const prof_trace *t, const prof_re
 /* The streamed file -> the final trace (with gpu_user_annotation spans) and
  * the summary (a child process's trace: one line instead). */
 static int export_and_summarize(const trace_opts *o, const trace_paths *p, const trace_report *rep,
-                                int child) {
+                                int child, size_t *kept) {
   prof_trace *t = NULL;
   prof_read_stats stats;
   int64_t t0 = prof_clock_ns();
@@ -216,11 +241,8 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
     rc = cli_failure("%s (the streamed trace is kept at %s)", attn_last_error(), p->partial);
   } else {
     unlink(p->partial);
-    if (child)
-      fprintf(o->json ? stderr : stdout, "attnprof trace: child process trace %s (%zu events)\n",
-              o->out, prof_trace_count(t));
-    else
-      say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
+    *kept = prof_trace_count(t);
+    if (!child) say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
     rc = child ? CLI_OK : print_summary(o, t, &stats);
   }
   prof_trace_destroy(t);
@@ -228,8 +250,9 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
 }
 
 /* The streamed trace -> made whole -> the final one (see the callers). */
-static int complete(const trace_opts *o, const trace_paths *p, const trace_report *rep, int child) {
-  say_faults(rep, p);
+static int complete(const trace_opts *o, const trace_paths *p, const trace_report *rep, int child,
+                    const char *who, size_t *kept) {
+  say_faults(rep, who);
   struct stat st;
   if (stat(p->partial, &st)) return child ? CLI_OK : write_empty(o);
   if (!rep->closed) {
@@ -238,17 +261,24 @@ static int complete(const trace_opts *o, const trace_paths *p, const trace_repor
   }
   if (o->stream_only) {
     if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));
+    *kept = (size_t)rep->events;
     if (!child) say_collector(o, rep, (size_t)rep->events, 0);
     return CLI_OK;
   }
-  return export_and_summarize(o, p, rep, child);
+  return export_and_summarize(o, p, rep, child, kept);
 }
 
-int trace_finish_child(const trace_opts *o, const trace_paths *p) {
+int trace_finish_child(const trace_opts *o, const trace_paths *p, long long pid) {
   trace_report rep;
   read_report(p->report, &rep);
   if (!rep.found) rep.closed = 0, rep.safe_offset = 0; /* no report: keep what parses */
-  return complete(o, p, &rep, 1);
+  char who[96];
+  int n = snprintf(who, sizeof who, "child process %lld", pid);
+  if (rep.rank >= 0) n += snprintf(who + n, sizeof who - (size_t)n, " (rank %lld)", (long long)rep.rank);
+  size_t kept = 0;
+  int rc = complete(o, p, &rep, 1, who, &kept);
+  if (!rc) say_child(o, who, &rep, kept);
+  return rc;
 }
 
 int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome *r) {
@@ -266,5 +296,6 @@ int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome 
                     "could not load): no GPU work to trace; writing an empty trace\n");
     return write_empty(o);
   }
-  return complete(o, p, &rep, 0);
+  size_t kept = 0;
+  return complete(o, p, &rep, 0, "", &kept);
 }

@@ -20,18 +20,10 @@ import re
 import subprocess
 import sys
 
+from gpu_check import check, gpu_count, run_modes
+
 ATTNPROF = PROG = OUT = None
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    print(("ok     " if cond else "FAILED ") + msg)
-    if not cond:
-        raise Failed(msg)
 
 
 def trace(out, *cmd):
@@ -125,25 +117,10 @@ def main():
     ATTNPROF, PROG, OUT = sys.argv[1:4]
     os.makedirs(OUT, exist_ok=True)
     modes = sys.argv[4:] or ["graph", "child"]
-    try:
-        gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except OSError:
-        gpu = False
-    if not gpu:
+    if not gpu_count():
         print("SKIP: no NVIDIA GPU (nvidia-smi -L failed or is missing)")
         return 77
-    failed = []
-    for m in modes:
-        print(f"== {m}")
-        try:
-            globals()["mode_" + m]()
-        except Failed as e:
-            failed.append(f"{m}: {e}")
-        except Exception as e:  # a fault of the check itself must not hide the other modes
-            print(f"FAILED {m}: {type(e).__name__}: {e}")
-            failed.append(f"{m}: {type(e).__name__}: {e}")
-    print("graph/child checks:", "all held" if not failed else "FAILED: " + "; ".join(failed))
-    return 1 if failed else 0
+    return run_modes("graph/child", modes, lambda m: globals()["mode_" + m]())
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnprof/prof_ranks.h"
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
@@ -86,10 +87,13 @@ static int cmp_rows(const void *pa, const void *pb) {
   return strcmp(a->name ? a->name : "", b->name ? b->name : "");
 }
 
-static int collect(const prof_trace *t, const prof_nest *nest, const char *range, kernel_rows *k) {
+/* pid >= 0: only the kernels that process's launch calls started. */
+static int collect(const prof_trace *t, const prof_nest *nest, const char *range, int64_t pid,
+                   kernel_rows *k) {
   for (size_t i = 0; i < nest->n; i++) {
     const prof_event *e = prof_trace_at(t, i);
     if (e->cat != PROF_CAT_KERNEL || (range && !in_range(t, nest, i, range))) continue;
+    if (pid >= 0 && prof_nest_process(t, nest, i) != pid) continue;
     prof_kernel_summary *r = row_for(k, e);
     if (!r) return -1;
     if (!r->calls && nest->launch[i] >= 0) r->launch_api = prof_trace_at(t, (size_t)nest->launch[i])->name;
@@ -101,12 +105,17 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
 }
 
 int64_t prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out) {
+  return prof_summarize_kernels_pid(t, range, -1, out);
+}
+
+int64_t prof_summarize_kernels_pid(const prof_trace *t, const char *range, int64_t pid,
+                                   prof_kernel_summary **out) {
   *out = NULL;
   const prof_nest *nest = prof_nest_acquire(t);
   if (!nest) return -1;
   kernel_rows k = {0};
   prof_map_init(&k.index);
-  int rc = collect(t, nest, range, &k);
+  int rc = collect(t, nest, range, pid, &k);
   prof_map_free(&k.index);
   prof_nest_release(nest);
   if (rc) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnprof/prof_ranks.h"
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
@@ -60,10 +61,12 @@ static int cmp_rows(const void *pa, const void *pb) {
   return strcmp(a->name ? a->name : "", b->name ? b->name : "");
 }
 
+/* pid >= 0: that process's host events and the GPU work it launched only. */
 static int fill_rows(const prof_trace *t, const prof_nest *nest, const int64_t *child_ns,
-                     const int64_t *dev_ns, row_set *s) {
+                     const int64_t *dev_ns, int64_t pid, row_set *s) {
   for (size_t i = 0; i < nest->n; i++) {
     const prof_event *e = prof_trace_at(t, i);
+    if (pid >= 0 && prof_nest_process(t, nest, i) != pid) continue;
     prof_key_average *r = row_for(s, e);
     if (!r) return -1;
     r->calls++;
@@ -79,6 +82,10 @@ static int fill_rows(const prof_trace *t, const prof_nest *nest, const int64_t *
 }
 
 int64_t prof_key_averages(const prof_trace *t, prof_key_average **out) {
+  return prof_key_averages_pid(t, -1, out);
+}
+
+int64_t prof_key_averages_pid(const prof_trace *t, int64_t pid, prof_key_average **out) {
   *out = NULL;
   const prof_nest *nest = prof_nest_acquire(t);
   if (!nest) return -1;
@@ -89,7 +96,7 @@ int64_t prof_key_averages(const prof_trace *t, prof_key_average **out) {
   int64_t n = -1;
   if (child_ns && dev_ns) {
     host_sums(t, nest, child_ns, dev_ns);
-    if (!fill_rows(t, nest, child_ns, dev_ns, &s)) {
+    if (!fill_rows(t, nest, child_ns, dev_ns, pid, &s)) {
       if (s.n > 1) qsort(s.rows, s.n, sizeof *s.rows, cmp_rows);
       *out = s.rows;
       s.rows = NULL;

@@ -7,7 +7,9 @@
  * data arrived), so the k-th NCCL kernel's end on each rank marks one
  * instant; an input's offset is the median, over the collectives both have,
  * of (input 0's end - its end). Without collectives an input keeps its
- * clock, and says why. */
+ * clock, and says why; so does one whose collectives do not pair up with
+ * input 0's (after that offset their ends still differ by a median of more
+ * than MERGE_PAIR_NS). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,14 @@
 #include "core/error.h"
 #include "prof/analysis/nest.h"
 #include "prof/model/map.h"
+
+/* The ends of one collective on two ranks differ by the last transfer's
+ * latency plus the error of CUPTI's GPU-to-host clock conversion: a few us
+ * over NVLink, tens across a network. A median residual past 1 ms means the
+ * k-th collectives are not the same all-reduce (traces of different runs,
+ * or a rank that missed the first collectives), and the offset would be
+ * wrong. */
+#define MERGE_PAIR_NS 1000000
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -60,9 +70,19 @@ static void align(const int64_t *ref, size_t n_ref, const prof_trace *t, prof_me
     if (d) {
       for (size_t i = 0; i < k; i++) d[i] = ref[i] - ends[i];
       qsort(d, k, sizeof *d, cmp_i64);
-      info->offset_ns = d[k / 2];
-      info->aligned = 1;
-      if (n != n_ref)
+      int64_t offset = d[k / 2];
+      for (size_t i = 0; i < k; i++) d[i] = d[i] > offset ? d[i] - offset : offset - d[i];
+      qsort(d, k, sizeof *d, cmp_i64);
+      info->residual_ns = d[k / 2];
+      info->aligned = info->residual_ns <= MERGE_PAIR_NS;
+      info->offset_ns = info->aligned ? offset : 0;
+      if (!info->aligned)
+        snprintf(info->why, sizeof info->why,
+                 "the clocks cannot be aligned: its %zu NCCL collectives do not pair up with the "
+                 "first trace's (after the best offset, %+.3f us, their ends still differ by a "
+                 "median of %.3f us, more than %d): its clock is kept as it is",
+                 n, (double)offset / 1e3, (double)info->residual_ns / 1e3, MERGE_PAIR_NS / 1000);
+      else if (n != n_ref)
         snprintf(info->why, sizeof info->why,
                  "%zu NCCL collectives here, %zu in the first trace: aligned on the first %zu", n,
                  n_ref, k);

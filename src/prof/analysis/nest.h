@@ -83,6 +83,15 @@ static inline int prof_nest_from_graph(const prof_trace *t, const prof_nest *nes
   return api && strstr(api, "GraphLaunch") != NULL;
 }
 
+/* The process an event belongs to: a host event's pid, a GPU activity's
+ * launch call's pid (GPU rows carry a device there), -1 when it has no
+ * launch call in the trace. */
+static inline int64_t prof_nest_process(const prof_trace *t, const prof_nest *nest, size_t i) {
+  const prof_event *e = prof_trace_at(t, i);
+  if (prof_cat_is_host(e->cat)) return e->pid;
+  return nest->launch[i] >= 0 ? prof_trace_at(t, (size_t)nest->launch[i])->pid : -1;
+}
+
 /* A range "holds" time ts when it is open then: start <= ts <= end. */
 static inline int prof_range_holds(const prof_event *r, int64_t ts) {
   return r->start_ns <= ts && ts <= r->start_ns + r->dur_ns;

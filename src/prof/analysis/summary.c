@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
-#include "prof/analysis/ranks.h"
+#include "attnprof/prof_ranks.h"
 
 enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and just repeat */
 
@@ -223,7 +223,7 @@ int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range
 
 int64_t prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
                                   prof_range_summary **out) {
-  summary_ctx c = {.t = t, .flags = flags, .one_pid = 1, .pid = pid};
+  summary_ctx c = {.t = t, .flags = flags, .one_pid = pid >= 0, .pid = pid};
   return summarize(c, out, NULL);
 }
 

@@ -10,12 +10,14 @@
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
  *   ATTNPROF_BENCH(_START)  bench only (bench/TRACE_COST.md)
  *
- * The trace is finished at exit (atexit, so also exit() from another thread)
- * and, best effort, on a fatal signal; if the program dies without either,
- * the report's safe offset lets attnprof trace cut the file back to its last
- * whole chunk. The library links only the profiler's own sources (no
- * attention engine, no CUDA runtime, no BLAS) so it adds nothing to the
- * program's process but itself and libcupti. */
+ * The trace is finished at exit (on_exit, so also exit() from another
+ * thread; the report gets the exit status, so a rank that exits non-zero
+ * mid-run is said as such) and, best effort, on a fatal signal; if the
+ * program dies without either, the report's safe offset lets attnprof
+ * trace cut the file back to its last whole chunk. The library links only
+ * the profiler's own sources (no attention engine, no CUDA runtime, no
+ * BLAS) so it adds nothing to the program's process but itself and
+ * libcupti. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -91,7 +93,11 @@ static void finish(void) {
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
 }
 
-static void at_exit(void) { finish(); }
+static void at_exit(int status, void *arg) {
+  (void)arg;
+  inject_report_exit_status(status);
+  finish();
+}
 
 /* ---- fatal signals ------------------------------------------------------- */
 
@@ -185,7 +191,7 @@ static int start(void) {
     return -1;
   }
   atomic_store(&started, 1);
-  atexit(at_exit);
+  on_exit(at_exit, NULL);
   hook_signals();
   return 0;
 }

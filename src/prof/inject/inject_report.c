@@ -12,6 +12,7 @@
 static char path[4096], tmp[4100];
 static char error_line[600];
 static int64_t safe_offset, events, dropped;
+static int exit_status = -1;
 
 void inject_report_open(const char *p) {
   if (!p || !*p || strlen(p) >= sizeof path) return;
@@ -56,17 +57,29 @@ static long long peak_rss_kib(void) {
   return kib;
 }
 
+/* torchrun's RANK of this process, -1 when unset or not a number. */
+static long long env_rank(void) {
+  const char *v = getenv("RANK");
+  char *end;
+  long long r = v && *v ? strtoll(v, &end, 10) : -1;
+  return v && *v && !*end && r >= 0 ? r : -1;
+}
+
+void inject_report_exit_status(int status) { exit_status = status; }
+
 void inject_report_final(const cupti_stats *st, int write_error, int signal, double write_s) {
-  char buf[1024];
+  char buf[1100];
   snprintf(buf, sizeof buf,
            "peak_rss_kib=%lld\nwrite_ms=%lld\n"
            "closed=%d\nsignal=%d\nrecords=%lld\nbuffers=%lld\nbuffers_allocated=%lld\n"
            "buffer_bytes=%lld\ncupti_dropped=%lld\nbuffers_refused=%lld\nincomplete=%lld\n"
-           "open_ranges=%lld\nunmatched_range_ends=%lld\ncupti_version=%u\napi_all=%d\n",
+           "open_ranges=%lld\nunmatched_range_ends=%lld\ncupti_version=%u\napi_all=%d\n"
+           "exit_status=%d\nrank=%lld\n",
            peak_rss_kib(), (long long)(write_s * 1e3), write_error ? 0 : 1, signal, (long long)st->records, (long long)st->buffers,
            (long long)st->buffers_allocated, (long long)st->buffer_bytes,
            (long long)st->dropped_by_cupti, (long long)st->buffers_refused,
            (long long)st->incomplete, (long long)st->open_ranges,
-           (long long)st->unmatched_range_ends, st->cupti_version, st->api_all);
+           (long long)st->unmatched_range_ends, st->cupti_version, st->api_all, exit_status,
+           env_rank());
   write_report(buf);
 }
