@@ -32,9 +32,9 @@ fastest of torch's full reductions (sum of a float32 view, amax of a bf16
 view) over the same 4 GiB. The larger is the ceiling of a kernel that reads
 its K/V once.
 Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
-count. On three rows the same cells also run with ATTNPROF_DECODE_ORDER=chunks
-(each split one run of 64-key blocks, the order before run 6) beside the
-default (the splits' blocks interleaved). (Runs 3-4 also swept an L2 prefetch distance: every distance was
+count. On three rows (0, 4, 5) the contiguous cell is timed again at the end
+of its row, after the paged layouts, the sweep and torch: the same call on the
+same tensors, first and last. (Runs 3-4 also swept an L2 prefetch distance: every distance was
 slower, and the prefetch is gone; NOTES.md.)
 Before timing, each of our outputs is compared with torch's (rel. error).
 
@@ -194,7 +194,7 @@ def torch_backends(q, k, v, causal_br, reps, want):
     return res
 
 
-def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), order_ab=False):
+def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), retime=False):
     d = 128
     g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
     q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -235,12 +235,6 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), orde
     us_c, err_c = measure(a_c, o)
     sc = lib.split_count(a_c)
     cells, sweeps, errs = [], [], [err_c]
-    chunks = lambda a, oo: with_env("ATTNPROF_DECODE_ORDER", "chunks", lambda: measure(a, oo))
-    before = []  # the same cells with each split on one run of blocks (the order before run 6)
-    if order_ab:
-        u, e = chunks(a_c, o)
-        errs.append(e)
-        before.append(f"contiguous {u or 0:7.1f} {frac(u, nbytes):6.1%}")
     for kind in LAYOUTS:
         table = page_order(kind, B * per, (2 << 20) // page_bytes, g).view(B, per).contiguous()
         kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
@@ -252,11 +246,6 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), orde
         us_p, err_p = measure(a_p, op)
         errs.append(err_p)
         cells.append(f"{kind} {us_p or 0:7.1f} {frac(us_p, pbytes):6.1%}")
-        if order_ab:
-            op.fill_(float("nan"))
-            u, e = chunks(a_p, op)
-            errs.append(e)
-            before.append(f"{kind} {u or 0:7.1f} {frac(u, pbytes):6.1%}")
     if split_sweep:
         for n in split_sweep:
             u = with_env("ATTNPROF_DECODE_SPLITS", n, lambda: measure(a_c, o))[0]
@@ -278,11 +267,12 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), orde
           f"{us_c or 0:7.1f} {frac(us_c, nbytes):6.1%}{f' s={sc}' if sc > 0 else ''} | vs torch fastest {ratio} | "
           f"torch us: {tcol} | paged checked {us_checked:.1f} us | worst err {max(errs):.1e}"
           f"{troof}", flush=True)
-    if before:
-        print(f"  same row, splits' blocks in chunks (before run 6): {' | '.join(before)}",
-              flush=True)
     for line in sweeps:
         print(line, flush=True)
+    if retime:  # the contiguous cell once more, last in its row: same tensors, same call
+        u = measure(a_c, o)[0]
+        print(f"  contiguous timed first {us_c or 0:7.1f} us {frac(us_c, nbytes):6.1%} | again, "
+              f"last in the row {u or 0:7.1f} us {frac(u, nbytes):6.1%}", flush=True)
     del kc, vc, kp, vp
     torch.cuda.empty_cache()
 
@@ -459,7 +449,7 @@ def main():
             continue
         split_sweep = (29, 32, 33, 64) if i in (4, 5) and not opt.quick else ()
         try:
-            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep, order_ab=i in (0, 4, 5))
+            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep, retime=i in (0, 4, 5))
         except Exception as e:
             print(f"row {r}: {e}", flush=True)
     try:

@@ -13,12 +13,10 @@
 //
 // For the bench's sweep (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
-// 64 keys); ATTNPROF_DECODE_ORDER=chunks gives each split one run of blocks
-// (the order before run 6) instead of interleaved blocks (the default).
+// 64 keys).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
 extern "C" {             // cuda_ctx.h is a C header without a C++ guard
@@ -149,8 +147,6 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
   int64_t slots = (int64_t)(pr ? pr->multiProcessorCount : 100) * occ();
   p.splits = pick_splits((int64_t)p.batch * p.hkv * p.row_groups, slots, v->max_kv);
-  const char *order = getenv("ATTNPROF_DECODE_ORDER");
-  p.interleave = !(order && !strcmp(order, "chunks"));
   cudaStream_t stream = (cudaStream_t)a->stream;
   if (p.splits > 1) {
     attn_cuda_ctx *ctx;

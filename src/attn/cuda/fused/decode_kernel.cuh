@@ -4,8 +4,7 @@
 // the PTX ISA; no code copied).
 //
 // Work split. Grid (splits x row_groups, Hkv, B). A CTA owns one KV head of
-// one sequence and a share of its keys (its split: every splits-th 64-key
-// block from block `split` on, or one run of blocks), and ALL the query rows
+// one sequence and a range of its keys (its split), and ALL the query rows
 // that read that head: row r = t * G + g is token t of query head hk*G + g
 // (G = Hq / Hkv), so under GQA each K/V byte is read once, not G times. Rows
 // past 16 * kWM go to further row groups (more CTAs, same keys; prefill).
@@ -112,21 +111,10 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   const int t_last = min(sq.nq - 1, (r0 + kRows - 1) / G);
   int kv_end = p.causal ? min(sq.nk, t_last + 1 + sq.nk - sq.nq) : sq.nk;
   kv_end = max(kv_end, 0);
-  // Interleaved: split s takes 64-key blocks s, s + S, s + 2S, ... so the
-  // CTAs of all splits read neighbouring blocks at the same time. Chunks
-  // (split s takes one run of blocks) left every split's stream at the same
-  // offset of its chunk, 8 MiB apart at B=1 KV=128k: 76% of the copy rate on
-  // one cell where interleaved reads 86% (bench/serving/NOTES.md, run 6).
-  const int all_blocks = (kv_end + DECODE_BK - 1) / DECODE_BK;
-  const int chunk = (all_blocks + p.splits - 1) / p.splits; // blocks per split (chunks)
-  const int k_begin = p.interleave ? 0 : min(split * chunk * DECODE_BK, kv_end);
-  const int k_stop = p.interleave ? kv_end : min(kv_end, k_begin + chunk * DECODE_BK);
-  const int nblocks = p.interleave ? (all_blocks > split ? (all_blocks - split - 1) / p.splits + 1 : 0)
-                                   : (k_stop - k_begin + DECODE_BK - 1) / DECODE_BK;
-  // First key of this CTA's blk-th block.
-  auto block_key = [&](int blk) {
-    return p.interleave ? (split + blk * p.splits) * DECODE_BK : k_begin + blk * DECODE_BK;
-  };
+  int chunk = (kv_end + p.splits - 1) / p.splits;
+  chunk = (chunk + DECODE_BK - 1) / DECODE_BK * DECODE_BK;
+  const int k_begin = min(split * chunk, kv_end), k_stop = min(kv_end, k_begin + chunk);
+  const int nblocks = (k_stop - k_begin + DECODE_BK - 1) / DECODE_BK;
 
   const T *qg = (const T *)p.q, *kgp = (const T *)p.k, *vgp = (const T *)p.v;
   for (int c = tid; c < kRows * kChunks; c += DECODE_THREADS) {
@@ -142,7 +130,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   // Key tid of block blk as (batch or page, row); row -1: past the split
   // (zero-filled). Thread tid < 64 reads one block table entry.
   auto entry_of = [&](int blk, int *tb, int *row) {
-    const int j = block_key(blk) + tid;
+    const int j = k_begin + blk * DECODE_BK + tid;
     int64_t t = 0;
     *row = -1;
     if (tid < DECODE_BK && blk < nblocks && j < k_stop) decode_kv_at(p, b, j, &t, row);
@@ -206,7 +194,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     load_block(blk + kStages - 1);
     block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
-    const int j0 = block_key(blk), kw = kg * kNK;
+    const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
 
     float s[kNK / 8][4];
     for (int i = 0; i < kNK / 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;

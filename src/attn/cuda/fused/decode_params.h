@@ -25,7 +25,6 @@ typedef struct {
   int causal;            /* bottom-right per sequence */
   float scale_log2;      /* scale * log2(e) */
   int splits, row_groups;
-  int interleave;        /* split s takes blocks s, s + splits, ...; 0: one run each */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
