@@ -29,6 +29,7 @@
 #include "cli/cli_cuda.h"
 #include "cli/report.h"
 #include "cli/roofline.h"
+#include "cli/serving_cells.h"
 
 static const int64_t gpu_b[] = {1, 16, 64, 128}, gpu_kv[] = {1024, 8192, 32768, 131072};
 static const int64_t cpu_b[] = {1, 4}, cpu_kv[] = {256, 1024};
@@ -51,130 +52,10 @@ static void grid_for(int device, serving_grid *g) {
   g->heads = gpu ? gpu_heads : cpu_heads;
 }
 
-/* One (B, KV) pair's K and V, [B * KV / P, P, Hkv, D] for either P. */
-typedef struct {
-  void *k, *v;
-  size_t elems;
-} serving_pool;
-
-/* One cell: queries, output and tables in the problem's memory, the host
- * tables, and the args over the pool. */
-typedef struct {
-  void *q, *out, *lens, *table;
-  int32_t *host_lens, *host_table;
-  attn_seqs seqs;
-  attn_args args;
-} serving_cell;
-
 /* Per backend: the largest cell measured so far (bytes, device us). */
 typedef struct {
   double bytes, us;
 } backend_rate;
-
-static double pool_bytes(const cli_problem *p) {
-  return 2.0 * (double)p->b * (double)p->sk * (double)p->hkv * (double)p->d *
-         (double)attn_dtype_size(p->dtype);
-}
-
-/* "1.50 GiB" or "3.0 MiB". */
-static const char *human_bytes(double b, char *buf, size_t len) {
-  if (b >= 1073741824.0) snprintf(buf, len, "%.2f GiB", b / 1073741824.0);
-  else snprintf(buf, len, "%.1f MiB", b / 1048576.0);
-  return buf;
-}
-
-/* Allocates and fills the pool; on failure *why says why (fit or OOM). */
-static attn_status pool_make(const cli_problem *p, double mem_limit, serving_pool *pool,
-                             char *why, size_t len) {
-  memset(pool, 0, sizeof *pool);
-  double need = pool_bytes(p), avail = mem_limit > 0 ? mem_limit : cli_mem_available(p->device);
-  const char *where = p->device >= 0 ? "on the device" : "on the host";
-  char hn[32], ha[32];
-  human_bytes(need, hn, sizeof hn), human_bytes(avail, ha, sizeof ha);
-  if (avail > 0 && need > avail) {
-    snprintf(why, len, "K and V need %s, %s %s %s: this cell does not fit", hn, ha,
-             mem_limit > 0 ? "allowed by --mem-limit-mib" : "free", where);
-    return ATTN_STATUS_OUT_OF_MEMORY;
-  }
-  pool->elems = (size_t)(p->b * p->sk * p->hkv * p->d);
-  size_t bytes = pool->elems * attn_dtype_size(p->dtype);
-  attn_status st = cli_buf_alloc(p->device, bytes, &pool->k);
-  if (!st) st = cli_buf_alloc(p->device, bytes, &pool->v);
-  if (!st) st = cli_buf_fill_uniform(p->device, pool->k, p->dtype, pool->elems, p->seed * 4 + 1);
-  if (!st) st = cli_buf_fill_uniform(p->device, pool->v, p->dtype, pool->elems, p->seed * 4 + 2);
-  if (st) snprintf(why, len, "K and V (%s) %s: %s", hn, where, attn_last_error());
-  return st;
-}
-
-static void pool_free(int device, serving_pool *pool) {
-  cli_buf_free(device, pool->k), cli_buf_free(device, pool->v);
-  memset(pool, 0, sizeof *pool);
-}
-
-static void cell_free(int device, serving_cell *c) {
-  cli_buf_free(device, c->q), cli_buf_free(device, c->out);
-  cli_buf_free(device, c->lens), cli_buf_free(device, c->table);
-  free(c->host_lens), free(c->host_table);
-  memset(c, 0, sizeof *c);
-}
-
-/* splitmix64, for the table's shuffle. */
-static uint64_t next_u64(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/* Lengths all KV, the pool's pages shuffled over the sequences (seeded). */
-static attn_status cell_tables(const cli_problem *p, int64_t npages, serving_cell *c) {
-  c->host_lens = malloc((size_t)p->b * sizeof(int32_t));
-  c->host_table = malloc((size_t)npages * sizeof(int32_t));
-  if (!c->host_lens || !c->host_table)
-    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for the block table");
-  uint64_t seed = p->seed;
-  for (int64_t i = 0; i < npages; i++) c->host_table[i] = (int32_t)i;
-  for (int64_t i = npages - 1; i > 0; i--) { /* Fisher-Yates */
-    int64_t j = (int64_t)(next_u64(&seed) % (uint64_t)(i + 1));
-    int32_t t = c->host_table[i];
-    c->host_table[i] = c->host_table[j], c->host_table[j] = t;
-  }
-  for (int64_t b = 0; b < p->b; b++) c->host_lens[b] = (int32_t)p->sk;
-  size_t lb = (size_t)p->b * 4, tb = (size_t)npages * 4;
-  attn_status st = cli_buf_alloc(p->device, lb, &c->lens);
-  if (!st) st = cli_buf_alloc(p->device, tb, &c->table);
-  if (!st) st = cli_buf_upload(p->device, c->lens, c->host_lens, lb);
-  if (!st) st = cli_buf_upload(p->device, c->table, c->host_table, tb);
-  return st;
-}
-
-/* The cell's inputs over the pool; its tables checked here, once, then
- * passed trusted to every timed forward. */
-static attn_status cell_make(const cli_problem *p, const serving_pool *pool, serving_cell *c) {
-  memset(c, 0, sizeof *c);
-  int64_t per = p->sk / p->page_size, npages = p->b * per;
-  size_t qn = (size_t)(p->b * p->hq * p->d), qb = qn * attn_dtype_size(p->dtype);
-  attn_status st = cli_buf_alloc(p->device, qb, &c->q);
-  if (!st) st = cli_buf_alloc(p->device, qb, &c->out);
-  if (!st) st = cli_buf_fill_uniform(p->device, c->q, p->dtype, qn, p->seed * 4 + 3);
-  if (!st) st = cell_tables(p, npages, c);
-  if (st) return st;
-  attn_tensor q = attn_tensor_bhsd(c->q, p->dtype, p->device, p->b, p->hq, 1, p->d);
-  attn_tensor o = attn_tensor_bhsd(c->out, p->dtype, p->device, p->b, p->hq, 1, p->d);
-  attn_tensor kv[2];
-  for (int i = 0; i < 2; i++) { /* memory [pages, page, Hkv, D] */
-    kv[i] = attn_tensor_bhsd(i ? pool->v : pool->k, p->dtype, p->device, npages, p->hkv,
-                             p->page_size, p->d);
-    kv[i].strides[1] = p->d, kv[i].strides[2] = p->hkv * p->d;
-  }
-  c->args = attn_args_make(q, kv[0], kv[1], o);
-  c->seqs = (attn_seqs){.batch = p->b, .kv_lens = c->lens, .block_table = c->table,
-                        .max_pages = per};
-  c->args.seqs = &c->seqs;
-  if ((st = attn_args_check(&c->args))) return st;
-  c->seqs.trusted = 1, c->seqs.max_q = 1, c->seqs.max_kv = p->sk;
-  return ATTN_STATUS_OK;
-}
 
 static json_t *row_json(const cli_problem *p, const cli_result *r) {
   json_t *o = cli_result_json(r);
@@ -219,16 +100,16 @@ static int predicted_slow(const backend_rate *rate, double bytes, const cli_meas
   char hb[32];
   snprintf(why, len, "a forward would take about %.0f ms (its %.3g GB/s in a cell of %s), over "
            "--max-forward-ms %g: not run", us / 1e3, rate->bytes / (rate->us * 1e3),
-           human_bytes(rate->bytes, hb, sizeof hb), m->skip_ms);
+           cli_human_bytes(rate->bytes, hb, sizeof hb), m->skip_ms);
   return 1;
 }
 
-static void measure_cell(const cli_problem *p, const serving_pool *pool, const char *pool_why,
+static void measure_cell(const cli_problem *p, const cli_pool *pool, const char *pool_why,
                          const attn_backend *list, int nbk, const cli_measure_opts *m,
                          backend_rate *rates, json_t *rows) {
-  serving_cell c;
+  cli_cell c;
   char why[512];
-  attn_status st = pool_why ? ATTN_STATUS_OUT_OF_MEMORY : cell_make(p, pool, &c);
+  attn_status st = pool_why ? ATTN_STATUS_OUT_OF_MEMORY : cli_cell_make(p, pool, &c);
   if (st && !pool_why)
     snprintf(why, sizeof why, "the cell's inputs: %s", attn_last_error());
   for (int i = 0; i < nbk; i++) {
@@ -246,7 +127,7 @@ static void measure_cell(const cli_problem *p, const serving_pool *pool, const c
     emit(p, &r, rows);
     cli_result_free(&r);
   }
-  if (!pool_why) cell_free(p->device, &c);
+  if (!pool_why) cli_cell_free(p->device, &c);
   fprintf(stderr, "serving: B=%lld H=%lld/%lld KV=%lld page=%lld done\n", (long long)p->b,
           (long long)p->hq, (long long)p->hkv, (long long)p->sk, (long long)p->page_size);
 }
@@ -288,15 +169,15 @@ static void measure_pair(const cli_problem *base, const serving_grid *g, int ib,
                          double mem_limit, backend_rate *rates, json_t *rows) {
   cli_problem p;
   cell_problem(base, g, ib, ikv, 0, 0, &p);
-  serving_pool pool;
+  cli_pool pool;
   char why[512];
-  int fits = pool_make(&p, mem_limit, &pool, why, sizeof why) == ATTN_STATUS_OK;
+  int fits = cli_pool_make(&p, mem_limit, &pool, why, sizeof why) == ATTN_STATUS_OK;
   for (int ih = 0; ih < 2; ih++)
     for (int ip = 0; ip < 2; ip++) {
       cell_problem(base, g, ib, ikv, ih, ip, &p);
       measure_cell(&p, &pool, fits ? NULL : why, list, nbk, m, rates, rows);
     }
-  pool_free(base->device, &pool);
+  cli_pool_free(base->device, &pool);
 }
 
 int cli_compare_serving(const cli_problem *base, const cli_measure_opts *m0, double mem_limit) {
