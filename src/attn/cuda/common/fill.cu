@@ -35,7 +35,9 @@ extern "C" attn_status attn_cuda_fill_uniform(int device, void *p, attn_dtype dt
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = device;
   if (prev != device) ATTN_CUDA_TRY(cudaSetDevice(device));
-  const unsigned blocks = 132 * 16, threads = 256;
+  const unsigned threads = 256; // grid-stride: enough blocks to fill any card, no more
+  const size_t want = (n + threads - 1) / threads;
+  const unsigned blocks = (unsigned)(want < 4096 ? (want ? want : 1) : 4096);
   switch (dtype) {
   case ATTN_DTYPE_F32: fill_uniform_kernel<<<blocks, threads>>>((float *)p, n, seed); break;
   case ATTN_DTYPE_F16: fill_uniform_kernel<<<blocks, threads>>>((__half *)p, n, seed); break;
