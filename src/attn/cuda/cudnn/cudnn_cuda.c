@@ -244,20 +244,31 @@ static attn_status stream_for(const attn_cudnn_api *api, cudnn_device *d, cudaSt
 }
 
 /* The variant pack for these pointers: the cached one when they repeat. */
+/* Packed sequences' per-call tensors in the workspace's tail: the ragged
+ * offsets (4 rows of rs entries, 8 or 4 bytes) and the lengths (2 rows of rs
+ * int32). */
+typedef struct {
+  char *offs;
+  int32_t *lens;
+  int64_t rs, es;
+} ragged_bufs;
+
 static attn_status pack_for(const attn_cudnn_api *api, cudnn_plan *e, const attn_args *a,
-                            void *ws, int32_t *rag, int64_t rs) {
+                            void *ws, const ragged_bufs *rb) {
   void *ptr[ATTN_CUDNN_UID_COUNT] = {0};
   ptr[ATTN_CUDNN_UID_Q] = a->q.data, ptr[ATTN_CUDNN_UID_K] = a->k.data;
   ptr[ATTN_CUDNN_UID_V] = a->v.data, ptr[ATTN_CUDNN_UID_O] = a->out.data;
   ptr[ATTN_CUDNN_UID_STATS] = a->lse;
   if (a->seqs) {
     const int qp = a->seqs->q_offsets != NULL, kp = a->seqs->kv_offsets != NULL;
-    ptr[ATTN_CUDNN_UID_LEN_Q] = qp ? (void *)(rag + 4 * rs) : e->len_q;
-    ptr[ATTN_CUDNN_UID_LEN_KV] = kp ? (void *)(rag + 5 * rs) : (void *)a->seqs->kv_lens;
+    const int64_t row = rb->rs * rb->es; /* bytes of one offsets row */
+    ptr[ATTN_CUDNN_UID_LEN_Q] = qp ? (void *)rb->lens : e->len_q;
+    ptr[ATTN_CUDNN_UID_LEN_KV] = kp ? (void *)(rb->lens + rb->rs) : (void *)a->seqs->kv_lens;
     ptr[ATTN_CUDNN_UID_PAGE_TABLE] = (void *)a->seqs->block_table;
-    ptr[ATTN_CUDNN_UID_Q_RAGGED] = qp ? rag : NULL, ptr[ATTN_CUDNN_UID_O_RAGGED] = qp ? rag + rs : NULL;
-    ptr[ATTN_CUDNN_UID_K_RAGGED] = kp ? rag + 2 * rs : NULL;
-    ptr[ATTN_CUDNN_UID_V_RAGGED] = kp ? rag + 3 * rs : NULL;
+    ptr[ATTN_CUDNN_UID_Q_RAGGED] = qp ? rb->offs : NULL;
+    ptr[ATTN_CUDNN_UID_O_RAGGED] = qp ? rb->offs + row : NULL;
+    ptr[ATTN_CUDNN_UID_K_RAGGED] = kp ? rb->offs + 2 * row : NULL;
+    ptr[ATTN_CUDNN_UID_V_RAGGED] = kp ? rb->offs + 3 * row : NULL;
   }
   float scale = (float)attn_scale_of(a);
   if (e->pack && e->pack_ws == ws && e->scale == scale && !memcmp(ptr, e->pack_ptrs, sizeof ptr))
@@ -301,13 +312,16 @@ static attn_status execute(const attn_ctx *ctx, cudnn_device *d, cudnn_plan *e,
   /* Packed sequences: their ragged offsets and lengths after cuDNN's
    * workspace (the stream's own block, so calls on it stay ordered). */
   const int packed = a->seqs && (a->seqs->q_offsets || a->seqs->kv_offsets);
+  const int wide = ATTN_CUDNN_RAGGED_WIDE(api->version);
   const size_t plan_ws = ((size_t)e->choice.workspace + 255) & ~(size_t)255;
-  const int64_t rs = packed ? (a->seqs->batch + 4) / 4 * 4 : 0; /* 16-byte rows */
-  if ((s = workspace_for(ctx, d, stream, plan_ws + (size_t)(6 * rs) * 4, &ws))) return s;
-  int32_t *rag = packed ? (int32_t *)((char *)ws + plan_ws) : NULL;
-  if (packed && (s = attn_cudnn_ragged_fill(a, rag, rs, stream))) return s;
+  ragged_bufs rb = {.rs = packed ? (a->seqs->batch + 4) / 4 * 4 : 0, .es = wide ? 8 : 4};
+  const size_t offs_bytes = (size_t)(4 * rb.rs * rb.es); /* rows stay 16-byte aligned */
+  if ((s = workspace_for(ctx, d, stream, plan_ws + offs_bytes + (size_t)(2 * rb.rs) * 4, &ws)))
+    return s;
+  rb.offs = (char *)ws + plan_ws, rb.lens = (int32_t *)(rb.offs + offs_bytes);
+  if (packed && (s = attn_cudnn_ragged_fill(a, rb.offs, wide, rb.lens, rb.rs, stream))) return s;
   if ((s = stream_for(api, d, stream))) return s;
-  if ((s = pack_for(api, e, a, ws, rag, rs))) return s;
+  if ((s = pack_for(api, e, a, ws, &rb))) return s;
   cudnnStatus_t cs = api->BackendExecute(d->handle, e->choice.plan, e->pack);
   if (cs != CUDNN_STATUS_SUCCESS) {
     char text[320];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/cuda/cudnn/cudnn_seqs.h"
 #include "attn/seqs.h"
 #include "attnprof/attn.h"
 
@@ -235,10 +236,13 @@ static attn_cudnn_desc io_tensor(graph_ctx *g, int64_t uid, cudnnDataType_t dt,
   return io_tensor_r(g, uid, dt, dims, strides, NULL);
 }
 
-/* Packed sequences: the [B+1] int32 element offsets (uid) of a tensor. */
+/* Packed sequences: the [B+1] element offsets (uid) of a tensor, int64 from
+ * cuDNN 9.6 (cudnn_seqs.h). */
 static attn_cudnn_desc ragged_tensor(graph_ctx *g, int64_t uid) {
   const int64_t dims[4] = {g->p->b + 1, 1, 1, 1}, strides[4] = {1, 1, 1, 1};
-  return io_tensor(g, uid, CUDNN_DATA_INT32, dims, strides);
+  const cudnnDataType_t dt =
+      ATTN_CUDNN_RAGGED_WIDE(g->b->api->version) ? CUDNN_DATA_INT64 : CUDNN_DATA_INT32;
+  return io_tensor(g, uid, dt, dims, strides);
 }
 
 /* A host scalar passed by value in the variant pack. */

@@ -81,8 +81,8 @@ void attn_cudnn_set(attn_cudnn_builder *b, attn_cudnn_desc d, cudnnBackendAttrib
 void attn_cudnn_finalize(attn_cudnn_builder *b, attn_cudnn_desc d, const char *what);
 
 /* A 4-D tensor. by_value: a host scalar passed in the variant pack.
- * ragged (NULL: none): a [B+1] INT32 tensor of element offsets, where batch
- * b starts (packed sequences; the batch stride is then not used). */
+ * ragged (NULL: none): a [B+1] tensor of element offsets, where batch b
+ * starts (packed sequences; the batch stride is then not used). */
 typedef struct {
   int64_t uid;
   cudnnDataType_t dtype;
@@ -151,7 +151,7 @@ enum {
   ATTN_CUDNN_UID_LEN_Q,       /* SEQS: [B] int32 on the device, n_new each */
   ATTN_CUDNN_UID_LEN_KV,      /* SEQS: attn_seqs.kv_lens */
   ATTN_CUDNN_UID_PAGE_TABLE,  /* SEQS paged: attn_seqs.block_table */
-  ATTN_CUDNN_UID_Q_RAGGED,    /* packed: [B+1] int32 element offsets of q, k, v, out */
+  ATTN_CUDNN_UID_Q_RAGGED,    /* packed: [B+1] element offsets of q, k, v, out */
   ATTN_CUDNN_UID_K_RAGGED,
   ATTN_CUDNN_UID_V_RAGGED,
   ATTN_CUDNN_UID_O_RAGGED,

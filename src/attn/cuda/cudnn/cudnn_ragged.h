@@ -12,14 +12,14 @@
 extern "C" {
 #endif
 
-/* Row i of out ([6][stride] int32, stride >= B + 1, on the device), from
- * a->seqs's device offsets: 0..3 the element offsets where each sequence
- * starts in q, out, k, v (offset x that tensor's row stride; [B+1]); 4 and 5
- * the query and key counts ([B]). Rows of an absent offset array are left
+/* From a->seqs's device offsets, on the device: offs holds 4 rows of
+ * `stride` (>= B + 1) entries, int64 when wide else int32: the element
+ * offsets where each sequence starts in q, out, k, v (row offset x that
+ * tensor's row stride; [B+1] each); lens holds 2 rows of `stride` int32: the
+ * query and key counts ([B]). Rows of an absent offset array are left
  * alone. Enqueued on stream. */
-attn_status attn_cudnn_ragged_fill(const attn_args *a, int32_t *out, int64_t stride,
-                                   cudaStream_t stream);
-
+attn_status attn_cudnn_ragged_fill(const attn_args *a, void *offs, int wide, int32_t *lens,
+                                   int64_t stride, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

@@ -39,18 +39,19 @@ static attn_status empty_rows(const attn_args *a, const attn_seqs_view *v, char 
   return ATTN_STATUS_OK;
 }
 
-/* Packed tensors: cuDNN is given int32 element offsets (cudnn_ragged.cu). */
-static attn_status ragged_range(const attn_tensor *t, const char *name, char *why, size_t len) {
+/* Packed tensors before cuDNN 9.6: int32 element offsets (cudnn_seqs.h). */
+static attn_status ragged_range(size_t version, const attn_tensor *t, const char *name,
+                                char *why, size_t len) {
   const double last = (double)t->shape[2] * (double)t->strides[2];
-  if (last <= 2147483647.0) return ATTN_STATUS_OK;
+  if (ATTN_CUDNN_RAGGED_WIDE(version) || last <= 2147483647.0) return ATTN_STATUS_OK;
   return attn_cudnn_refuse(why, len, "cudnn_cuda: packed %s spans %.0f elements, past the int32 "
-                           "ragged offsets it gives cuDNN: flash takes it", name, last);
+                           "ragged offsets cuDNN takes before 9.6: flash takes it", name, last);
 }
 
 /* Packed queries (q_offsets) and packed K/V (kv_offsets): the same graph over
  * [B, H, max rows, D] tensors with ragged offsets. */
-static attn_status packed_why_not(const attn_args *a, const attn_seqs_view *v, char *why,
-                                  size_t len) {
+static attn_status packed_why_not(size_t version, const attn_args *a, const attn_seqs_view *v,
+                                  char *why, size_t len) {
   if (v->q_packed && v->kv == ATTN_KV_DENSE)
     return attn_cudnn_refuse(
         why, len, "cudnn_cuda takes packed queries with packed K/V (kv_offsets) or a KV cache "
@@ -61,10 +62,10 @@ static attn_status packed_why_not(const attn_args *a, const attn_seqs_view *v, c
         why, len, "cudnn_cuda does not give an lse for packed queries: attn.h's lse is then "
             "[Hq, total_q], head-major over all sequences, and this backend gives cuDNN no ragged "
             "Stats tensor in that layout; flash takes it");
-  attn_status s = v->q_packed ? ragged_range(&a->q, "q", why, len) : ATTN_STATUS_OK;
-  if (!s && v->q_packed) s = ragged_range(&a->out, "out", why, len);
-  if (!s && v->kv == ATTN_KV_PACKED) s = ragged_range(&a->k, "k", why, len);
-  if (!s && v->kv == ATTN_KV_PACKED) s = ragged_range(&a->v, "v", why, len);
+  attn_status s = v->q_packed ? ragged_range(version, &a->q, "q", why, len) : ATTN_STATUS_OK;
+  if (!s && v->q_packed) s = ragged_range(version, &a->out, "out", why, len);
+  if (!s && v->kv == ATTN_KV_PACKED) s = ragged_range(version, &a->k, "k", why, len);
+  if (!s && v->kv == ATTN_KV_PACKED) s = ragged_range(version, &a->v, "v", why, len);
   return s;
 }
 
@@ -92,7 +93,7 @@ attn_status attn_cudnn_seqs_why_not(size_t version, const attn_args *a, const at
   const int major = (int)(version / 10000), minor = (int)(version / 100 % 100),
             patch = (int)(version % 100);
   if (v->q_packed || v->kv == ATTN_KV_PACKED) {
-    attn_status s = packed_why_not(a, v, why, len);
+    attn_status s = packed_why_not(version, a, v, why, len);
     if (s) return s;
   }
   if (v->kv == ATTN_KV_PAGED && version < 90500)

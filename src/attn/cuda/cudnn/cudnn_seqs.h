@@ -8,7 +8,7 @@
  * queries with packed K/V (varlen prefill), through ragged offsets; causal
  * none or bottom-right, GQA. Refused, each with its reason: packed queries
  * with one dense K/V per sequence, lse with packed queries, packed tensors
- * past int32 element offsets, page sizes that are not powers of 2, paged with
+ * past int32 element offsets before cuDNN 9.6, page sizes that are not powers of 2, paged with
  * D > 128 before cuDNN 9.10, bottom-right with sizes off 64 before 9.6, rows
  * that see no key, table entries cuDNN might read that are not pages. Where
  * cuDNN itself refuses a graph, the plan's build says so (cudnn_cuda.c). */
@@ -29,6 +29,10 @@ attn_status attn_cudnn_seqs_why_not(size_t version, const attn_args *a, const at
  * refusal, dense or several-sequence, goes through it. */
 attn_status attn_cudnn_refuse(char *why, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Packed sequences' ragged offsets: int64 from cuDNN 9.6 (where
+ * cudnn-frontend switches), int32 before. */
+#define ATTN_CUDNN_RAGGED_WIDE(version) ((version) >= 90600)
 
 /* The key length cuDNN's graph is built for: max_pages x page_size (paged),
  * the longest sequence (packed) or S_cap (contiguous). */
