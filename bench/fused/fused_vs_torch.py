@@ -36,20 +36,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-
-
-def median_us(fn, reps):
-    for _ in range(3):
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(reps)]
-    for a, b in ev:
-        a.record()
-        fn()
-        b.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_setup import load_attnprof, median_us, raw_runner  # noqa: E402
 
 
 def main():
@@ -68,8 +56,7 @@ def main():
                     help="also time flash's mma.sync kernel (opts.flash_kernel=mma_sync) "
                          "beside the kernel flash picks (wgmma on a H100/H200)")
     opt = ap.parse_args()
-    os.environ["ATTNPROF_LIB"] = opt.lib
-    import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
+    attnprof = load_attnprof(opt.lib)
     kernels = [x for x in opt.kernels.split(",") if x]
     if opt.mma_sync and "mma_sync" not in kernels:
         kernels.append("mma_sync")
@@ -81,13 +68,7 @@ def main():
         call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None, mask=mask,
                              mask_kind="additive" if mask is not None else None,
                              engine=engines[kernel])
-        fn, handle, code, ref = call.raw(backend)
-
-        def run():
-            if fn(handle, code, ref):
-                raise RuntimeError(attnprof.lib.attn_last_error().decode())
-        run.call = call  # keeps the argument struct alive
-        return run
+        return raw_runner(attnprof, call, backend)
 
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 BHSD; "
           f"median of {opt.reps} calls; TFLOP/s = 4 B H S^2 D (/2 causal) / time")

@@ -43,20 +43,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-
-
-def median_us(fn, reps):
-    for _ in range(3):
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(reps)]
-    for a, b in ev:
-        a.record()
-        fn()
-        b.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_setup import load_attnprof, median_us, raw_runner  # noqa: E402
 
 
 def main():
@@ -73,23 +61,18 @@ def main():
     ap.add_argument("--ab", action="store_true")
     ap.add_argument("--sched", action="store_true")
     opt = ap.parse_args()
-    os.environ["ATTNPROF_LIB"] = opt.lib
-    import attnprof  # after ATTNPROF_LIB: the binding loads the library on import
+    attnprof = load_attnprof(opt.lib)
     engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
 
     def ours(q, k, v, o, causal, kernel, flags="", tile="", ab=""):
         call = attnprof.Call(q, k, v, o, causal="top-left" if causal else None,
                              engine=engines[kernel])
-        fn, handle, code, ref = call.raw("flash")
 
-        def run():
+        def knobs():
             os.environ["ATTNPROF_FLASH_WS_FLAGS"] = flags  # read by flash at each call
             os.environ["ATTNPROF_FLASH_WS_TILE"] = tile
             os.environ["ATTNPROF_FLASH_WS_AB"] = ab
-            if fn(handle, code, ref):
-                raise RuntimeError(attnprof.lib.attn_last_error().decode())
-        run.call = call  # keeps the argument struct alive
-        return run
+        return raw_runner(attnprof, call, "flash", knobs)
 
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 BHSD; "
           f"median of {opt.reps} calls x {opt.rounds} rounds; TF = TFLOP/s")

@@ -32,7 +32,9 @@ fastest of torch's full reductions (sum of a float32 view, amax of a bf16
 view) over the same 4 GiB. The larger is the ceiling of a kernel that reads
 its K/V once.
 Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
-count. (Runs 3-4 also swept an L2 prefetch distance: every distance was
+count. On three rows (0, 4, 5) the contiguous cell is timed again at the end
+of its row, after the paged layouts, the sweep and torch: the same call on the
+same tensors, first and last. (Runs 3-4 also swept an L2 prefetch distance: every distance was
 slower, and the prefetch is gone; NOTES.md.)
 Before timing, each of our outputs is compared with torch's (rel. error).
 
@@ -43,12 +45,15 @@ import ctypes as C
 import os
 import re
 import subprocess
-import statistics
+import sys
 import warnings
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_setup import median_us  # noqa: E402
 
 DT_BF16, BACKEND_FLASH = 2, 5
 CAUSAL_NONE, CAUSAL_BR = 0, 2
@@ -82,19 +87,6 @@ def bhsd_of_bshd(t):
     """A [B, S, H, D] tensor as attn_tensor {B, H, S, D}."""
     b, s, h, d = t.shape
     return tensor(t, (b, h, s, d), (s * h * d, d, h * d, 1))
-
-
-def median_us(fn, reps):
-    for _ in range(3):
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(reps)]
-    for a, b in ev:
-        a.record()
-        fn()
-        b.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
 
 
 def copy_bandwidth(reps):
@@ -202,7 +194,7 @@ def torch_backends(q, k, v, causal_br, reps, want):
     return res
 
 
-def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=()):
+def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), retime=False):
     d = 128
     g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
     q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -277,6 +269,10 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=()):
           f"{troof}", flush=True)
     for line in sweeps:
         print(line, flush=True)
+    if retime:  # the contiguous cell once more, last in its row: same tensors, same call
+        u = measure(a_c, o)[0]
+        print(f"  contiguous timed first {us_c or 0:7.1f} us {frac(us_c, nbytes):6.1%} | again, "
+              f"last in the row {u or 0:7.1f} us {frac(u, nbytes):6.1%}", flush=True)
     del kc, vc, kp, vp
     torch.cuda.empty_cache()
 
@@ -419,6 +415,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--read-bw", help="bench_read_bw, the read-only streaming kernel")
     ap.add_argument("--cudnn-only", action="store_true", help="only the cuDNN paged rows")
+    ap.add_argument("--rows", default="",
+                    help="only these decode rows (comma list of their indexes, 0-9): no cuDNN "
+                         "rows, no varlen")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
@@ -440,17 +439,21 @@ def main():
             (128, 8192, 64, 8, 1, 16), (1, 131072, 32, 8, 1, 16), (1, 131072, 64, 8, 1, 64),
             (16, 32768, 32, 8, 8, 16), (16, 32768, 32, 8, 16, 16), (1, 2048, 32, 8, 1, 16),
             (16, 1024, 32, 8, 1, 16)]
+    pick = [int(x) for x in opt.rows.split(",") if x]
     if opt.quick:
         rows = rows[:1] + rows[4:5] + rows[6:7]
-    cudnn_rows(lib, opt.reps, bw, opt.quick)
+    if not pick:
+        cudnn_rows(lib, opt.reps, bw, opt.quick)
     for i, r in enumerate(rows if not opt.cudnn_only else []):
-        split_sweep = (29, 32, 33, 64) if i == 4 and not opt.quick else ()
+        if pick and i not in pick:
+            continue
+        split_sweep = (29, 32, 33, 64) if i in (4, 5) and not opt.quick else ()
         try:
-            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep)
+            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep, retime=i in (0, 4, 5))
         except Exception as e:
             print(f"row {r}: {e}", flush=True)
     try:
-        if not opt.cudnn_only:
+        if not opt.cudnn_only and not pick:
             varlen_row(lib, opt.reps)
     except Exception as e:
         print(f"varlen: {e}", flush=True)

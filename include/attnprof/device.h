@@ -8,6 +8,7 @@
 #define ATTNPROF_DEVICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attnprof/attn.h"
 
@@ -26,6 +27,13 @@ ATTN_API attn_status attn_cuda_to_device(int device, void *dst, const void *src,
 ATTN_API attn_status attn_cuda_to_host(int device, void *dst, const void *src, size_t bytes);
 ATTN_API attn_status attn_cuda_fill_bytes(int device, void *p, int byte, size_t bytes);
 ATTN_API attn_status attn_cuda_synchronize(int device);
+/* n elements of dtype (f32, f16, bf16) at p set to seeded uniform values in
+ * [-1, 1): element i is a hash of (seed, i), the same for any launch shape.
+ * Returns once the fill is done. */
+ATTN_API attn_status attn_cuda_fill_uniform(int device, void *p, attn_dtype dtype, size_t n,
+                                            uint64_t seed);
+/* Free device memory in bytes (cudaMemGetInfo); 0 when it cannot be read. */
+ATTN_API size_t attn_cuda_memory_available(int device);
 
 /* CUDA events on one device: marks recorded on a stream, elapsed times read
  * after the last one completes. */

@@ -45,6 +45,11 @@ typedef struct {
   const char *expect_text;
   double copy_bw;     /* --copy-bw GB/s: the copy roof, instead of the measured one; 0 = measure */
   double peak_tflops; /* --peak-tflops: the compute roof, instead of the stated one; 0 = table */
+  /* compare --serving: a backend whose one forward after the warm-up takes
+   * longer than skip_ms is not timed further (0 = no limit); device_only
+   * leaves out the host-time pass (the grid reports device time). */
+  double skip_ms;
+  int device_only;
 } cli_measure_opts;
 
 /* Option parsing: each subcommand walks argv with cli_opt_*; an option is
@@ -96,6 +101,7 @@ typedef struct {
   attn_backend backend;
   attn_status status;
   int refused;                   /* the backend's why-not check said no */
+  int skipped;                   /* not timed: one forward took longer than skip_ms */
   char why[512];                 /* refusal or failure, one line */
   prof_range_summary per_fwd;    /* range "attn_fwd" of the profiled forwards */
   double time_us_median;         /* wall time of one forward, median */
@@ -141,8 +147,10 @@ int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f);
 int cli_backends_for(int device, attn_backend *out);
 /* compare --sweep: the throughput grid (compare_sweep.c). */
 int cli_compare_sweep(const cli_problem *base, const cli_measure_opts *m);
-/* compare --serving: the decode grid of issue 13 (compare_serving.c). */
-int cli_compare_serving(const cli_problem *base, const cli_measure_opts *m);
+/* compare --serving: the decode grid of issue 13 (compare_serving.c).
+ * mem_limit: bytes the grid's K/V pools may take (0: what the device or host
+ * reports free). */
+int cli_compare_serving(const cli_problem *base, const cli_measure_opts *m, double mem_limit);
 
 /* The problem and measure options, one line each (run: with --expect). */
 void cli_print_options(FILE *f, int run);

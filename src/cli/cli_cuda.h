@@ -30,12 +30,24 @@ void cli_inputs_free_device(cli_inputs *in);
  * the device drained before each call, median. Sets r->status/why on error
  * and returns -1. */
 int cli_cuda_time_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m);
+/* When m->skip_ms is set and one forward took longer (us), marks r skipped
+ * with the reason (time_us_median = us) and returns 1; else 0. */
+int cli_skip_slow(cli_result *r, double us, const cli_measure_opts *m);
 /* The number of timed forwards on `device` (before any max_ms cap). */
 int cli_timed_iters(const cli_measure_opts *m, int device);
 attn_status cli_cuda_sync(int device);
 /* Output poisoned on the device (0xFF), one forward, copied back into
  * in->host.out, relative error against ref. */
 int cli_cuda_check_accuracy(cli_result *r, cli_inputs *in, const double *ref);
+/* Buffers in the problem's memory (device < 0: the host), for inputs made
+ * in place (compare --serving): allocate, free, seeded uniform fill in
+ * [-1, 1) (element i from (seed, i), the same values on host and device),
+ * copy in from the host, and the bytes free there. */
+attn_status cli_buf_alloc(int device, size_t bytes, void **p);
+void cli_buf_free(int device, void *p);
+attn_status cli_buf_fill_uniform(int device, void *p, attn_dtype dt, size_t n, uint64_t seed);
+attn_status cli_buf_upload(int device, void *dst, const void *src, size_t bytes);
+double cli_mem_available(int device);
 /* "cuda:0 NVIDIA H200" or "cpu". */
 void cli_device_describe(int device, char *buf, size_t len);
 

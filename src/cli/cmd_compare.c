@@ -16,12 +16,45 @@ static const char compare_usage[] =
     "  --sweep              on a GPU, the throughput grid (docs/cli.md: B*S = 16384, H*D = 2048)\n"
     "  --serving            the paged decode grid: B {1,16,64,128} x KV {1k,8k,32k,128k} x heads\n"
     "                       {32/8, 64/8} x pages {16, 64}, D 128, with GB/s and roofline fractions\n"
-    "                       (on the CPU a scaled-down grid)\n";
+    "                       (on the CPU a scaled-down grid)\n"
+    "  --max-forward-ms N   --serving: a backend whose forward takes longer than N ms is not\n"
+    "                       timed in that cell, its row says so (default 25 on a GPU, none on\n"
+    "                       the CPU)\n"
+    "  --mem-limit-mib N    --serving: the K/V pools may take at most N MiB (default: the memory\n"
+    "                       free); a cell past it says so in its rows and the grid goes on\n";
+
+/* compare --serving's own options (docs/cli.md). */
+typedef struct {
+  double max_forward_ms; /* < 0: the grid's default */
+  double mem_limit;      /* bytes; 0: what is free */
+  int given;             /* either option seen */
+} serving_opts;
+
+static int parse_serving_opt(int argc, char **argv, int *i, serving_opts *s) {
+  const char *v;
+  char *end;
+  int r;
+  double *dst = NULL, scale = 1;
+  const char *name = NULL;
+  if ((r = cli_opt_value(argc, argv, i, "--max-forward-ms", &v))) name = "--max-forward-ms", dst = &s->max_forward_ms;
+  else if ((r = cli_opt_value(argc, argv, i, "--mem-limit-mib", &v)))
+    name = "--mem-limit-mib", dst = &s->mem_limit, scale = 1048576.0;
+  if (r <= 0) return r;
+  double x = strtod(v, &end);
+  if (end == v || *end || !(x > 0) || x > 1e9)
+    return cli_usage_error("%s %s: give a positive number (compare --serving only)", name, v), -1;
+  *dst = x * scale, s->given = 1;
+  return 1;
+}
 
 static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts *m, int *sweep,
-                         int *serving) {
+                         int *serving, serving_opts *so) {
   for (int i = 0; i < argc; i++) {
     int r;
+    if ((r = parse_serving_opt(argc, argv, &i, so))) {
+      if (r < 0) return -1;
+      continue;
+    }
     if (cli_opt_flag(argc, argv, &i, "--sweep")) {
       *sweep = 1;
       continue;
@@ -128,12 +161,18 @@ int cmd_compare(int argc, char **argv) {
   for (int i = 0; i < argc; i++) /* several GPUs: one row per context-parallel variant */
     if (!strcmp(argv[i], "--gpus") || !strncmp(argv[i], "--gpus=", 7)) return cli_cp_compare(argc, argv);
   int sweep = 0, serving = 0;
-  if (parse_compare(argc, argv, &p, &m, &sweep, &serving) || !cli_engine(&m)) return CLI_USAGE;
+  serving_opts so = {.max_forward_ms = -1};
+  if (parse_compare(argc, argv, &p, &m, &sweep, &serving, &so) || !cli_engine(&m)) return CLI_USAGE;
   if (sweep && serving) return cli_usage_error("compare: --sweep or --serving, not both");
+  if (so.given && !serving)
+    return cli_usage_error("compare: --max-forward-ms and --mem-limit-mib belong to --serving");
   if (m.expect_text) return cli_usage_error("compare: --expect belongs to 'attnprof run'");
   cli_gpu_default_shape(argc, argv, &p);
   if (sweep) return cli_compare_sweep(&p, &m);
-  if (serving) return cli_compare_serving(&p, &m);
+  if (serving) {
+    m.skip_ms = so.max_forward_ms;
+    return cli_compare_serving(&p, &m, so.mem_limit);
+  }
   prof_expect *ex = NULL;
   int rc = cli_prepare_outputs(&m, &ex);
   return rc ? rc : compare(&p, &m);

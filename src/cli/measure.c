@@ -51,6 +51,11 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
   if (a->q.device >= 0) return cli_cuda_time_forwards(r, a, m);
   for (int i = 0; i < m->warmup; i++)
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
+  if (m->skip_ms > 0) { /* one forward decides whether the rest are timed */
+    int64_t t0 = prof_clock_ns();
+    if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
+    if (cli_skip_slow(r, (double)(prof_clock_ns() - t0) / 1e3, m)) return -1;
+  }
   double *t = malloc(sizeof *t * (size_t)m->iters);
   if (!t) return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for timings"));
   for (int i = 0; i < m->iters; i++) {
@@ -67,8 +72,17 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
   return 0;
 }
 
+int cli_skip_slow(cli_result *r, double us, const cli_measure_opts *m) {
+  if (!(m->skip_ms > 0) || us <= m->skip_ms * 1e3) return 0;
+  r->skipped = 1, r->status = ATTN_STATUS_UNSUPPORTED, r->time_us_median = us; /* its one forward */
+  snprintf(r->why, sizeof r->why, "one forward took %.1f ms, over --max-forward-ms %g: not timed "
+           "further (attnprof run times it alone)", us / 1e3, m->skip_ms);
+  return 1;
+}
+
 static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m) {
   attn_status st;
+  if (m->profiled == 0) return 0; /* compare --serving: no trace, device time only */
   if (!(r->trace = prof_trace_create()))
     return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a trace"));
   unsigned collect = PROF_COLLECT_CPU | (a->q.device >= 0 ? PROF_COLLECT_GPU : 0);

@@ -1,6 +1,7 @@
 /* Measuring a backend on a GPU: device time per forward from CUDA events
  * around back-to-back forwards, host time per call with the device drained
  * first, and the accuracy check on the device output. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +38,18 @@ attn_status cli_cuda_sync(int device) { return attn_cuda_synchronize(device); }
 
 /* Forwards to time: max(iters, 50), cut down to what max_ms allows (at
  * least 10) going by one forward timed after the warm-up. */
-static attn_status count_forwards(attn_backend b, const attn_args *a, const cli_measure_opts *m,
+static attn_status count_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m,
                                   attn_cuda_timer *one, int *n) {
   double us = 0;
   attn_status st;
   *n = cli_timed_iters(m, a->q.device);
-  if (!m->max_ms) return ATTN_STATUS_OK;
-  if ((st = attn_cuda_timer_mark(one, 0, a->stream)) || (st = attn_forward(cli_engine(NULL), b, a)) ||
+  if (!m->max_ms && !(m->skip_ms > 0)) return ATTN_STATUS_OK;
+  if ((st = attn_cuda_timer_mark(one, 0, a->stream)) ||
+      (st = attn_forward(cli_engine(NULL), r->backend, a)) ||
       (st = attn_cuda_timer_mark(one, 1, a->stream)) || (st = attn_cuda_timer_us(one, 0, 1, &us)))
     return st;
+  if (cli_skip_slow(r, us, m)) return ATTN_STATUS_OK;
+  if (!m->max_ms) return ATTN_STATUS_OK;
   int fit = us > 0 ? (int)(m->max_ms * 1e3 / us) : *n;
   *n = fit < 10 ? 10 : fit < *n ? fit : *n;
   return ATTN_STATUS_OK;
@@ -81,17 +85,21 @@ static attn_status time_all(cli_result *r, const attn_args *a, const cli_measure
   int n = 0;
   for (int i = 0; i < (m->warmup > 2 ? m->warmup : 2); i++)
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return st;
-  if ((st = attn_cuda_timer_create(a->q.device, 2, t)) ||
-      (st = count_forwards(r->backend, a, m, *t, &n)))
+  if ((st = attn_cuda_timer_create(a->q.device, 2, t)) || (st = count_forwards(r, a, m, *t, &n)))
     return st;
   attn_cuda_timer_destroy(*t);
   *t = NULL;
+  if (r->skipped) return ATTN_STATUS_OK;
   if (!(*us = malloc(sizeof **us * (size_t)n)))
     return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for %d timings", n);
   if ((st = attn_cuda_timer_create(a->q.device, 2 * n, t)) ||
       (st = device_times(r->backend, a, *t, n, *us)))
     return st;
   cli_quartiles(*us, n, &r->time_us_q1, &r->time_us_median, &r->time_us_q3);
+  if (m->device_only) {
+    r->host_us_median = NAN;
+    return ATTN_STATUS_OK;
+  }
   if ((st = host_times(r->backend, a, n, *us))) return st;
   r->host_us_median = median_of(*us, n);
   return ATTN_STATUS_OK;
@@ -103,7 +111,7 @@ int cli_cuda_time_forwards(cli_result *r, const attn_args *a, const cli_measure_
   attn_status st = time_all(r, a, m, &t, &us);
   attn_cuda_timer_destroy(t);
   free(us);
-  return st ? fail(r, st) : 0;
+  return st ? fail(r, st) : r->skipped ? -1 : 0;
 }
 
 int cli_cuda_check_accuracy(cli_result *r, cli_inputs *in, const double *ref) {

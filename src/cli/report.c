@@ -23,7 +23,7 @@ json_t *cli_problem_json(const cli_problem *p) {
 static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 json_t *cli_result_json(const cli_result *r) {
-  const char *status = r->refused ? "refused" : r->status ? "failed" : "ok";
+  const char *status = r->refused ? "refused" : r->skipped ? "skipped" : r->status ? "failed" : "ok";
   json_t *o = json_pack("{ss ss}", "name", attn_backend_name(r->backend), "status", status);
   if (r->status) {
     json_object_set_new(o, "why", json_string(r->why));
@@ -43,7 +43,7 @@ json_t *cli_result_json(const cli_result *r) {
     json_object_set_new(o, "top_kernel", cli_top_kernel_json(r->trace, r->per_fwd.calls));
   }
   json_object_set_new(o, "device_us", json_real(r->per_fwd.device_us_per_call));
-  json_object_set_new(o, "host_us", json_real(r->host_us_median));
+  json_object_set_new(o, "host_us", real_or_null(r->host_us_median));
   json_object_set_new(o, "time_us", json_real(r->time_us_median));
   json_object_set_new(o, "time_us_q1", json_real(r->time_us_q1));
   json_object_set_new(o, "time_us_q3", json_real(r->time_us_q3));
@@ -84,7 +84,7 @@ void cli_print_results(FILE *f, const cli_result *rs, int n) {
     const cli_result *r = &rs[i];
     fprintf(f, "%-14s ", attn_backend_name(r->backend));
     if (r->status) {
-      fprintf(f, "%s: %s\n", r->refused ? "refused" : "failed", r->why);
+      fprintf(f, "%s: %s\n", r->refused ? "refused" : r->skipped ? "skipped" : "failed", r->why);
       continue;
     }
     fprintf(f, "%7.4g", r->per_fwd.per_call_total);

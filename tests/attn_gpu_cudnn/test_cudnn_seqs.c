@@ -1,6 +1,6 @@
 /* The cudnn backend's refusals for several sequences (cudnn_seqs.c), on the
- * CPU against any cuDNN version number: packed queries and packed K/V, page
- * sizes off powers of 2, paged
+ * CPU against any cuDNN version number: packed queries and packed K/V
+ * (taken, and their refusals), page sizes off powers of 2, paged
  * caches before 9.5, paged D > 128 before 9.10, bottom-right causal with
  * sizes off 64 before 9.6, rows that see no key, unused table entries that
  * are not pages; and what it takes (each refusal's neighbour is accepted). */
@@ -52,19 +52,40 @@ static void paged_decode_is_taken(void **state) {
   assert_int_equal(attn_cudnn_seqs_reach(&f.v), 70);
 }
 
-static void packed_layouts_are_refused(void **state) {
+/* Packed queries (varlen): taken against a paged cache and with packed
+ * K/V; refused with dense K/V, with an lse, past int32 offsets, and when a
+ * sequence's rows see no key. An empty sequence has no rows. */
+static void packed_layouts(void **state) {
   (void)state;
   fixture f;
   char why[512] = "";
+  int32_t kv_offs[B + 1] = {0, 40, 104};
   paged(&f);
-  f.v.q_packed = 1, f.v.q_off = f.offs;
+  f.offs[0] = 0, f.offs[1] = 3, f.offs[2] = 5; /* 3 and 2 query rows */
+  f.v.q_packed = 1, f.v.q_off = f.offs, f.v.q_rows = 5, f.v.max_q = 3;
+  assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK); /* chunked prefill, paged */
+  f.v.kv = ATTN_KV_PACKED, f.v.kv_off = kv_offs, f.v.sk = 104, f.v.max_kv = 64;
+  f.v.table = NULL, f.v.kv_len = NULL;
+  assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK); /* varlen prefill */
+  assert_int_equal(attn_cudnn_seqs_reach(&f.v), 64);
+  kv_offs[1] = 0; /* sequence 0: 3 rows, no key */
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
-  assert_non_null(strstr(why, "packed queries (q_offsets)"));
-  assert_non_null(strstr(why, "ragged-offset"));
-  paged(&f);
-  f.v.kv = ATTN_KV_PACKED, f.v.kv_off = f.offs;
+  assert_non_null(strstr(why, "sequence 0 has 0 keys (kv_offsets) for 3 query rows"));
+  f.offs[1] = 0, f.offs[2] = 2; /* now sequence 0 is empty: nothing to see */
+  assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK);
+  float lse;
+  f.a.lse = &lse;
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
-  assert_non_null(strstr(why, "packed K/V (kv_offsets)"));
+  assert_non_null(strstr(why, "lse for packed queries"));
+  f.a.lse = NULL;
+  f.a.q.shape[2] = 1 << 20, f.a.q.strides[2] = 4096; /* 2^32 elements */
+  assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK); /* int64 offsets from 9.6 */
+  assert_int_equal(ask(&f, 90500, why), ATTN_STATUS_UNSUPPORTED);
+  assert_non_null(strstr(why, "int32 ragged offsets cuDNN takes before 9.6"));
+  f.a.q.shape[2] = 0;
+  f.v.kv = ATTN_KV_DENSE, f.v.kv_off = NULL, f.v.sk = 64;
+  assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
+  assert_non_null(strstr(why, "not with one dense K/V per sequence"));
 }
 
 static void version_limits_are_named(void **state) {
@@ -111,12 +132,12 @@ static void rows_without_keys_are_refused(void **state) {
   paged(&f);
   f.lens[1] = 2; /* 3 new tokens, bottom-right: the first row sees nothing */
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
-  assert_non_null(strstr(why, "kv_lens[1] = 2"));
+  assert_non_null(strstr(why, "sequence 1 has 2 keys (kv_lens) for 3 query rows"));
   f.lens[1] = 3;
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK);
   f.a.causal = ATTN_CAUSAL_NONE, f.lens[0] = 0;
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
-  assert_non_null(strstr(why, "kv_lens[0] = 0"));
+  assert_non_null(strstr(why, "sequence 0 has 0 keys (kv_lens)"));
   f.lens[0] = 1;
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK);
 }
@@ -140,7 +161,7 @@ static void unused_entries_must_be_pages(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(paged_decode_is_taken),
-      cmocka_unit_test(packed_layouts_are_refused),
+      cmocka_unit_test(packed_layouts),
       cmocka_unit_test(version_limits_are_named),
       cmocka_unit_test(page_sizes_are_powers_of_two),
       cmocka_unit_test(rows_without_keys_are_refused),

@@ -12,10 +12,12 @@
  * device memory are refused before launch with the entry named, out
  * untouched. Outputs poisoned (0xFF bytes) first.
  * --cudnn: the cudnn backend instead (dense queries, 1..16 new tokens,
- * against shuffled paged or contiguous caches; D 64/128/256, GQA 1..8,
- * page sizes 1, 16, 64, lengths 1 and page multiples), checked and trusted,
- * and its refusals of tables whose unused entries are not pages and of
- * page sizes off powers of 2 (7). SEQS_CUDNN_MAP=1 first prints what cuDNN
+ * against shuffled paged or contiguous caches; packed queries with packed
+ * K/V (varlen prefill, empty and one-token sequences) or against pages; D
+ * 64/128/256, GQA 1..8, page sizes 1, 16, 64, lengths 1 and page
+ * multiples), checked and trusted, and its refusals of tables whose unused
+ * entries are not pages, of page sizes off powers of 2 (7) and of an lse
+ * with packed queries. SEQS_CUDNN_MAP=1 first prints what cuDNN
  * takes per D, new tokens, page size, causal and pool layout.
  * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer). No GPU: exit 77. */
 #include <stdio.h>
@@ -194,12 +196,32 @@ static void bad_device_table(void) {
 
 /* ---- cudnn: paged and contiguous caches through cuDNN's graph ---------- */
 
-/* Every row sees a key (cudnn refuses rows that see none). */
+/* Query rows of sequence b. */
+static int64_t case_nq(const seqs_case *c, int64_t b) {
+  return c->q_off ? c->q_off[b + 1] - c->q_off[b] : c->spec.max_new;
+}
+
+/* Every row sees a key (cudnn refuses rows that see none); an empty
+ * sequence has no rows. */
 static int cudnn_lengths_fit(const seqs_case *c) {
-  const int64_t need = c->spec.causal == ATTN_CAUSAL_BOTTOM_RIGHT ? c->spec.max_new : 1;
-  for (int64_t b = 0; b < c->spec.b; b++)
-    if (c->kv_len[b] < need) return 0;
+  for (int64_t b = 0; b < c->spec.b; b++) {
+    const int64_t nq = case_nq(c, b);
+    if (nq > 0 && c->kv_len[b] < (c->spec.causal == ATTN_CAUSAL_BOTTOM_RIGHT ? nq : 1)) return 0;
+  }
   return 1;
+}
+
+/* Packed queries through cuDNN: cases run, and among them sequences with no
+ * and with one query token. */
+static int packed_runs, packed_empty, packed_one;
+
+static void count_packed(const seqs_case *c) {
+  if (!c->q_off) return;
+  packed_runs++;
+  for (int64_t b = 0; b < c->spec.b; b++) {
+    packed_empty += case_nq(c, b) == 0;
+    packed_one += case_nq(c, b) == 1;
+  }
 }
 
 /* Unused table entries: a page each (seqs_testutil leaves them out of
@@ -217,6 +239,19 @@ static int cudnn_fill_table(seqs_case *c, dev_case *d) {
 }
 
 static int cudnn_refusals_shown;
+
+/* cudnn must refuse d's problem with a reason holding `want`. */
+static void cudnn_expect_refusal(dev_case *d, const char *want, const char *desc) {
+  char why[512];
+  attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d->args, why, sizeof why);
+  if (st == ATTN_STATUS_OK || !strstr(why, want)) {
+    printf("FAIL cudnn should refuse (\"%s\"): %s\n     %s\n", want, st ? why : "(accepted)",
+           desc);
+    failures++;
+  } else {
+    passes++;
+  }
+}
 
 static void cudnn_case(const seqs_spec *s, test_rng *r) {
   seqs_case c;
@@ -239,17 +274,12 @@ static void cudnn_case(const seqs_spec *s, test_rng *r) {
     seqs_case_free(&c);
     return;
   }
-  if (s->kv == SEQS_KV_PAGED && (s->page_size & (s->page_size - 1))) {
-    /* cuDNN's paged load takes power-of-2 pages only: the why-not must say so */
-    cudnn_fill_table(&c, &d);
-    attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d.args, why, sizeof why);
-    if (st == ATTN_STATUS_OK || !strstr(why, "powers of 2")) {
-      printf("FAIL cudnn page size %lld: %s\n     %s\n", (long long)s->page_size,
-             st ? why : "(accepted)", desc);
-      failures++;
-    } else {
-      passes++;
-    }
+  /* attn.h's packed lse is [Hq, total_q]: cudnn gives none, and says so;
+   * cuDNN's paged load takes power-of-2 pages only: the why-not must say so */
+  const int lse_refused = s->q_packed && s->lse;
+  if (lse_refused || (s->kv == SEQS_KV_PAGED && (s->page_size & (s->page_size - 1)))) {
+    if (s->kv == SEQS_KV_PAGED) cudnn_fill_table(&c, &d);
+    cudnn_expect_refusal(&d, lse_refused ? "lse for packed queries" : "powers of 2", desc);
     dev_free(&d);
     seqs_case_free(&c);
     return;
@@ -274,6 +304,7 @@ static void cudnn_case(const seqs_spec *s, test_rng *r) {
     d.seqs.max_kv = s->kv == SEQS_KV_PAGED ? d.seqs.max_pages * s->page_size : c.args.k.shape[2];
     if (!run_checked(&d, &c, ATTN_BACKEND_CUDNN, why, sizeof why)) {
       passes++;
+      if (t == 0) count_packed(&c);
     } else if (failures++ < 25 || cudnn_refusals_shown++ < 4) {
       printf("FAIL cudnn%s: %s\n     %s\n", t ? " trusted" : "", why, desc);
     }
@@ -294,6 +325,11 @@ static seqs_spec cudnn_spec(test_rng *r, int i) {
   s.max_new = i % 5 == 0 ? 1 : test_rng_int(r, 1, 16);
   s.max_kv = i % 6 == 0 ? test_rng_int(r, 1000, 4000) : test_rng_int(r, 16, 300);
   s.b = test_rng_int(r, 1, 6);
+  if (i % 4 == 1 || i % 8 == 2) { /* packed queries: varlen prefill, or chunks against pages */
+    s.q_packed = 1, s.kv = i % 4 == 1 ? SEQS_KV_PACKED : SEQS_KV_PAGED;
+    s.max_new = test_rng_int(r, 1, i % 4 == 1 ? 64 : 16), s.b = test_rng_int(r, 1, 4);
+    if (s.page_size == 7) s.page_size = 16;
+  }
   return s;
 }
 
@@ -360,7 +396,12 @@ static int cudnn_main(int quick) {
     seqs_spec s = cudnn_spec(&r, i);
     cudnn_case(&s, &r);
   }
-  printf("cudnn: %d passed, %d failed\n", passes, failures);
+  printf("cudnn: %d passed, %d failed; packed queries: %d cases ran, with %d empty and %d "
+         "one-token sequences\n", passes, failures, packed_runs, packed_empty, packed_one);
+  if (!quick && (!packed_runs || !packed_empty || !packed_one)) {
+    printf("FAIL packed queries are not covered (every case refused?)\n");
+    return 1;
+  }
   return failures || !passes ? 1 : 0;
 }
 

@@ -166,6 +166,8 @@ class Serving(unittest.TestCase):
     def test_text(self):
         self.assertIn("scaled-down grid", self.text)
         self.assertIn("roofs: copy 10.0 GB/s (--copy-bw)", self.text)
+        self.assertIn("tables checked once before timing, then passed trusted", self.text)
+        self.assertRegex(self.text, r"grid: 16 cells in [0-9.]+ s")
         rows = [l for l in self.text.splitlines() if l.split()[:1] and l.split()[0] in ("1", "4")]
         self.assertEqual(len(rows), len(self.doc["rows"]))
         for l in rows:
@@ -173,6 +175,63 @@ class Serving(unittest.TestCase):
             if "refused" in l or "failed" in l:
                 continue
             self.assertIn(f[-1], ("memory", "compute"), l)
+        self.assertGreater(self.doc["wall_s"], 0)
+
+
+def cells_of(doc):
+    return {(r["cell"]["B"], r["cell"]["H"], r["cell"]["S_k"], r["cell"]["page_size"])
+            for r in doc["rows"]}
+
+
+class ServingLimits(unittest.TestCase):
+    """A cell whose K/V pool does not fit says so in its rows and the grid goes
+    on; a backend past --max-forward-ms is not timed and its row says why."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.base = ["compare", "--serving", "--iters", "2", "--warmup", "0", "--threads", "1",
+                    "--peak-tflops", CORE_PEAK, "--json"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_mem_limit(self):
+        # pools (K and V, bf16, Hkv 2, D 128): B*KV*1 KiB; 3 MiB holds B*KV <= 3072:
+        # (1, 256), (1, 1024), (4, 256) fit, (4, 1024) does not
+        doc = json.loads(run(self.tmp.name, *self.base, "--mem-limit-mib", "3").stdout)
+        self.assertEqual(len(cells_of(doc)), 16)  # every cell has its rows
+        for r in doc["rows"]:
+            big = r["cell"]["B"] * r["cell"]["S_k"] > 3072
+            self.assertEqual(r["status"] == "skipped", big, r)
+            if big:
+                self.assertIn("does not fit", r["why"])
+                self.assertIn("4.0 MiB", r["why"])
+        self.assertTrue(any(r["status"] == "ok" for r in doc["rows"]))
+
+    def test_max_forward_ms(self):
+        # 1e-6 ms: every backend's one forward is over it; the first cell's rows
+        # say what the forward took, the later ones what its rate predicts
+        doc = json.loads(run(self.tmp.name, *self.base, "--max-forward-ms", "1e-6").stdout)
+        self.assertEqual(len(cells_of(doc)), 16)
+        self.assertTrue(all(r["status"] in ("skipped", "refused") for r in doc["rows"]))
+        first = [r for r in doc["rows"] if r["status"] == "skipped"][:1]
+        self.assertRegex(first[0]["why"], r"one forward took [0-9.]+ ms, over --max-forward-ms")
+        later = [r for r in doc["rows"] if "would take about" in r.get("why", "")]
+        self.assertTrue(later)
+        # a generous limit times everything
+        doc = json.loads(run(self.tmp.name, *self.base, "--max-forward-ms", "60000").stdout)
+        self.assertFalse([r for r in doc["rows"] if r["status"] == "skipped"])
+
+    def test_bad_values(self):
+        for args in (["--max-forward-ms", "0"], ["--mem-limit-mib", "x"],
+                     ["--mem-limit-mib", "-3"]):
+            p = run(self.tmp.name, "compare", "--serving", *args, check_rc=2)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertEqual(p.stdout, "")
+        p = run(self.tmp.name, "compare", *SMALL, "--max-forward-ms", "5", check_rc=2)
+        self.assertIn("belong to --serving", p.stderr)
 
 
 if __name__ == "__main__":

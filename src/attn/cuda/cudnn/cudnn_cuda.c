@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "attn/cuda/common/cuda_common.h"
+#include "attn/cuda/cudnn/cudnn_ragged.h"
 #include "attn/cuda/cudnn/cudnn_seqs.h"
 #include "attn/cuda/cudnn/cudnn_state.h"
 
@@ -44,6 +45,25 @@ static void device_leave(int prev, int device) {
   if (prev >= 0 && prev != device) cudaSetDevice(prev);
 }
 
+/* Packed queries or K/V: [B, H, most rows of a sequence, D] with ragged
+ * offsets; the batch stride is not used but set to a whole sequence. */
+static void packed_dims(const attn_args *a, attn_cudnn_problem *p) {
+  attn_seqs_view v;
+  int64_t max_q = 1, max_kv = 1;
+  if (!attn_seqs_view_make(a, &v)) { /* checked before (why-not): cannot fail here */
+    max_q = v.max_q > 1 ? v.max_q : 1, max_kv = v.max_kv > 1 ? v.max_kv : 1;
+    attn_seqs_view_free(&v);
+  }
+  if (a->seqs->q_offsets) {
+    p->q_packed = 1, p->sq = max_q;
+    p->q_strides[0] = max_q * p->q_strides[2], p->o_strides[0] = max_q * p->o_strides[2];
+  }
+  if (a->seqs->kv_offsets) {
+    p->sk = max_kv;
+    p->k_strides[0] = max_kv * p->k_strides[2], p->v_strides[0] = max_kv * p->v_strides[2];
+  }
+}
+
 static void problem_of(const attn_ctx *ctx, const attn_args *a, attn_cudnn_problem *p) {
   memset(p, 0, sizeof *p);
   p->b = attn_batch(a), p->hq = attn_heads_q(a), p->hkv = attn_heads_kv(a);
@@ -61,10 +81,12 @@ static void problem_of(const attn_ctx *ctx, const attn_args *a, attn_cudnn_probl
   p->graph = ctx->opts.cudnn_graph;
   p->fault = ctx->cudnn_fault;
   const attn_seqs *sq = a->seqs;
-  if (!sq || (!sq->kv_lens && !sq->block_table)) return; /* dense: the graphs above */
-  /* Several sequences against a cache (cudnn_seqs.c refused the rest). */
+  if (!sq || (!sq->kv_lens && !sq->block_table && !sq->q_offsets && !sq->kv_offsets))
+    return; /* dense: the graphs above */
+  /* Several sequences against a cache, or packed (cudnn_seqs.c refused the rest). */
   p->b = sq->batch;
-  p->seqs_kv = sq->block_table ? ATTN_KV_PAGED : ATTN_KV_CACHE;
+  p->seqs_kv = sq->block_table ? ATTN_KV_PAGED : sq->kv_offsets ? ATTN_KV_PACKED : ATTN_KV_CACHE;
+  if (sq->q_offsets || sq->kv_offsets) packed_dims(a, p);
   if (p->seqs_kv == ATTN_KV_PAGED) {
     p->page_size = a->k.shape[2], p->pages = a->k.shape[0], p->max_pages = sq->max_pages;
     p->table_stride = sq->table_stride ? sq->table_stride : sq->max_pages;
@@ -127,7 +149,8 @@ static attn_status inputs_why_not(const attn_args *a, char *why, size_t len) {
     return attn_cudnn_refuse(
         why, len, "cuDNN's fused attention takes head dims that are multiples of 8; "
             "got D=%lld", (long long)attn_head_dim(a));
-  const int cache = a->seqs && (a->seqs->kv_lens || a->seqs->block_table);
+  const attn_seqs *sq = a->seqs; /* the seqs graph masks per sequence (cudnn_seqs.c) */
+  const int cache = sq && (sq->kv_lens || sq->block_table || sq->q_offsets || sq->kv_offsets);
   if (!cache && a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && attn_seq_q(a) > attn_seq_k(a))
     return attn_cudnn_refuse(
         why, len, "bottom-right causal with Sq > Sk (by %lld) leaves rows with no key: "
@@ -221,16 +244,31 @@ static attn_status stream_for(const attn_cudnn_api *api, cudnn_device *d, cudaSt
 }
 
 /* The variant pack for these pointers: the cached one when they repeat. */
+/* Packed sequences' per-call tensors in the workspace's tail: the ragged
+ * offsets (4 rows of rs entries, 8 or 4 bytes) and the lengths (2 rows of rs
+ * int32). */
+typedef struct {
+  char *offs;
+  int32_t *lens;
+  int64_t rs, es;
+} ragged_bufs;
+
 static attn_status pack_for(const attn_cudnn_api *api, cudnn_plan *e, const attn_args *a,
-                            void *ws) {
+                            void *ws, const ragged_bufs *rb) {
   void *ptr[ATTN_CUDNN_UID_COUNT] = {0};
   ptr[ATTN_CUDNN_UID_Q] = a->q.data, ptr[ATTN_CUDNN_UID_K] = a->k.data;
   ptr[ATTN_CUDNN_UID_V] = a->v.data, ptr[ATTN_CUDNN_UID_O] = a->out.data;
   ptr[ATTN_CUDNN_UID_STATS] = a->lse;
   if (a->seqs) {
-    ptr[ATTN_CUDNN_UID_LEN_Q] = e->len_q;
-    ptr[ATTN_CUDNN_UID_LEN_KV] = (void *)a->seqs->kv_lens;
+    const int qp = a->seqs->q_offsets != NULL, kp = a->seqs->kv_offsets != NULL;
+    const int64_t row = rb->rs * rb->es; /* bytes of one offsets row */
+    ptr[ATTN_CUDNN_UID_LEN_Q] = qp ? (void *)rb->lens : e->len_q;
+    ptr[ATTN_CUDNN_UID_LEN_KV] = kp ? (void *)(rb->lens + rb->rs) : (void *)a->seqs->kv_lens;
     ptr[ATTN_CUDNN_UID_PAGE_TABLE] = (void *)a->seqs->block_table;
+    ptr[ATTN_CUDNN_UID_Q_RAGGED] = qp ? rb->offs : NULL;
+    ptr[ATTN_CUDNN_UID_O_RAGGED] = qp ? rb->offs + row : NULL;
+    ptr[ATTN_CUDNN_UID_K_RAGGED] = kp ? rb->offs + 2 * row : NULL;
+    ptr[ATTN_CUDNN_UID_V_RAGGED] = kp ? rb->offs + 3 * row : NULL;
   }
   float scale = (float)attn_scale_of(a);
   if (e->pack && e->pack_ws == ws && e->scale == scale && !memcmp(ptr, e->pack_ptrs, sizeof ptr))
@@ -271,9 +309,19 @@ static attn_status execute(const attn_ctx *ctx, cudnn_device *d, cudnn_plan *e,
   cudaStream_t stream = (cudaStream_t)a->stream;
   void *ws = NULL;
   attn_status s;
-  if ((s = workspace_for(ctx, d, stream, (size_t)e->choice.workspace, &ws))) return s;
+  /* Packed sequences: their ragged offsets and lengths after cuDNN's
+   * workspace (the stream's own block, so calls on it stay ordered). */
+  const int packed = a->seqs && (a->seqs->q_offsets || a->seqs->kv_offsets);
+  const int wide = ATTN_CUDNN_RAGGED_WIDE(api->version);
+  const size_t plan_ws = ((size_t)e->choice.workspace + 255) & ~(size_t)255;
+  ragged_bufs rb = {.rs = packed ? (a->seqs->batch + 4) / 4 * 4 : 0, .es = wide ? 8 : 4};
+  const size_t offs_bytes = (size_t)(4 * rb.rs * rb.es); /* rows stay 16-byte aligned */
+  if ((s = workspace_for(ctx, d, stream, plan_ws + offs_bytes + (size_t)(2 * rb.rs) * 4, &ws)))
+    return s;
+  rb.offs = (char *)ws + plan_ws, rb.lens = (int32_t *)(rb.offs + offs_bytes);
+  if (packed && (s = attn_cudnn_ragged_fill(a, rb.offs, wide, rb.lens, rb.rs, stream))) return s;
   if ((s = stream_for(api, d, stream))) return s;
-  if ((s = pack_for(api, e, a, ws))) return s;
+  if ((s = pack_for(api, e, a, ws, &rb))) return s;
   cudnnStatus_t cs = api->BackendExecute(d->handle, e->choice.plan, e->pack);
   if (cs != CUDNN_STATUS_SUCCESS) {
     char text[320];
@@ -374,6 +422,7 @@ static double now_ms(void) {
 }
 
 static const char *kind_name(const attn_cudnn_problem *p, attn_cudnn_graph_kind k) {
+  if (p->seqs_kv == ATTN_KV_PACKED) return "packed-sequence graph (ragged offsets)";
   if (p->seqs_kv) return p->seqs_kv == ATTN_KV_PAGED ? "paged-cache graph" : "KV-cache graph";
   return k == ATTN_CUDNN_GRAPH_NODE ? "SDPA_FWD node" : "composite graph";
 }
@@ -434,7 +483,7 @@ static cudnn_plan *plan_build(const attn_cudnn_problem *p, cudnn_device *d) {
   attn_cudnn_graph_kind want = (attn_cudnn_graph_kind)p->graph;
   int ok = 0;
   if (p->seqs_kv) /* one graph for several sequences (the node takes no lengths before 9.21) */
-    ok = try_kind(e, d->handle, p, ATTN_CUDNN_GRAPH_COMPOSITE) && len_q_make(e, p);
+    ok = try_kind(e, d->handle, p, ATTN_CUDNN_GRAPH_COMPOSITE) && (p->q_packed || len_q_make(e, p));
   else if (want != ATTN_CUDNN_GRAPH_COMPOSITE && p->causal == ATTN_CAUSAL_NONE)
     ok = try_kind(e, d->handle, p, ATTN_CUDNN_GRAPH_NODE);
   else if (want == ATTN_CUDNN_GRAPH_NODE) /* the node would drop the mask silently */

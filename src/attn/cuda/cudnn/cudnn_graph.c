@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/cuda/cudnn/cudnn_seqs.h"
 #include "attn/seqs.h"
 #include "attnprof/attn.h"
 
@@ -92,6 +93,9 @@ attn_cudnn_desc attn_cudnn_tensor(attn_cudnn_builder *b, const attn_cudnn_tensor
   attn_cudnn_set(b, d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what);
   if (by_value)
     attn_cudnn_set(b, d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value, what);
+  if (t->ragged)
+    attn_cudnn_set(b, d, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                   &t->ragged, "a tensor's ragged offsets (packed sequences)");
   attn_cudnn_finalize(b, d, what);
   return d;
 }
@@ -215,15 +219,30 @@ static void add_op(graph_ctx *g, attn_cudnn_desc op) {
   else attn_cudnn_fail(g->b, CUDNN_STATUS_INTERNAL_ERROR, "too many operations (attnprof bug)");
 }
 
-/* A non-virtual tensor the caller owns. */
-static attn_cudnn_desc io_tensor(graph_ctx *g, int64_t uid, cudnnDataType_t dt,
-                                 const int64_t dims[4], const int64_t strides[4]) {
-  attn_cudnn_tensor_spec t = {.uid = uid, .dtype = dt};
+/* A non-virtual tensor the caller owns; ragged: its offsets or NULL. */
+static attn_cudnn_desc io_tensor_r(graph_ctx *g, int64_t uid, cudnnDataType_t dt,
+                                   const int64_t dims[4], const int64_t strides[4],
+                                   attn_cudnn_desc ragged) {
+  attn_cudnn_tensor_spec t = {.uid = uid, .dtype = dt, .ragged = ragged};
   memcpy(t.dims, dims, sizeof t.dims);
   memcpy(t.strides, strides, sizeof t.strides);
   if (g->p->fault && uid == ATTN_CUDNN_UID_Q) t.dims[0] = -1; /* attn_cudnn_set_fault */
   g->uses[uid] = 1;
   return attn_cudnn_tensor(g->b, &t);
+}
+
+static attn_cudnn_desc io_tensor(graph_ctx *g, int64_t uid, cudnnDataType_t dt,
+                                 const int64_t dims[4], const int64_t strides[4]) {
+  return io_tensor_r(g, uid, dt, dims, strides, NULL);
+}
+
+/* Packed sequences: the [B+1] element offsets (uid) of a tensor, int64 from
+ * cuDNN 9.6 (cudnn_seqs.h). */
+static attn_cudnn_desc ragged_tensor(graph_ctx *g, int64_t uid) {
+  const int64_t dims[4] = {g->p->b + 1, 1, 1, 1}, strides[4] = {1, 1, 1, 1};
+  const cudnnDataType_t dt =
+      ATTN_CUDNN_RAGGED_WIDE(g->b->api->version) ? CUDNN_DATA_INT64 : CUDNN_DATA_INT32;
+  return io_tensor(g, uid, dt, dims, strides);
 }
 
 /* A host scalar passed by value in the variant pack. */
@@ -380,9 +399,12 @@ static void seqs_kv(graph_ctx *g, attn_cudnn_desc len_kv, attn_cudnn_desc *kt,
   const cudnnDataType_t io = io_dtype(p);
   const int64_t ktd[4] = {p->b, p->hkv, p->d, p->sk}, vd[4] = {p->b, p->hkv, p->sk, p->d};
   if (p->seqs_kv != ATTN_KV_PAGED) {
+    const int packed = p->seqs_kv == ATTN_KV_PACKED;
+    attn_cudnn_desc kr = packed ? ragged_tensor(g, ATTN_CUDNN_UID_K_RAGGED) : NULL;
+    attn_cudnn_desc vr = packed ? ragged_tensor(g, ATTN_CUDNN_UID_V_RAGGED) : NULL;
     const int64_t *ks = p->k_strides, kts[4] = {ks[0], ks[1], ks[3], ks[2]};
-    *kt = io_tensor(g, ATTN_CUDNN_UID_K, io, ktd, kts);
-    *v = io_tensor(g, ATTN_CUDNN_UID_V, io, vd, p->v_strides);
+    *kt = io_tensor_r(g, ATTN_CUDNN_UID_K, io, ktd, kts, kr);
+    *v = io_tensor_r(g, ATTN_CUDNN_UID_V, io, vd, p->v_strides, vr);
     return;
   }
   const int64_t pool[4] = {p->pages, p->hkv, p->page_size, p->d};
@@ -437,8 +459,10 @@ static void seqs_ops(graph_ctx *g) {
   const attn_cudnn_problem *p = g->p;
   const cudnnDataType_t io = io_dtype(p), f32 = CUDNN_DATA_FLOAT;
   const int64_t qd[4] = {p->b, p->hq, p->sq, p->d};
-  attn_cudnn_desc q = io_tensor(g, ATTN_CUDNN_UID_Q, io, qd, p->q_strides);
-  attn_cudnn_desc o = io_tensor(g, ATTN_CUDNN_UID_O, io, qd, p->o_strides);
+  attn_cudnn_desc qr = p->q_packed ? ragged_tensor(g, ATTN_CUDNN_UID_Q_RAGGED) : NULL;
+  attn_cudnn_desc orr = p->q_packed ? ragged_tensor(g, ATTN_CUDNN_UID_O_RAGGED) : NULL;
+  attn_cudnn_desc q = io_tensor_r(g, ATTN_CUDNN_UID_Q, io, qd, p->q_strides, qr);
+  attn_cudnn_desc o = io_tensor_r(g, ATTN_CUDNN_UID_O, io, qd, p->o_strides, orr);
   attn_cudnn_desc len_q = lens_tensor(g, ATTN_CUDNN_UID_LEN_Q);
   attn_cudnn_desc len_kv = lens_tensor(g, ATTN_CUDNN_UID_LEN_KV);
   attn_cudnn_desc kt, v;

@@ -33,7 +33,10 @@
  *    overrides; a padding mask (row < n_new and col < kv_len) and the
  *    per-sequence bottom-right causal mask (row + kv_len - n_new >= col)
  *    replace the fixed-size ones. Sk is the table's reach, max_pages x
- *    page_size (paged) or S_cap (contiguous).
+ *    page_size (paged) or S_cap (contiguous). Packed queries and packed K/V
+ *    (varlen prefill) are the same graph over [B, H, max rows, D] tensors
+ *    that carry ragged offsets ([B+1] element offsets, TENSOR_RAGGED_OFFSET),
+ *    with the per-sequence lengths from the offsets.
  *  NODE: the dedicated OPERATION_SDPA_FWD node (cuDNN 9.13.1+), one op;
  *    on cuDNN < 9.21 it takes neither causal masks nor anything else but
  *    Q, K, V, scale and Stats.
@@ -77,12 +80,15 @@ void attn_cudnn_set(attn_cudnn_builder *b, attn_cudnn_desc d, cudnnBackendAttrib
                     const char *what);
 void attn_cudnn_finalize(attn_cudnn_builder *b, attn_cudnn_desc d, const char *what);
 
-/* A 4-D tensor. by_value: a host scalar passed in the variant pack. */
+/* A 4-D tensor. by_value: a host scalar passed in the variant pack.
+ * ragged (NULL: none): a [B+1] tensor of element offsets, where batch b
+ * starts (packed sequences; the batch stride is then not used). */
 typedef struct {
   int64_t uid;
   cudnnDataType_t dtype;
   int64_t dims[4], strides[4];
   int is_virtual, by_value;
+  cudnnBackendDescriptor_t ragged;
 } attn_cudnn_tensor_spec;
 
 attn_cudnn_desc attn_cudnn_tensor(attn_cudnn_builder *b, const attn_cudnn_tensor_spec *t);
@@ -125,6 +131,10 @@ typedef struct {
    * ({pages, Hkv, page_size, D} order), sk = max_pages * page_size. */
   int32_t seqs_kv;
   int64_t page_size, pages, max_pages, table_stride;
+  /* Packed queries (q_offsets): q and out are [B, Hq, sq = max_q, D] with
+   * ragged offsets; packed K/V (seqs_kv = ATTN_KV_PACKED): k and v are
+   * [B, Hkv, sk = max_kv, D] with ragged offsets. */
+  int32_t q_packed, pad_;
 } attn_cudnn_problem;
 
 /* Unique ids of the tensors a variant pack may carry. */
@@ -141,6 +151,10 @@ enum {
   ATTN_CUDNN_UID_LEN_Q,       /* SEQS: [B] int32 on the device, n_new each */
   ATTN_CUDNN_UID_LEN_KV,      /* SEQS: attn_seqs.kv_lens */
   ATTN_CUDNN_UID_PAGE_TABLE,  /* SEQS paged: attn_seqs.block_table */
+  ATTN_CUDNN_UID_Q_RAGGED,    /* packed: [B+1] element offsets of q, k, v, out */
+  ATTN_CUDNN_UID_K_RAGGED,
+  ATTN_CUDNN_UID_V_RAGGED,
+  ATTN_CUDNN_UID_O_RAGGED,
   ATTN_CUDNN_UID_COUNT /* virtual tensors are numbered from here */
 };
 

@@ -1,0 +1,55 @@
+"""What the benches beside PyTorch share (fused/fused_vs_torch.py,
+fused/ws_vs_torch.py, serving/serving_vs_torch.py): CUDA-event timing of a
+call on torch's stream, and attnprof's ctypes binding loaded from a given
+library with each backend call wrapped as a no-argument function.
+
+Each script puts this folder on sys.path and imports what it needs:
+  sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+  from torch_setup import median_us, load_attnprof, raw_runner
+"""
+import os
+import statistics
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def median_us(fn, reps):
+    """Median over reps calls of fn, in us: CUDA events around each call,
+    after 3 warm-up calls; all events read after one synchronize."""
+    for _ in range(3):
+        fn()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(reps)]
+    for a, b in ev:
+        a.record()
+        fn()
+        b.record()
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+
+
+def load_attnprof(lib):
+    """The attnprof binding (python/attnprof) on the library at `lib`: the
+    binding loads ATTNPROF_LIB when imported, so the path is set first."""
+    os.environ["ATTNPROF_LIB"] = lib
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    import attnprof
+    return attnprof
+
+
+def raw_runner(attnprof, call, backend, before=None):
+    """One attnprof.Call on `backend` as run(): raises RuntimeError with the
+    library's reason on failure; before() (if given) runs first, each call
+    (the benches set environment knobs read per call there)."""
+    fn, handle, code, ref = call.raw(backend)
+
+    def run():
+        if before:
+            before()
+        if fn(handle, code, ref):
+            raise RuntimeError(attnprof.lib.attn_last_error().decode())
+    run.call = call  # keeps the argument struct alive
+    return run
