@@ -153,9 +153,9 @@ static void lane_and_ts(chrome_ctx *c, const prof_event *e) {
 static void flow(chrome_ctx *c, const char *ph, int64_t id, const prof_event *at) {
   chrome_next(c);
   json_out *o = &c->o;
-  json_raw(o, "{\"" KINETO_PH "\": ");
-  json_str(o, ph);
-  json_raw(o, ", \"" KINETO_ID "\": ");
+  json_raw(o, "{\"" KINETO_PH "\": \"");
+  json_raw(o, ph); /* "s" or "f": nothing to escape */
+  json_raw(o, "\", \"" KINETO_ID "\": ");
   json_int(o, id);
   lane_and_ts(c, at);
   json_raw(o, ", \"" KINETO_CAT "\": \"" KINETO_FLOW_LAUNCH "\", \"" KINETO_NAME
@@ -168,11 +168,10 @@ void chrome_write_event(chrome_ctx *c, size_t i) {
   const prof_event *e = prof_trace_at(c->t, i);
   json_out *o = &c->o;
   chrome_next(c);
-  json_raw(o, "{\"" KINETO_PH "\": \"" KINETO_PH_COMPLETE "\", ");
-  json_key(o, KINETO_CAT);
-  json_str(o, prof_cat_name(e->cat));
-  json_raw(o, ", ");
-  json_key(o, KINETO_NAME);
+  /* Keys and categories are our constants, with nothing to escape. */
+  json_raw(o, "{\"" KINETO_PH "\": \"" KINETO_PH_COMPLETE "\", \"" KINETO_CAT "\": \"");
+  json_raw(o, prof_cat_name(e->cat));
+  json_raw(o, "\", \"" KINETO_NAME "\": ");
   json_str(o, e->name);
   lane_and_ts(c, e);
   json_raw(o, ", \"" KINETO_DUR "\": ");

@@ -17,6 +17,7 @@
 #include "prof/io/chrome.h"
 #include "prof/io/kineto_keys.h"
 #include "prof/model/map.h"
+#include "prof/model/trace_borrow.h"
 #include "prof/analysis/nest.h"
 
 enum { MAX_AGE = 4, MAX_HELD = 1 << 16 };
@@ -136,7 +137,8 @@ static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, c
   return 0;
 }
 
-/* The held events, then the chunk's, in one trace. */
+/* The held events, then the chunk's, in one trace that borrows their names:
+ * it is not read once s->held or chunk is gone. */
 static prof_trace *merge(chrome_stream *s, prof_trace *chunk) {
   prof_trace *w = prof_trace_create();
   if (!w) return NULL;
@@ -144,8 +146,9 @@ static prof_trace *merge(chrome_stream *s, prof_trace *chunk) {
     prof_trace_add_device(s->lanes, prof_trace_device(chunk, i));
   for (size_t i = 0; i < prof_trace_device_count(s->lanes); i++)
     prof_trace_add_device(w, prof_trace_device(s->lanes, i)); /* blocks per SM, occupancy */
-  for (size_t i = 0; i < prof_trace_count(s->held); i++) prof_trace_append(w, prof_trace_at(s->held, i));
-  for (size_t i = 0; i < prof_trace_count(chunk); i++) prof_trace_append(w, prof_trace_at(chunk, i));
+  for (size_t i = 0; i < prof_trace_count(s->held); i++)
+    prof_trace_append_borrowed(w, prof_trace_at(s->held, i));
+  for (size_t i = 0; i < prof_trace_count(chunk); i++) prof_trace_append_borrowed(w, prof_trace_at(chunk, i));
   return w;
 }
 
@@ -156,9 +159,9 @@ int chrome_stream_chunk(chrome_stream *s, prof_trace *chunk) {
   size_t n_held = prof_trace_count(s->held);
   unsigned char *ages = s->held_age;
   prof_trace *w = merge(s, chunk);
-  prof_trace_destroy(chunk);
   int err = w ? write_merged(s, w, n_held, ages) : ENOMEM;
   prof_trace_destroy(w);
+  prof_trace_destroy(chunk);
   /* Only a chunk written whole moves the point a repair cuts back to. */
   json_flush(&s->o);
   if (!err && !s->o.err && !fflush(s->f)) s->safe_offset = (int64_t)ftello(s->f);
