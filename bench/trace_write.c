@@ -6,7 +6,8 @@
  * events to the streamed writer, chrome_stream.c) into a Kineto JSON file.
  * Prints CPU ns per event (convert + append, stream write, both) for each
  * run and the median (bench/TRACE_COST.md, "The writer on the CPU").
- * usage: bench_trace_write [N_LAUNCHES (default 200000)] [RUNS (default 7)] [PATH] */
+ * usage: bench_trace_write [N_LAUNCHES (default 200000)] [RUNS (default 7)] [PATH]
+ *        [KERNEL_NAME (default the CUDA loop's; PyTorch's run to 100-200 bytes)] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ static void add_device(prof_trace *t) {
 }
 
 /* Launch i of the loop: the call about 4 us apart, its kernel 2 us long. */
+static const char *kernel_name = "_Z12empty_kernelPff";
+
 static void records(int64_t i, CUpti_ActivityAPI *a, CUpti_ActivityKernel10 *k) {
   uint64_t t = 1000000000000ull + (uint64_t)i * 4013u;
   memset(a, 0, sizeof *a);
@@ -50,7 +53,7 @@ static void records(int64_t i, CUpti_ActivityAPI *a, CUpti_ActivityKernel10 *k) 
   a->correlationId = (uint32_t)(i + 1);
   memset(k, 0, sizeof *k);
   k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k->name = "_Z12empty_kernelPff";
+  k->name = kernel_name;
   k->start = t + 5003u, k->end = k->start + 1984u + (uint64_t)(i % 89);
   k->deviceId = 0, k->contextId = 1, k->streamId = 7;
   k->correlationId = (uint32_t)(i + 1);
@@ -118,6 +121,7 @@ int main(int argc, char **argv) {
   int64_t n = argc > 1 ? atoll(argv[1]) : 200000;
   int runs = argc > 2 ? atoi(argv[2]) : 7;
   const char *path = argc > 3 ? argv[3] : "/tmp/bench_trace_write.json";
+  if (argc > 4) kernel_name = argv[4];
   if (n <= 0 || runs <= 0 || runs > 99)
     return fprintf(stderr, "usage: bench_trace_write [N>0] [RUNS 1..99] [PATH]\n"), 2;
   double conv[99], write[99], total[99];
