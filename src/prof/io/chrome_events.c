@@ -35,7 +35,10 @@ struct chrome_fp_cache {
 
 chrome_fp_cache *chrome_fp_cache_create(void) { return calloc(1, sizeof(chrome_fp_cache)); }
 
-/* Field by field, so padding bytes never decide; the double by its bits. */
+/* Field by field, so padding bytes never decide; the double by its bits. A
+ * field added to prof_footprint must join this test, or a hit could write a
+ * footprint's args for another: the size check stops the build until then. */
+_Static_assert(sizeof(prof_footprint) == 72, "prof_footprint changed: update same_fp");
 static int same_fp(const prof_footprint *a, const prof_footprint *b) {
   for (int i = 0; i < 3; i++)
     if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i] || a->cluster[i] != b->cluster[i])
