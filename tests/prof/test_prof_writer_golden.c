@@ -4,9 +4,10 @@
  * quotes, control characters, "</", valid and invalid UTF-8, footprints that
  * repeat on devices whose properties change between chunks) is written
  * streamed (chrome_stream.c, a chunk per few events) and whole
- * (chrome_write_to), and each file must equal the one the writer made before
+ * (chrome_write_to), and streamed one event per chunk with GPU activities
+ * before their calls (held events, flows across chunks), and each file must equal the one the writer made before
  * its per-event rewrite (fixtures/writer_golden_*.json, made by this program
- * with --write DIR at commit 6cabf8d), byte for byte and as parsed values.
+ * with --write DIR on the sources of commit 6cabf8d), byte for byte and as parsed values.
  * The doubles must also read back exactly as the events hold them. */
 #include <jansson.h>
 #include <stdio.h>
@@ -117,6 +118,33 @@ static int write_stream(const char *path) {
   return err | chrome_stream_close(s, 3, 4242, "golden \"proc\"");
 }
 
+/* One event per chunk, each group of 4 launches' GPU activities before their
+ * calls (as CUPTI's buffers come before the drained callback records): every
+ * flow joins across chunks, through the events the stream holds back. */
+static int write_stream_split(const char *path) {
+  char why[256];
+  chrome_stream *s = chrome_stream_open(path, INT64_C(1700000000000000000), INT64_C(1700000000000000000), why,
+                                        sizeof why);
+  if (!s) return fprintf(stderr, "%s\n", why), 1;
+  int err = 0;
+  for (int g = 0; g < N_LAUNCHES; g += 4) {
+    prof_trace *group = prof_trace_create();
+    for (int i = g; i < g + 4 && i < N_LAUNCHES; i++) add_launch(group, i, N_LAUNCHES);
+    for (int gpu_first = 1; gpu_first >= 0; gpu_first--)
+      for (size_t i = 0; i < prof_trace_count(group); i++) {
+        const prof_event *e = prof_trace_at(group, i);
+        if ((e->device >= 0) != gpu_first) continue;
+        prof_trace *chunk = chunk_at(N_LAUNCHES); /* its devices only */
+        prof_device d0 = device(0, g < N_LAUNCHES / 2 ? 132 : 7);
+        prof_trace_add_device(chunk, &d0);
+        prof_trace_append(chunk, e);
+        err |= chrome_stream_chunk(s, chunk);
+      }
+    prof_trace_destroy(group);
+  }
+  return err | chrome_stream_close(s, 0, 4242, "split");
+}
+
 static int write_whole(const char *path) {
   prof_trace *t = chunk_at(0);
   for (int i = PER_CHUNK; i < N_LAUNCHES; i++) add_launch(t, i, N_LAUNCHES);
@@ -184,6 +212,11 @@ static void stream_as_golden(void **state) {
   same_as_golden(write_stream, "writer_golden_stream.json");
 }
 
+static void split_stream_as_golden(void **state) {
+  (void)state;
+  same_as_golden(write_stream_split, "writer_golden_split.json");
+}
+
 static void whole_as_golden(void **state) {
   (void)state;
   same_as_golden(write_whole, "writer_golden_whole.json");
@@ -194,11 +227,14 @@ int main(int argc, char **argv) {
     char p[4096];
     snprintf(p, sizeof p, "%s/writer_golden_stream.json", argv[2]);
     int err = write_stream(p);
+    snprintf(p, sizeof p, "%s/writer_golden_split.json", argv[2]);
+    err |= write_stream_split(p);
     snprintf(p, sizeof p, "%s/writer_golden_whole.json", argv[2]);
     return err | write_whole(p);
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(stream_as_golden),
+      cmocka_unit_test(split_stream_as_golden),
       cmocka_unit_test(whole_as_golden),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
