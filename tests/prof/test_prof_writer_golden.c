@@ -108,11 +108,17 @@ static prof_trace *chunk_at(int i) {
   return t;
 }
 
-static int write_stream(const char *path) {
+static chrome_stream *open_stream(const char *path) {
   char why[256];
   chrome_stream *s = chrome_stream_open(path, INT64_C(1700000000000000000), INT64_C(1700000000000000000), why,
                                         sizeof why);
-  if (!s) return fprintf(stderr, "%s\n", why), 1;
+  if (!s) fprintf(stderr, "%s\n", why);
+  return s;
+}
+
+static int write_stream(const char *path) {
+  chrome_stream *s = open_stream(path);
+  if (!s) return 1;
   int err = 0;
   for (int i = 0; i < N_LAUNCHES; i += PER_CHUNK) err |= chrome_stream_chunk(s, chunk_at(i));
   return err | chrome_stream_close(s, 3, 4242, "golden \"proc\"");
@@ -122,10 +128,8 @@ static int write_stream(const char *path) {
  * calls (as CUPTI's buffers come before the drained callback records): every
  * flow joins across chunks, through the events the stream holds back. */
 static int write_stream_split(const char *path) {
-  char why[256];
-  chrome_stream *s = chrome_stream_open(path, INT64_C(1700000000000000000), INT64_C(1700000000000000000), why,
-                                        sizeof why);
-  if (!s) return fprintf(stderr, "%s\n", why), 1;
+  chrome_stream *s = open_stream(path);
+  if (!s) return 1;
   int err = 0;
   for (int g = 0; g < N_LAUNCHES; g += 4) {
     prof_trace *group = prof_trace_create();
