@@ -12,6 +12,8 @@
 #include "attnprof/prof.h"
 #include "prof/io/json_out.h"
 
+typedef struct chrome_fp_cache chrome_fp_cache;
+
 typedef struct {
   json_out o;
   const prof_trace *t;
@@ -21,7 +23,13 @@ typedef struct {
   int64_t *launch;    /* GPU activity -> its launch event, or -1 (prof_link_launches) */
   unsigned char *launches_gpu; /* launch event -> it has a GPU activity: gets an "s" */
   int first;          /* nothing written into traceEvents yet */
+  chrome_fp_cache *fp_cache; /* NULL: footprint args computed every time */
 } chrome_ctx;
+
+/* The text of kernels' footprint args per (footprint, device), so a loop of
+ * the same few kernels formats them once (chrome_events.c). The key is every
+ * input of that text, so a hit writes what the miss wrote. Free with free(). */
+chrome_fp_cache *chrome_fp_cache_create(void);
 
 /* Starts an element of traceEvents (the separator before all but the first). */
 void chrome_next(chrome_ctx *c);

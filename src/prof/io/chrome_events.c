@@ -3,6 +3,8 @@
  * kind, flops, bytes) and kernels (cluster, static/dynamic shared memory);
  * then, for a launch call and for a GPU activity it launched, the two ends of
  * the "ac2g" flow that draws the arrow between them. */
+#include <stdlib.h>
+
 #include "attnprof/prof.h"
 #include "prof/io/chrome.h"
 #include "prof/io/kineto_keys.h"
@@ -12,7 +14,83 @@ typedef struct {
   trace_args_sink sink; /* first: the sink is the writer */
   json_out *o;
   int n;
+  chrome_fp_cache *cache;
 } args_w;
+
+/* ---- footprint args, kept as text ------------------------------------------ */
+
+enum { FP_SLOTS = 64, FP_TEXT = 1024 }; /* the longest footprint text is about 600 bytes */
+
+typedef struct {
+  int used, has_device;
+  prof_footprint fp;
+  prof_device device;
+  size_t len;
+  char text[FP_TEXT]; /* starts with ", ": it follows the GPU row's args */
+} fp_slot;
+
+struct chrome_fp_cache {
+  fp_slot slot[FP_SLOTS];
+};
+
+chrome_fp_cache *chrome_fp_cache_create(void) { return calloc(1, sizeof(chrome_fp_cache)); }
+
+/* Field by field, so padding bytes never decide; the double by its bits. A
+ * field added to prof_footprint must join this test, or a hit could write a
+ * footprint's args for another: the size check stops the build until then. */
+_Static_assert(sizeof(prof_footprint) == 72, "prof_footprint changed: update same_fp");
+static int same_fp(const prof_footprint *a, const prof_footprint *b) {
+  for (int i = 0; i < 3; i++)
+    if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i] || a->cluster[i] != b->cluster[i])
+      return 0;
+  return a->registers_per_thread == b->registers_per_thread &&
+         a->static_shared_memory == b->static_shared_memory &&
+         a->dynamic_shared_memory == b->dynamic_shared_memory &&
+         a->shared_memory_executed == b->shared_memory_executed &&
+         a->shared_memory_limit_optin == b->shared_memory_limit_optin &&
+         !memcmp(&a->occupancy_pct_in_file, &b->occupancy_pct_in_file, sizeof(double)) &&
+         a->max_active_clusters == b->max_active_clusters && a->graph_id == b->graph_id;
+}
+
+static size_t fp_slot_of(const prof_footprint *fp, const prof_device *d) {
+  const int64_t v[] = {fp->grid[0], fp->grid[1], fp->grid[2], fp->block[0], fp->block[1],
+                       fp->block[2], fp->registers_per_thread, fp->static_shared_memory,
+                       fp->dynamic_shared_memory, fp->graph_id, d ? d->id : -1};
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
+  return (size_t)(h ^ h >> 32) % FP_SLOTS;
+}
+
+static int slot_holds(const fp_slot *s, const prof_footprint *fp, const prof_device *d) {
+  if (!s->used || !same_fp(&s->fp, fp)) return 0;
+  return d ? s->has_device && !memcmp(&s->device, d, sizeof *d) : !s->has_device;
+}
+
+/* The sink's footprint hook: the slot's text, or the args written and, when
+ * they lie whole in the buffer, kept. */
+static void arg_footprint(trace_args_sink *s, const prof_footprint *fp, const prof_device *d) {
+  args_w *a = (args_w *)s;
+  json_out *o = a->o;
+  fp_slot *slot = &a->cache->slot[fp_slot_of(fp, d)];
+  if (a->n && slot_holds(slot, fp, d)) {
+    json_put(o, slot->text, slot->len);
+    return;
+  }
+  if (!a->n) { /* not after other args (no GPU row has none): not kept */
+    trace_args_footprint(fp, d, s);
+    return;
+  }
+  if (JSON_OUT_BUF - o->n < FP_TEXT) json_flush(o);
+  size_t at = o->n, flushes = o->flushes;
+  trace_args_footprint(fp, d, s);
+  size_t len = o->n - at;
+  if (o->flushes != flushes || len > FP_TEXT) return;
+  *slot = (fp_slot){.used = 1, .has_device = d != NULL, .fp = *fp, .len = len};
+  if (d) slot->device = *d;
+  memcpy(slot->text, o->buf + at, len);
+}
+
+/* ---- one event ----------------------------------------------------------------- */
 
 static void arg(args_w *a, const char *key) {
   if (a->n++) json_raw(a->o, ", ");
@@ -58,7 +136,8 @@ static void arg_occupancy(trace_args_sink *s, const char *key, double active, co
 }
 
 static void write_args(const chrome_ctx *c, const prof_event *e, json_out *o) {
-  args_w a = {{arg_i64, arg_num, arg_str, arg_dim3, arg_occupancy}, o, 0};
+  args_w a = {{arg_i64, arg_num, arg_str, arg_dim3, arg_occupancy, c->fp_cache ? arg_footprint : NULL},
+              o, 0, c->fp_cache};
   json_raw(o, "{");
   trace_args_emit(c->t, e, &a.sink);
   json_raw(o, "}");
@@ -77,9 +156,9 @@ static void lane_and_ts(chrome_ctx *c, const prof_event *e) {
 static void flow(chrome_ctx *c, const char *ph, int64_t id, const prof_event *at) {
   chrome_next(c);
   json_out *o = &c->o;
-  json_raw(o, "{\"" KINETO_PH "\": ");
-  json_str(o, ph);
-  json_raw(o, ", \"" KINETO_ID "\": ");
+  json_raw(o, "{\"" KINETO_PH "\": \"");
+  json_raw(o, ph); /* "s" or "f": nothing to escape */
+  json_raw(o, "\", \"" KINETO_ID "\": ");
   json_int(o, id);
   lane_and_ts(c, at);
   json_raw(o, ", \"" KINETO_CAT "\": \"" KINETO_FLOW_LAUNCH "\", \"" KINETO_NAME
@@ -92,11 +171,10 @@ void chrome_write_event(chrome_ctx *c, size_t i) {
   const prof_event *e = prof_trace_at(c->t, i);
   json_out *o = &c->o;
   chrome_next(c);
-  json_raw(o, "{\"" KINETO_PH "\": \"" KINETO_PH_COMPLETE "\", ");
-  json_key(o, KINETO_CAT);
-  json_str(o, prof_cat_name(e->cat));
-  json_raw(o, ", ");
-  json_key(o, KINETO_NAME);
+  /* Keys and categories are our constants, with nothing to escape. */
+  json_raw(o, "{\"" KINETO_PH "\": \"" KINETO_PH_COMPLETE "\", \"" KINETO_CAT "\": \"");
+  json_raw(o, prof_cat_name(e->cat));
+  json_raw(o, "\", \"" KINETO_NAME "\": ");
   json_str(o, e->name);
   lane_and_ts(c, e);
   json_raw(o, ", \"" KINETO_DUR "\": ");

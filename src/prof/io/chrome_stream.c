@@ -17,6 +17,7 @@
 #include "prof/io/chrome.h"
 #include "prof/io/kineto_keys.h"
 #include "prof/model/map.h"
+#include "prof/model/trace_borrow.h"
 #include "prof/analysis/nest.h"
 
 enum { MAX_AGE = 4, MAX_HELD = 1 << 16 };
@@ -32,6 +33,7 @@ struct chrome_stream {
   prof_trace *lanes; /* one event per (pid, tid) seen, and the devices */
   prof_map lane_seen;
   int64_t safe_offset, events, dropped;
+  chrome_fp_cache *fp_cache; /* NULL: none, the same output */
 };
 
 chrome_stream *chrome_stream_open(const char *path, int64_t base_epoch, int64_t offset, char *why,
@@ -55,6 +57,7 @@ chrome_stream *chrome_stream_open(const char *path, int64_t base_epoch, int64_t 
   s->base_epoch = base_epoch;
   s->offset = offset;
   s->first = 1;
+  s->fp_cache = chrome_fp_cache_create();
   prof_map_init(&s->lane_seen);
   return s;
 }
@@ -97,7 +100,7 @@ static int waits(const prof_event *e, const chrome_ctx *c, size_t i, int age) {
  * moving the rest into a new held trace. */
 static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, const unsigned char *ages) {
   chrome_ctx c = {.o = s->o, .t = w, .n = prof_trace_count(w), .base_epoch = s->base_epoch,
-                  .offset = s->offset, .first = s->first};
+                  .offset = s->offset, .first = s->first, .fp_cache = s->fp_cache};
   c.launch = malloc((c.n ? c.n : 1) * sizeof *c.launch);
   c.launches_gpu = calloc(c.n ? c.n : 1, 1);
   prof_trace *held = prof_trace_create();
@@ -134,7 +137,8 @@ static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, c
   return 0;
 }
 
-/* The held events, then the chunk's, in one trace. */
+/* The held events, then the chunk's, in one trace that borrows their names:
+ * it is not read once s->held or chunk is gone. */
 static prof_trace *merge(chrome_stream *s, prof_trace *chunk) {
   prof_trace *w = prof_trace_create();
   if (!w) return NULL;
@@ -142,8 +146,9 @@ static prof_trace *merge(chrome_stream *s, prof_trace *chunk) {
     prof_trace_add_device(s->lanes, prof_trace_device(chunk, i));
   for (size_t i = 0; i < prof_trace_device_count(s->lanes); i++)
     prof_trace_add_device(w, prof_trace_device(s->lanes, i)); /* blocks per SM, occupancy */
-  for (size_t i = 0; i < prof_trace_count(s->held); i++) prof_trace_append(w, prof_trace_at(s->held, i));
-  for (size_t i = 0; i < prof_trace_count(chunk); i++) prof_trace_append(w, prof_trace_at(chunk, i));
+  for (size_t i = 0; i < prof_trace_count(s->held); i++)
+    prof_trace_append_borrowed(w, prof_trace_at(s->held, i));
+  for (size_t i = 0; i < prof_trace_count(chunk); i++) prof_trace_append_borrowed(w, prof_trace_at(chunk, i));
   return w;
 }
 
@@ -154,10 +159,11 @@ int chrome_stream_chunk(chrome_stream *s, prof_trace *chunk) {
   size_t n_held = prof_trace_count(s->held);
   unsigned char *ages = s->held_age;
   prof_trace *w = merge(s, chunk);
-  prof_trace_destroy(chunk);
   int err = w ? write_merged(s, w, n_held, ages) : ENOMEM;
   prof_trace_destroy(w);
+  prof_trace_destroy(chunk);
   /* Only a chunk written whole moves the point a repair cuts back to. */
+  json_flush(&s->o);
   if (!err && !s->o.err && !fflush(s->f)) s->safe_offset = (int64_t)ftello(s->f);
   return err ? err : s->o.err;
 }
@@ -184,17 +190,20 @@ int chrome_stream_close(chrome_stream *s, int64_t extra_dropped, int64_t pid, co
   if (chrome_write_metadata(&c) && !err) err = ENOMEM;
   s->o = c.o;
   tail(&s->o, s->dropped + extra_dropped);
+  json_flush(&s->o);
   if (!err) err = s->o.err;
   int closed = chrome_stream_abandon(s);
   return err ? err : closed;
 }
 
 int chrome_stream_abandon(chrome_stream *s) {
+  json_flush(&s->o); /* what stdio would have held is written, as before */
   int err = fclose(s->f) ? (errno ? errno : EIO) : 0;
   prof_trace_destroy(s->held);
   prof_trace_destroy(s->lanes);
   prof_map_free(&s->lane_seen);
   free(s->held_age);
+  free(s->fp_cache);
   free(s->path);
   free(s);
   return err;
@@ -203,7 +212,7 @@ int chrome_stream_abandon(chrome_stream *s) {
 int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped) {
   FILE *f = fopen(path, safe_offset > 0 ? "r+" : "w");
   if (!f) return errno;
-  json_out o = {f, 0};
+  json_out o = {.f = f};
   if (safe_offset > 0) {
     if (ftruncate(fileno(f), safe_offset) || fseeko(f, safe_offset, SEEK_SET)) o.err = errno;
   } else { /* nothing whole: an empty trace */
@@ -212,6 +221,7 @@ int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t drop
              KINETO_SCHEMA_VERSION_VALUE);
   }
   tail(&o, dropped);
+  json_flush(&o);
   int err = o.err;
   if (fclose(f) && !err) err = errno ? errno : EIO;
   return err;

@@ -101,6 +101,7 @@ static int write_body(chrome_ctx *c, const char *path) {
   json_key(&c->o, KINETO_TRACE_NAME);
   json_str(&c->o, path);
   json_raw(&c->o, "\n}\n");
+  json_flush(&c->o);
   if (!c->o.err && fflush(c->o.f)) c->o.err = errno ? errno : EIO;
   return c->o.err;
 }
@@ -140,6 +141,12 @@ static void ctx_init(chrome_ctx *c, const prof_trace *t) {
   c->offset = prof_trace_epoch_offset(t);
   c->base_epoch = base_epoch(t, c->n, c->offset);
   c->first = 1;
+  c->fp_cache = chrome_fp_cache_create(); /* NULL: no cache, the same output */
+}
+
+static void ctx_free(chrome_ctx *c) {
+  if (c) free(c->launch), free(c->launches_gpu), free(c->fp_cache);
+  free(c);
 }
 
 int chrome_write_to(const prof_trace *t, FILE *f, const char *path) {
@@ -149,9 +156,7 @@ int chrome_write_to(const prof_trace *t, FILE *f, const char *path) {
   c->o.f = f;
   int err = link_flows(c);
   if (!err) err = write_body(c, path);
-  free(c->launch);
-  free(c->launches_gpu);
-  free(c);
+  ctx_free(c);
   return err;
 }
 
@@ -164,10 +169,8 @@ attn_status prof_write_chrome_trace(const prof_trace *t, const char *path) {
   if (c && tmp) {
     ctx_init(c, t);
     err = write_file(c, tmp, path);
-    free(c->launch);
-    free(c->launches_gpu);
   }
-  free(c);
+  ctx_free(c);
   free(tmp);
   if (err)
     return attn_fail(ATTN_STATUS_IO_ERROR, "cannot write trace '%s': %s", path, strerror(err));

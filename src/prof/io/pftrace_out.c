@@ -324,7 +324,7 @@ void pft_write_begin(pft_writer *w, const prof_trace *t, const prof_event *e, ui
   name_and_category(w, e, &te, nw, &cat_iid);
   pft_args *a = w->args;
   memset(a, 0, sizeof *a);
-  a->sink = (trace_args_sink){a_i64, a_num, a_str, a_dim3, a_occupancy};
+  a->sink = (trace_args_sink){a_i64, a_num, a_str, a_dim3, a_occupancy, NULL};
   a->w = w, a->nw = nw;
   trace_args_emit(t, e, &a->sink);
   te.debug_annotations = a->top, te.n_debug_annotations = a->n_top;
@@ -375,13 +375,14 @@ void pft_write_header(pft_writer *w, const prof_trace *t, int64_t base_epoch) {
     w->err = ENOMEM;
     return;
   }
-  chrome_ctx c = {.o = {m, 0}, .t = t};
+  chrome_ctx c = {.o = {.f = m}, .t = t};
   json_fmt(&c.o, "{\"" KINETO_SCHEMA_VERSION "\": %d, ", KINETO_SCHEMA_VERSION_VALUE);
   chrome_write_devices(&c);
   json_raw(&c.o, "\"" ATTNPROF_KEY_VERSION "\": \"" ATTNPROF_VERSION "\", ");
   json_fmt(&c.o, "\"" ATTNPROF_KEY_DROPPED "\": %lld, ", (long long)prof_trace_dropped(t));
   json_fmt(&c.o, "\"" KINETO_BASE_TIME_NS "\": %lld, ", (long long)base_epoch);
   json_raw(&c.o, "\"" KINETO_TRACE_EVENTS "\": []}");
+  json_flush(&c.o);
   int err = c.o.err;
   if (fclose(m) && !err) err = ENOMEM;
   if (err) w->err = err;

@@ -29,11 +29,9 @@ static void occupancy_args(trace_args_sink *s, const prof_footprint *fp, const p
                prof_occupancy_limit_names(o.limiting, lim, sizeof lim));
 }
 
-static void kernel_args(const prof_trace *t, const prof_event *e, trace_args_sink *s) {
-  const prof_footprint *fp = &e->fp;
+void trace_args_footprint(const prof_footprint *fp, const prof_device *d, trace_args_sink *s) {
   s->i64(s, KINETO_ARG_REGISTERS, fp->registers_per_thread);
   s->i64(s, KINETO_ARG_SHARED_MEMORY, (int64_t)fp->static_shared_memory + fp->dynamic_shared_memory);
-  const prof_device *d = device_of(t, gpu_device(e));
   if (d && d->num_sms > 0) { /* Kineto's meaning: work per SM, not blocks resident */
     double blocks = (double)fp->grid[0] * fp->grid[1] * fp->grid[2] / d->num_sms;
     int warp = d->warp_size > 0 ? d->warp_size : 32;
@@ -51,6 +49,12 @@ static void kernel_args(const prof_trace *t, const prof_event *e, trace_args_sin
   if (fp->max_active_clusters > 0) s->i64(s, ATTNPROF_ARG_MAX_ACTIVE_CLUSTERS, fp->max_active_clusters);
   if (fp->graph_id) s->i64(s, ATTNPROF_ARG_GRAPH_ID, (int64_t)fp->graph_id); /* replayed by a CUDA graph */
   if (d) occupancy_args(s, fp, d);
+}
+
+static void kernel_args(const prof_trace *t, const prof_event *e, trace_args_sink *s) {
+  const prof_device *d = device_of(t, gpu_device(e));
+  if (s->footprint) s->footprint(s, &e->fp, d);
+  else trace_args_footprint(&e->fp, d, s);
 }
 
 /* device, stream, correlation: every GPU row has them (HTA needs stream and

@@ -17,9 +17,17 @@ struct trace_args_sink {
   void (*dim3)(trace_args_sink *s, const char *key, const int32_t v[3]);
   /* Kineto main's "occupancy": {activeBlocksPerMultiprocessor, limitingFactors}. */
   void (*occupancy)(trace_args_sink *s, const char *key, double active_blocks, const char *limiting);
+  /* Optional: takes a kernel's footprint args whole (the JSON writer keeps
+   * their text per footprint and device); it calls trace_args_footprint for
+   * what it has not seen. NULL: they come through the calls above. */
+  void (*footprint)(trace_args_sink *s, const prof_footprint *fp, const prof_device *d);
 };
 
 /* The args of e (an event of t; t's devices give the occupancy figures). */
 void trace_args_emit(const prof_trace *t, const prof_event *e, trace_args_sink *s);
+/* A kernel's footprint args, which depend on fp and its device d (NULL:
+ * unknown) alone: registers, shared memory, per-SM work, grid, block, ours,
+ * occupancy. */
+void trace_args_footprint(const prof_footprint *fp, const prof_device *d, trace_args_sink *s);
 
 #endif

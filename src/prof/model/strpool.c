@@ -75,7 +75,7 @@ static const char *store(prof_strpool *p, const char *s, size_t len) {
   return dst;
 }
 
-const char *prof_strpool_intern(prof_strpool *p, const char *s) {
+static const char *intern(prof_strpool *p, const char *s) {
   if ((p->used + 1) * 2 > p->cap && grow(p)) return NULL;
   size_t j = hash_str(s) & (p->cap - 1);
   for (; p->slots[j]; j = (j + 1) & (p->cap - 1))
@@ -85,4 +85,12 @@ const char *prof_strpool_intern(prof_strpool *p, const char *s) {
   p->slots[j] = copy;
   p->used++;
   return copy;
+}
+
+const char *prof_strpool_intern(prof_strpool *p, const char *s) {
+  size_t r = ((uintptr_t)s >> 3) % PROF_STRPOOL_RECENT;
+  if (p->recent_in[r] == s && !strcmp(p->recent_out[r], s)) return p->recent_out[r];
+  const char *pooled = intern(p, s);
+  if (pooled) p->recent_in[r] = s, p->recent_out[r] = pooled;
+  return pooled;
 }

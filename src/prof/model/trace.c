@@ -13,6 +13,7 @@
 
 #include "attnprof/prof.h"
 #include "prof/model/strpool.h"
+#include "prof/model/trace_borrow.h"
 #include "prof/model/trace_cache.h"
 
 enum { BASE = 256, MAX_CHUNKS = 40 };
@@ -121,13 +122,13 @@ const char *prof_trace_intern(prof_trace *t, const char *s) {
   return r;
 }
 
-int64_t prof_trace_append(prof_trace *t, const prof_event *ev) {
+static int64_t append(prof_trace *t, const prof_event *ev, int intern) {
   int64_t idx = -1;
   pthread_mutex_lock(&t->mu);
   size_t i = atomic_load_explicit(&t->count, memory_order_relaxed), off;
   int k = chunk_of(i, &off);
   if (k < MAX_CHUNKS && !t->chunks[k]) t->chunks[k] = malloc(((size_t)BASE << k) * sizeof *ev);
-  const char *name = ev->name ? prof_strpool_intern(&t->names, ev->name) : NULL;
+  const char *name = ev->name && intern ? prof_strpool_intern(&t->names, ev->name) : ev->name;
   if (k < MAX_CHUNKS && t->chunks[k] && (name || !ev->name)) {
     t->chunks[k][off] = *ev;
     t->chunks[k][off].name = name;
@@ -138,6 +139,10 @@ int64_t prof_trace_append(prof_trace *t, const prof_event *ev) {
   if (idx < 0) prof_trace_add_dropped(t, 1); /* out of memory: counted, not hidden */
   return idx;
 }
+
+int64_t prof_trace_append(prof_trace *t, const prof_event *ev) { return append(t, ev, 1); }
+
+int64_t prof_trace_append_borrowed(prof_trace *t, const prof_event *ev) { return append(t, ev, 0); }
 
 size_t prof_trace_count(const prof_trace *t) {
   return atomic_load_explicit(&((prof_trace *)t)->count, memory_order_acquire);
