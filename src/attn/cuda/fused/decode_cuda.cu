@@ -13,7 +13,9 @@
 //
 // For the bench's sweep (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
-// 64 keys).
+// 64 keys); ATTNPROF_DECODE_MIN_KEYS=n sets the fewest keys per split the
+// policy takes (default 256); ATTNPROF_DECODE_FUSE=0|1 merges the splits
+// in a second launch or in the kernel (the last split of each head).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@ typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
 typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
+#define DECODE_FUSE_DEFAULT 1 // 1: the last split of each head merges (no combine launch)
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
 
 // An integer knob from the environment, dflt when unset or out of [lo, hi].
@@ -94,7 +97,7 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
 }
 
 static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
-  int64_t most = max_kv / DECODE_MIN_SPLIT_KEYS;
+  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", DECODE_MIN_SPLIT_KEYS, 64, 1 << 20);
   most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
   const int64_t forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
   if (forced) {
@@ -157,6 +160,10 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
     if (!st) st = attn_cuda_ctx_scratch(ctx, part + (size_t)(p.splits * p.part_rows) * 4, &ws);
     if (st) return st;
     p.o_part = (float *)ws, p.lse_part = (float *)((char *)ws + part);
+    if (decode_knob("ATTNPROF_DECODE_FUSE", DECODE_FUSE_DEFAULT, 0, 1) &&
+        (st = attn_cuda_ctx_counters(ctx, (size_t)p.batch * p.hkv * p.row_groups, stream,
+                                     &p.counters)))
+      return st;
   }
   return fn(p, stream);
 }

@@ -19,8 +19,11 @@
 // sequence), online softmax in the exp2 domain, O += P V (P from registers,
 // V by ldmatrix.trans).
 // End: with one split the CTA writes out and lse; with several it writes its
-// normalized partial O and its lse (fp32) and decode_combine_kernel merges
-// the splits: out = sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse).
+// normalized partial O and its lse (fp32), and the splits are merged: out =
+// sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse), by the split CTA of
+// each (b, KV head, row group) that finishes last (an arrival counter, one
+// warp per row; p.counters), or with p.counters NULL by a second launch,
+// decode_combine_kernel.
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs.
@@ -81,6 +84,85 @@ FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *
     *tb = 0, *row = p.kv_off[b] + j;
   } else {
     *tb = b, *row = j;
+  }
+}
+
+// Merges the splits of partial row prow with one warp. The lanes read the
+// splits' lse at once (lane l: splits l, l + 32, ...), then every split's
+// partial row is summed with its weight, 8 splits' loads in flight at a time
+// (no branch between them: a split that saw no key adds 0 x 0).
+// Loads through L2 (__ldcg): in the kernel's own merge the partials were
+// written by other CTAs of this launch.
+template <typename T, int kD>
+FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int lane) {
+  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    const int s = lane + 32 * i;
+    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
+    M = fmaxf(M, ls[i]);
+  }
+  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
+    L += w[i];
+  }
+  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
+  float acc[kD / 32];
+#pragma unroll
+  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
+  const float *src = p.o_part + prow * kD + lane;
+  const int64_t step = p.part_rows * kD;
+#pragma unroll 8
+  for (int s = 0; s < p.splits; s++) {
+    float ws = 0.f; // 0 for a split that saw no key, whose partial row is 0
+#pragma unroll
+    for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+      if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+#pragma unroll
+    for (int i = 0; i < kD / 32; i++) acc[i] += ws * __ldcg(src + s * step + 32 * i);
+  }
+  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
+  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
+  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
+  if (lane == 0 && p.lse)
+    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+}
+
+// The combine as its own launch: one warp per (query row, head).
+template <typename T, int kD>
+__global__ void __launch_bounds__(DECODE_THREADS)
+    decode_combine_kernel(const attn_decode_params p) {
+  const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
+  if (prow < p.part_rows) decode_combine_row<T, kD>(p, prow, threadIdx.x % 32);
+}
+
+// The in-kernel combine: each CTA counts itself in its (b, hk, row group)'s
+// counter after its partials are visible (fence, then one atomic); the one
+// that arrives last re-zeroes the counter for the next call and merges the
+// group's rows, one warp per row, so no second launch is needed. `last` is
+// a word of the kernel's dynamic shared memory that is free by then (static
+// shared memory would cost D128's 64-row instance its second CTA per SM).
+template <typename T, int kD>
+FUSED_DEV void decode_merge_if_last(const attn_decode_params &p, const decode_seq &sq, int b,
+                                    int hk, int rg, int R, int r0, int kRows, int *last) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned *c = p.counters + ((int64_t)b * p.hkv + hk) * p.row_groups + rg;
+    *last = atomicAdd(c, 1u) == (unsigned)p.splits - 1;
+    if (*last) *c = 0;
+  }
+  __syncthreads();
+  if (!*last) return;
+  __threadfence();
+  const int n = min(R - r0, kRows), G = p.group;
+  for (int r = threadIdx.x / 32; r < n; r += DECODE_THREADS / 32) {
+    const int rr = r0 + r, t = rr / G, h = hk * G + rr % G;
+    decode_combine_row<T, kD>(p, ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h,
+                              threadIdx.x % 32);
   }
 }
 
@@ -317,52 +399,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
       if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
     }
   }
-}
-
-// Merges the splits: one warp per (query row, head). The lanes read the
-// splits' lse at once (lane l: splits l, l + 32, ...), then every split's
-// partial row is summed with its weight, 4 splits' loads in flight at a time.
-template <typename T, int kD>
-__global__ void __launch_bounds__(DECODE_THREADS)
-    decode_combine_kernel(const attn_decode_params p) {
-  const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (prow >= p.part_rows) return;
-  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    const int s = lane + 32 * i;
-    ls[i] = s < p.splits ? p.lse_part[s * p.part_rows + prow] : -INFINITY;
-    M = fmaxf(M, ls[i]);
-  }
-  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
-    L += w[i];
-  }
-  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
-  float acc[kD / 32];
-#pragma unroll
-  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
-  const float *src = p.o_part + prow * kD + lane;
-  const int64_t step = p.part_rows * kD;
-#pragma unroll 4
-  for (int s = 0; s < p.splits; s++) {
-    float ws = 0.f;
-#pragma unroll
-    for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
-      if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
-    if (ws == 0.f) continue; // uniform across the warp
-#pragma unroll
-    for (int i = 0; i < kD / 32; i++) acc[i] += ws * src[s * step + 32 * i];
-  }
-  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
-  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
-  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
-  if (lane == 0 && p.lse)
-    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+  if (p.splits > 1 && p.counters) decode_merge_if_last<T, kD>(p, sq, b, hk, rg, R, r0, kRows, rows);
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
@@ -389,7 +426,7 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
   decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
   ATTN_CUDA_CHECK_LAUNCH("decode_fwd_kernel");
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.counters) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
     decode_combine_kernel<T, kD><<<blocks, DECODE_THREADS, 0, stream>>>(p);
     ATTN_CUDA_CHECK_LAUNCH("decode_combine_kernel");
