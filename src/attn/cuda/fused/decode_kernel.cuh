@@ -89,8 +89,7 @@ FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *
 
 // Merges the splits of partial row prow with one warp. The lanes read the
 // splits' lse at once (lane l: splits l, l + 32, ...), then every split's
-// partial row is summed with its weight, 8 splits' loads in flight at a time
-// (no branch between them: a split that saw no key adds 0 x 0).
+// partial row is summed with its weight (a split that saw no key adds 0 x 0).
 // Loads through L2 (__ldcg): in the kernel's own merge the partials were
 // written by other CTAs of this launch.
 template <typename T, int kD>
@@ -115,14 +114,27 @@ FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int
   for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
   const float *src = p.o_part + prow * kD + lane;
   const int64_t step = p.part_rows * kD;
-#pragma unroll 8
-  for (int s = 0; s < p.splits; s++) {
-    float ws = 0.f; // 0 for a split that saw no key, whose partial row is 0
+  // kS splits' loads are issued before any is used: a loop that loaded and
+  // summed one split at a time ran as a chain of L2 round trips (7.4 us for
+  // 32 splits at B=1 KV=8k, run 7's trace).
+  constexpr int kS = kD == 256 ? 4 : 16;
+  for (int s0 = 0; s0 < p.splits; s0 += kS) {
+    float x[kS][kD / 32];
 #pragma unroll
-    for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
-      if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+    for (int j = 0; j < kS; j++)
 #pragma unroll
-    for (int i = 0; i < kD / 32; i++) acc[i] += ws * __ldcg(src + s * step + 32 * i);
+      for (int i = 0; i < kD / 32; i++)
+        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
+#pragma unroll
+    for (int j = 0; j < kS; j++) {
+      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
+      float ws = 0.f;
+#pragma unroll
+      for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+        if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
+    }
   }
   const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
   T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
@@ -166,7 +178,10 @@ FUSED_DEV void decode_merge_if_last(const attn_decode_params &p, const decode_se
   }
 }
 
-template <typename T, int kD, int kWM>
+// kFuse: the instance that merges its splits itself (p.counters set). The
+// other is compiled without that code, as before the merge moved in: with
+// it compiled in, run 7 read single-split cells 5-7% slower than before.
+template <typename T, int kD, int kWM, bool kFuse>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
   constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kNK = DECODE_BK / kWK;
@@ -399,15 +414,15 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
       if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
     }
   }
-  if (p.splits > 1 && p.counters) decode_merge_if_last<T, kD>(p, sq, b, hk, rg, R, r0, kRows, rows);
+  if (kFuse && p.splits > 1) decode_merge_if_last<T, kD>(p, sq, b, hk, rg, R, r0, kRows, rows);
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
 // (two 113 KB CTAs per SM need all 228 KB), once per device.
-template <typename T, int kD, int kWM>
+template <typename T, int kD, int kWM, bool kFuse>
 attn_status decode_prepare(void) {
   static int smem_done[64], carve_done[64];
-  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM>;
+  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kFuse>;
   attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM>(), smem_done);
   int dev = 0;
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
@@ -421,12 +436,19 @@ attn_status decode_prepare(void) {
 template <typename T, int kD, int kWM>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   constexpr int smem = decode_smem_bytes<kD, kWM>();
-  attn_status st = decode_prepare<T, kD, kWM>();
+  // D256 with 64 rows is at 255 registers already: the merge would spill.
+  constexpr bool kCanFuse = !(kD == 256 && kWM == 4);
+  const bool fuse = kCanFuse && p.splits > 1 && p.counters;
+  attn_status st =
+      fuse ? decode_prepare<T, kD, kWM, kCanFuse>() : decode_prepare<T, kD, kWM, false>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
+  if (fuse)
+    decode_fwd_kernel<T, kD, kWM, kCanFuse><<<grid, DECODE_THREADS, smem, stream>>>(p);
+  else
+    decode_fwd_kernel<T, kD, kWM, false><<<grid, DECODE_THREADS, smem, stream>>>(p);
   ATTN_CUDA_CHECK_LAUNCH("decode_fwd_kernel");
-  if (p.splits > 1 && !p.counters) {
+  if (p.splits > 1 && !fuse) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
     decode_combine_kernel<T, kD><<<blocks, DECODE_THREADS, 0, stream>>>(p);
     ATTN_CUDA_CHECK_LAUNCH("decode_combine_kernel");
@@ -439,8 +461,8 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
 template <typename T, int kD, int kWM>
 int decode_occupancy(void) {
   int n = 0;
-  if (decode_prepare<T, kD, kWM>()) return 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
+  if (decode_prepare<T, kD, kWM, false>()) return 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM, false>,
                                                     DECODE_THREADS,
                                                     decode_smem_bytes<kD, kWM>()) != cudaSuccess)
     return 1;
