@@ -411,15 +411,15 @@ def varlen_row(lib, reps):
 KNOB_CELLS = ((1, 1024, 32, 8), (1, 1024, 64, 8), (1, 8192, 32, 8), (1, 8192, 64, 8),
               (16, 1024, 32, 8), (16, 1024, 64, 8), (1, 32768, 32, 8), (16, 8192, 32, 8),
               (1, 131072, 32, 8), (64, 8192, 32, 8))
-# (ATTNPROF_DECODE_FUSE, ATTNPROF_DECODE_MIN_KEYS): None = the built-in default
-KNOBS = ((None, None), (0, 256), (1, 256), (0, 512), (1, 512))
-
+# ATTNPROF_DECODE_MIN_KEYS values; None = the built-in default (256)
+KNOBS = (None, 256, 512, 1024)
 
 def knob_rows(lib, reps, bw):
-    """The decode candidates (env knobs read per call, decode_cuda.cu) on the same
-    contiguous tensors, one new token, in two interleaved rounds, beside torch's
-    fastest SDPA backend on those tensors; every candidate's output is checked
-    against torch's math reference first."""
+    """Split-policy candidates (ATTNPROF_DECODE_MIN_KEYS, read per call by
+    decode_cuda.cu) on the same contiguous tensors, one new token, in two
+    interleaved rounds, beside torch's fastest SDPA backend on those tensors;
+    every candidate's output is checked against torch's math reference first.
+    Python's per-call cost bounds the cells below ~30 us (NOTES.md, run 7)."""
     d = 128
     for B, kv, hq, hkv in KNOB_CELLS:
         g = torch.Generator(device="cuda").manual_seed(B * 13 + kv)
@@ -437,7 +437,7 @@ def knob_rows(lib, reps, bw):
         nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
         res = {}
         for rnd in range(2):
-            for fuse, mk in KNOBS:
+            for mk in KNOBS:
                 def one():
                     o.fill_(float("nan"))
                     lib.call(a)()
@@ -445,18 +445,16 @@ def knob_rows(lib, reps, bw):
                     err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
                     us = median_us(lib.call(a), reps) if err < 2e-2 else None
                     return us, err, lib.split_count(a)
-                r = with_env("ATTNPROF_DECODE_FUSE", fuse,
-                             lambda: with_env("ATTNPROF_DECODE_MIN_KEYS", mk, one))
-                res.setdefault((fuse, mk), []).append(r)
+                res.setdefault(mk, []).append(with_env("ATTNPROF_DECODE_MIN_KEYS", mk, one))
         tb = torch_backends(qt, kt, vt, False, reps, ref)
         fast = min((v for v in tb.values() if isinstance(v, float)), default=None)
         print(f"B={B} KV={kv // 1024}k {hq}/{hkv} contiguous: torch fastest "
               f"{fast or 0:.1f} us ({' '.join(f'{k}={v:.1f}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
               flush=True)
-        for (fuse, mk), rs in res.items():
+        for mk, rs in res.items():
             us = [x[0] for x in rs if x[0]]
             best = min(us) if us else None
-            tag = "default" if fuse is None else f"fuse={fuse} min_keys={mk}"
+            tag = "default" if mk is None else f"min_keys={mk}"
             print(f"  {tag:24s} s={rs[0][2]:<3d} " + " / ".join(f"{x[0] or 0:7.1f}" for x in rs)
                   + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
                   f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
@@ -476,7 +474,7 @@ def main():
                     help="only these decode rows (comma list of their indexes, 0-9): no cuDNN "
                          "rows, no varlen")
     ap.add_argument("--knobs", action="store_true",
-                    help="only the decode candidates' A/B (KNOBS) on KNOB_CELLS, beside torch")
+                    help="only the split-policy A/B (KNOBS) on KNOB_CELLS, beside torch")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)

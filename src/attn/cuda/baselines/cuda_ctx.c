@@ -16,8 +16,6 @@ static void ctx_free_memory(attn_cuda_ctx *c, int keep_handles) {
   if (cudaSetDevice(c->device) != cudaSuccess) return;
   cudaFree(c->scratch); /* cudaFree waits for the device */
   c->scratch = NULL, c->scratch_bytes = 0;
-  cudaFree(c->counters);
-  c->counters = NULL, c->counters_n = 0;
   if (keep_handles) return;
   attn_cuda_graphs_free(c);
   if (c->have_lanes) {
@@ -43,9 +41,7 @@ void attn_cuda_baselines_release(attn_ctx *ctx, int keep_handles) {
 size_t attn_cuda_baselines_bytes(const attn_ctx *ctx) {
   size_t n = 0;
   for (int i = 0; i < ATTN_CTX_MAX_DEVICES; i++)
-    if (ctx->cuda[i])
-      n += ctx->cuda[i]->scratch_bytes + ctx->cuda[i]->counters_n * sizeof(unsigned) +
-           (ctx->cuda[i]->blas_ws ? ATTN_CUDA_BLAS_WS_BYTES : 0);
+    if (ctx->cuda[i]) n += ctx->cuda[i]->scratch_bytes + (ctx->cuda[i]->blas_ws ? ATTN_CUDA_BLAS_WS_BYTES : 0);
   return n;
 }
 
@@ -171,25 +167,6 @@ attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *c, size_t bytes, void **out) {
     c->scratch_bytes = bytes;
   }
   *out = c->scratch;
-  return ATTN_STATUS_OK;
-}
-
-attn_status attn_cuda_ctx_counters(attn_cuda_ctx *c, size_t n, cudaStream_t stream,
-                                    unsigned **out) {
-  if (n > c->counters_n) {
-    cudaFree(c->counters); /* waits for the device: no kernel still counts on them */
-    c->counters = NULL, c->counters_n = 0;
-    if (n < 4096) n = 4096;
-    ATTN_CUDA_TRY(cudaMalloc((void **)&c->counters, n * sizeof(unsigned)));
-    cudaError_t err = cudaMemsetAsync(c->counters, 0, n * sizeof(unsigned), stream);
-    if (err != cudaSuccess) {
-      cudaFree(c->counters);
-      c->counters = NULL;
-      return attn_cuda_fail(err, "cudaMemsetAsync of the arrival counters");
-    }
-    c->counters_n = n;
-  }
-  *out = c->counters;
   return ATTN_STATUS_OK;
 }
 

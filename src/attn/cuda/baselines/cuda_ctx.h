@@ -27,8 +27,6 @@ typedef struct attn_cuda_ctx {
   int used;               /* whether `stream` is meaningful */
   void *scratch;          /* the scores and fp32 copies; grows, never shrinks */
   size_t scratch_bytes;
-  unsigned *counters;     /* zeroed arrival counters; kernels leave them zero */
-  size_t counters_n;
   struct attn_cuda_graphs *graphs; /* graph_cache.c: the capture stream, last call */
   cudaStream_t lanes[ATTN_CUDA_LANES]; /* side streams for independent launches */
   cudaEvent_t lane_done[ATTN_CUDA_LANES], lane_go; /* their fork and join */
@@ -69,13 +67,6 @@ attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *ctx);
 /* The scratch buffer, grown to at least `bytes` (contents are lost); refused
  * past the handle's workspace_limit. */
 attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *ctx, size_t bytes, void **out);
-
-/* n arrival counters, all zero when the stream reaches the caller's next
- * launch: allocated on growth (after the device is idle) and zeroed on `stream`; a kernel
- * that counts on them must set each back to zero before it exits (the
- * split-KV decode's in-kernel combine). */
-attn_status attn_cuda_ctx_counters(attn_cuda_ctx *ctx, size_t n, cudaStream_t stream,
-                                    unsigned **out);
 
 /* naive's causal mask for (Sq, Sk, offset) on ctx's device: an entry of the
  * handle's cache, built on the first call with that shape. */

@@ -14,8 +14,7 @@
 // For the bench's sweep (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
 // 64 keys); ATTNPROF_DECODE_MIN_KEYS=n sets the fewest keys per split the
-// policy takes (default 256); ATTNPROF_DECODE_FUSE=0|1 merges the splits
-// in a second launch or in the kernel (the last split of each head).
+// policy takes (64..2^20, default 256).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,6 @@ typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
 typedef int (*decode_occ_fn)(void);
 
 #define DECODE_MIN_SPLIT_KEYS 256
-#define DECODE_FUSE_DEFAULT 1 // 1: the last split of each head merges (no combine launch)
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
 
 // An integer knob from the environment, dflt when unset or out of [lo, hi].
@@ -160,10 +158,6 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
     if (!st) st = attn_cuda_ctx_scratch(ctx, part + (size_t)(p.splits * p.part_rows) * 4, &ws);
     if (st) return st;
     p.o_part = (float *)ws, p.lse_part = (float *)((char *)ws + part);
-    if (decode_knob("ATTNPROF_DECODE_FUSE", DECODE_FUSE_DEFAULT, 0, 1) &&
-        (st = attn_cuda_ctx_counters(ctx, (size_t)p.batch * p.hkv * p.row_groups, stream,
-                                     &p.counters)))
-      return st;
   }
   return fn(p, stream);
 }

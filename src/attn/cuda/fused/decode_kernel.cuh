@@ -19,11 +19,8 @@
 // sequence), online softmax in the exp2 domain, O += P V (P from registers,
 // V by ldmatrix.trans).
 // End: with one split the CTA writes out and lse; with several it writes its
-// normalized partial O and its lse (fp32), and the splits are merged: out =
-// sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse), by the split CTA of
-// each (b, KV head, row group) that finishes last (an arrival counter, one
-// warp per row; p.counters), or with p.counters NULL by a second launch,
-// decode_combine_kernel.
+// normalized partial O and its lse (fp32) and decode_combine_kernel merges
+// the splits: out = sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse).
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs.
@@ -31,8 +28,10 @@
 // new token, B >= 16: 94-96% of a pure read stream's 4.62 TB/s (101-104% of
 // a D2D copy's rate), paged (pool in order or shuffled alike) and
 // contiguous; cuDNN via PyTorch reads at 99-100%: we are 0.93-0.97x it.
-// B=1 KV=128k 86-87% of the copy rate; 8 new tokens 86% paged, 89%
-// contiguous, 4.7x PyTorch's fastest.
+// B=1 KV=128k 90-91% of the copy rate (attnprof compare --serving, run 8;
+// 86-87% before the combine loaded its splits at once; cuDNN 94-95%); B=1
+// KV=8k 26 us, cuDNN 16-18 us; 8 new tokens 86% paged, 89% contiguous, 4.7x
+// PyTorch's fastest.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
@@ -87,101 +86,7 @@ FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *
   }
 }
 
-// Merges the splits of partial row prow with one warp. The lanes read the
-// splits' lse at once (lane l: splits l, l + 32, ...), then every split's
-// partial row is summed with its weight (a split that saw no key adds 0 x 0).
-// Loads through L2 (__ldcg): in the kernel's own merge the partials were
-// written by other CTAs of this launch.
-template <typename T, int kD>
-FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int lane) {
-  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    const int s = lane + 32 * i;
-    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
-    M = fmaxf(M, ls[i]);
-  }
-  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
-    L += w[i];
-  }
-  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
-  float acc[kD / 32];
-#pragma unroll
-  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
-  const float *src = p.o_part + prow * kD + lane;
-  const int64_t step = p.part_rows * kD;
-  // kS splits' loads are issued before any is used: a loop that loaded and
-  // summed one split at a time ran as a chain of L2 round trips (7.4 us for
-  // 32 splits at B=1 KV=8k, run 7's trace).
-  constexpr int kS = kD == 256 ? 4 : 16;
-  for (int s0 = 0; s0 < p.splits; s0 += kS) {
-    float x[kS][kD / 32];
-#pragma unroll
-    for (int j = 0; j < kS; j++)
-#pragma unroll
-      for (int i = 0; i < kD / 32; i++)
-        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
-#pragma unroll
-    for (int j = 0; j < kS; j++) {
-      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
-      float ws = 0.f;
-#pragma unroll
-      for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
-        if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
-#pragma unroll
-      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
-    }
-  }
-  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
-  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
-  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
-  if (lane == 0 && p.lse)
-    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
-}
-
-// The combine as its own launch: one warp per (query row, head).
-template <typename T, int kD>
-__global__ void __launch_bounds__(DECODE_THREADS)
-    decode_combine_kernel(const attn_decode_params p) {
-  const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
-  if (prow < p.part_rows) decode_combine_row<T, kD>(p, prow, threadIdx.x % 32);
-}
-
-// The in-kernel combine: each CTA counts itself in its (b, hk, row group)'s
-// counter after its partials are visible (fence, then one atomic); the one
-// that arrives last re-zeroes the counter for the next call and merges the
-// group's rows, one warp per row, so no second launch is needed. `last` is
-// a word of the kernel's dynamic shared memory that is free by then (static
-// shared memory would cost D128's 64-row instance its second CTA per SM).
-template <typename T, int kD>
-FUSED_DEV void decode_merge_if_last(const attn_decode_params &p, const decode_seq &sq, int b,
-                                    int hk, int rg, int R, int r0, int kRows, int *last) {
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned *c = p.counters + ((int64_t)b * p.hkv + hk) * p.row_groups + rg;
-    *last = atomicAdd(c, 1u) == (unsigned)p.splits - 1;
-    if (*last) *c = 0;
-  }
-  __syncthreads();
-  if (!*last) return;
-  __threadfence();
-  const int n = min(R - r0, kRows), G = p.group;
-  for (int r = threadIdx.x / 32; r < n; r += DECODE_THREADS / 32) {
-    const int rr = r0 + r, t = rr / G, h = hk * G + rr % G;
-    decode_combine_row<T, kD>(p, ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h,
-                              threadIdx.x % 32);
-  }
-}
-
-// kFuse: the instance that merges its splits itself (p.counters set). The
-// other is compiled without that code, as before the merge moved in: with
-// it compiled in, run 7 read single-split cells 5-7% slower than before.
-template <typename T, int kD, int kWM, bool kFuse>
+template <typename T, int kD, int kWM>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
   constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kNK = DECODE_BK / kWK;
@@ -414,15 +319,72 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
       if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
     }
   }
-  if (kFuse && p.splits > 1) decode_merge_if_last<T, kD>(p, sq, b, hk, rg, R, r0, kRows, rows);
+}
+
+// Merges the splits: one warp per (query row, head). The lanes read the
+// splits' lse at once (lane l: splits l, l + 32, ...), then every split's
+// partial row is summed with its weight, kS splits' loads issued before any
+// is used (a split that saw no key adds 0 x 0), through L2. Loading and summing one split
+// at a time ran as a chain of L2 round trips: 7.4 us for 32 splits at B=1
+// KV=8k against 4.1 us (bench/serving/NOTES.md, runs 7-8).
+template <typename T, int kD>
+__global__ void __launch_bounds__(DECODE_THREADS)
+    decode_combine_kernel(const attn_decode_params p) {
+  const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (prow >= p.part_rows) return;
+  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    const int s = lane + 32 * i;
+    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
+    M = fmaxf(M, ls[i]);
+  }
+  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
+    L += w[i];
+  }
+  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
+  float acc[kD / 32];
+#pragma unroll
+  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
+  const float *src = p.o_part + prow * kD + lane;
+  const int64_t step = p.part_rows * kD;
+  constexpr int kS = kD == 256 ? 4 : 16;
+  for (int s0 = 0; s0 < p.splits; s0 += kS) {
+    float x[kS][kD / 32];
+#pragma unroll
+    for (int j = 0; j < kS; j++)
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++)
+        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
+#pragma unroll
+    for (int j = 0; j < kS; j++) {
+      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
+      float ws = 0.f;
+#pragma unroll
+      for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+        if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
+    }
+  }
+  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
+  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
+  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
+  if (lane == 0 && p.lse)
+    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
 // (two 113 KB CTAs per SM need all 228 KB), once per device.
-template <typename T, int kD, int kWM, bool kFuse>
+template <typename T, int kD, int kWM>
 attn_status decode_prepare(void) {
   static int smem_done[64], carve_done[64];
-  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kFuse>;
+  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM>;
   attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM>(), smem_done);
   int dev = 0;
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
@@ -436,19 +398,12 @@ attn_status decode_prepare(void) {
 template <typename T, int kD, int kWM>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   constexpr int smem = decode_smem_bytes<kD, kWM>();
-  // D256 with 64 rows is at 255 registers already: the merge would spill.
-  constexpr bool kCanFuse = !(kD == 256 && kWM == 4);
-  const bool fuse = kCanFuse && p.splits > 1 && p.counters;
-  attn_status st =
-      fuse ? decode_prepare<T, kD, kWM, kCanFuse>() : decode_prepare<T, kD, kWM, false>();
+  attn_status st = decode_prepare<T, kD, kWM>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  if (fuse)
-    decode_fwd_kernel<T, kD, kWM, kCanFuse><<<grid, DECODE_THREADS, smem, stream>>>(p);
-  else
-    decode_fwd_kernel<T, kD, kWM, false><<<grid, DECODE_THREADS, smem, stream>>>(p);
+  decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
   ATTN_CUDA_CHECK_LAUNCH("decode_fwd_kernel");
-  if (p.splits > 1 && !fuse) {
+  if (p.splits > 1) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
     decode_combine_kernel<T, kD><<<blocks, DECODE_THREADS, 0, stream>>>(p);
     ATTN_CUDA_CHECK_LAUNCH("decode_combine_kernel");
@@ -461,8 +416,8 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
 template <typename T, int kD, int kWM>
 int decode_occupancy(void) {
   int n = 0;
-  if (decode_prepare<T, kD, kWM, false>()) return 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM, false>,
+  if (decode_prepare<T, kD, kWM>()) return 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
                                                     DECODE_THREADS,
                                                     decode_smem_bytes<kD, kWM>()) != cudaSuccess)
     return 1;

@@ -28,8 +28,6 @@ typedef struct {
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
-  unsigned *counters;    /* [B, Hkv, row_groups] zero, or NULL: the last split of each
-                            merges them in the kernel (no combine launch) and re-zeroes */
 } attn_decode_params;
 
 #endif
