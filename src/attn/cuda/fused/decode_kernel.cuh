@@ -323,10 +323,10 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
 // Merges the splits: one warp per (query row, head). The lanes read the
 // splits' lse at once (lane l: splits l, l + 32, ...), then every split's
-// partial row is summed with its weight, kS splits' loads issued before any
-// is used (a split that saw no key adds 0 x 0), through L2. Loading and summing one split
-// at a time ran as a chain of L2 round trips: 7.4 us for 32 splits at B=1
-// KV=8k against 4.1 us (bench/serving/NOTES.md, runs 7-8).
+// partial row is summed with its weight, kS splits' loads (through L2)
+// issued before any is used; a split that saw no key adds 0 x 0. Loading and
+// summing one split at a time ran as a chain of L2 round trips: 7.4 us for
+// 32 splits at B=1 KV=8k against 4.1 us (bench/serving/NOTES.md, runs 7-8).
 template <typename T, int kD>
 __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
