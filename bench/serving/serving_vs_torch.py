@@ -408,6 +408,61 @@ def varlen_row(lib, reps):
           f"{tf(flops, us) / tf(fd, us_d):.2f}", flush=True)
 
 
+KNOB_CELLS = ((1, 1024, 32, 8), (1, 1024, 64, 8), (1, 8192, 32, 8), (1, 8192, 64, 8),
+              (16, 1024, 32, 8), (16, 1024, 64, 8), (1, 32768, 32, 8), (16, 8192, 32, 8),
+              (1, 131072, 32, 8), (64, 8192, 32, 8))
+# ATTNPROF_DECODE_MIN_KEYS values; None = the built-in default (256)
+KNOBS = (None, 256, 512, 1024)
+
+def knob_rows(lib, reps, bw):
+    """Split-policy candidates (ATTNPROF_DECODE_MIN_KEYS, read per call by
+    decode_cuda.cu) on the same contiguous tensors, one new token, in two
+    interleaved rounds, beside torch's fastest SDPA backend on those tensors;
+    every candidate's output is checked against torch's math reference first.
+    Python's per-call cost bounds the cells below ~30 us (NOTES.md, run 7)."""
+    d = 128
+    for B, kv, hq, hkv in KNOB_CELLS:
+        g = torch.Generator(device="cuda").manual_seed(B * 13 + kv)
+        q = torch.randn(B, 1, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        vc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        o = torch.full_like(q, float("nan"))
+        lens = torch.full((B,), kv, dtype=torch.int32, device="cuda")
+        seqs = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, 1, kv)
+        a = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), 0, 0.0,
+                 0, Tensor(), None, None, C.pointer(seqs))
+        qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
+        with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
+            ref = F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+        nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
+        res = {}
+        for rnd in range(2):
+            for mk in KNOBS:
+                def one():
+                    o.fill_(float("nan"))
+                    lib.call(a)()
+                    torch.cuda.synchronize()
+                    err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+                    us = median_us(lib.call(a), reps) if err < 2e-2 else None
+                    return us, err, lib.split_count(a)
+                res.setdefault(mk, []).append(with_env("ATTNPROF_DECODE_MIN_KEYS", mk, one))
+        tb = torch_backends(qt, kt, vt, False, reps, ref)
+        fast = min((v for v in tb.values() if isinstance(v, float)), default=None)
+        print(f"B={B} KV={kv // 1024}k {hq}/{hkv} contiguous: torch fastest "
+              f"{fast or 0:.1f} us ({' '.join(f'{k}={v:.1f}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
+              flush=True)
+        for mk, rs in res.items():
+            us = [x[0] for x in rs if x[0]]
+            best = min(us) if us else None
+            tag = "default" if mk is None else f"min_keys={mk}"
+            print(f"  {tag:24s} s={rs[0][2]:<3d} " + " / ".join(f"{x[0] or 0:7.1f}" for x in rs)
+                  + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
+                  f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
+                  f"  err {max(x[1] for x in rs):.1e}", flush=True)
+        del kc, vc
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -418,6 +473,8 @@ def main():
     ap.add_argument("--rows", default="",
                     help="only these decode rows (comma list of their indexes, 0-9): no cuDNN "
                          "rows, no varlen")
+    ap.add_argument("--knobs", action="store_true",
+                    help="only the split-policy A/B (KNOBS) on KNOB_CELLS, beside torch")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
@@ -430,6 +487,11 @@ def main():
         kbw = float(m.group(1)) * 1e9 if m else 0.0
         print(res.stdout.strip() or res.stderr.strip())
     rbw = max(tbw, kbw)
+    if opt.knobs:
+        print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
+              "columns: round 1 / round 2 us")
+        knob_rows(lib, opt.reps, bw)
+        return
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16, D128; "
           f"median of {opt.reps}; D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; read roof "
           f"{rbw / 1e9:.0f} GB/s = {rbw / bw:.2f}x copy (read kernel {kbw / 1e9:.0f}, fastest "

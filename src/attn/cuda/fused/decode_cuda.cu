@@ -13,7 +13,8 @@
 //
 // For the bench's sweep (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
-// 64 keys).
+// 64 keys); ATTNPROF_DECODE_MIN_KEYS=n sets the fewest keys per split the
+// policy takes (64..2^20, default 256).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +95,7 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
 }
 
 static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
-  int64_t most = max_kv / DECODE_MIN_SPLIT_KEYS;
+  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", DECODE_MIN_SPLIT_KEYS, 64, 1 << 20);
   most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
   const int64_t forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
   if (forced) {

@@ -28,8 +28,10 @@
 // new token, B >= 16: 94-96% of a pure read stream's 4.62 TB/s (101-104% of
 // a D2D copy's rate), paged (pool in order or shuffled alike) and
 // contiguous; cuDNN via PyTorch reads at 99-100%: we are 0.93-0.97x it.
-// B=1 KV=128k 86-87% of the copy rate; 8 new tokens 86% paged, 89%
-// contiguous, 4.7x PyTorch's fastest.
+// B=1 KV=128k 90-91% of the copy rate (attnprof compare --serving, run 8;
+// 86-87% before the combine loaded its splits at once; cuDNN 94-95%); B=1
+// KV=8k 26 us, cuDNN 16-18 us; 8 new tokens 86% paged, 89% contiguous, 4.7x
+// PyTorch's fastest.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
@@ -321,7 +323,10 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
 // Merges the splits: one warp per (query row, head). The lanes read the
 // splits' lse at once (lane l: splits l, l + 32, ...), then every split's
-// partial row is summed with its weight, 4 splits' loads in flight at a time.
+// partial row is summed with its weight, kS splits' loads (through L2)
+// issued before any is used; a split that saw no key adds 0 x 0. Loading and
+// summing one split at a time ran as a chain of L2 round trips: 7.4 us for
+// 32 splits at B=1 KV=8k against 4.1 us (bench/serving/NOTES.md, runs 7-8).
 template <typename T, int kD>
 __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
@@ -332,7 +337,7 @@ __global__ void __launch_bounds__(DECODE_THREADS)
 #pragma unroll
   for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
     const int s = lane + 32 * i;
-    ls[i] = s < p.splits ? p.lse_part[s * p.part_rows + prow] : -INFINITY;
+    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
     M = fmaxf(M, ls[i]);
   }
   for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
@@ -348,15 +353,24 @@ __global__ void __launch_bounds__(DECODE_THREADS)
   for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
   const float *src = p.o_part + prow * kD + lane;
   const int64_t step = p.part_rows * kD;
-#pragma unroll 4
-  for (int s = 0; s < p.splits; s++) {
-    float ws = 0.f;
+  constexpr int kS = kD == 256 ? 4 : 16;
+  for (int s0 = 0; s0 < p.splits; s0 += kS) {
+    float x[kS][kD / 32];
 #pragma unroll
-    for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
-      if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
-    if (ws == 0.f) continue; // uniform across the warp
+    for (int j = 0; j < kS; j++)
 #pragma unroll
-    for (int i = 0; i < kD / 32; i++) acc[i] += ws * src[s * step + 32 * i];
+      for (int i = 0; i < kD / 32; i++)
+        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
+#pragma unroll
+    for (int j = 0; j < kS; j++) {
+      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
+      float ws = 0.f;
+#pragma unroll
+      for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+        if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
+    }
   }
   const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
   T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
