@@ -149,13 +149,20 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
   seqs_case_free(&c);
 }
 
-static seqs_spec gpu_spec(test_rng *r, int i) {
+/* A random problem on the GPU's terms: 16-bit, D by i, a page size the
+ * kernels must take (odd ones included). */
+static seqs_spec gpu_spec_base(test_rng *r, int i) {
   static const int64_t ds[] = {64, 128, 256};
   static const int64_t pss[] = {1, 7, 16, 64};
   seqs_spec s = seqs_spec_random(r);
   s.dtype = test_rng_int(r, 0, 1) ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
   s.d = ds[i % 3];
   s.page_size = pss[test_rng_int(r, 0, 3)];
+  return s;
+}
+
+static seqs_spec gpu_spec(test_rng *r, int i) {
+  seqs_spec s = gpu_spec_base(r, i);
   s.max_new = i % 4 == 3 ? test_rng_int(r, 17, 90) : test_rng_int(r, 1, 16);
   if (i % 8 == 7) s.max_new = test_rng_int(r, 128, 300), s.b = test_rng_int(r, 1, 3); /* dense path */
   s.max_kv = i % 5 == 0 ? test_rng_int(r, 1000, 6000) : test_rng_int(r, 1, 300);
@@ -314,14 +321,9 @@ static void cudnn_case(const seqs_spec *s, test_rng *r) {
 }
 
 static seqs_spec cudnn_spec(test_rng *r, int i) {
-  static const int64_t ds[] = {64, 128, 256};
-  static const int64_t pss[] = {1, 7, 16, 64};
-  seqs_spec s = seqs_spec_random(r);
-  s.dtype = test_rng_int(r, 0, 1) ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
-  s.d = ds[i % 3];
+  seqs_spec s = gpu_spec_base(r, i);
   s.q_packed = 0;
   s.kv = i % 4 == 3 ? SEQS_KV_CACHE : SEQS_KV_PAGED;
-  s.page_size = pss[test_rng_int(r, 0, 3)];
   s.max_new = i % 5 == 0 ? 1 : test_rng_int(r, 1, 16);
   s.max_kv = i % 6 == 0 ? test_rng_int(r, 1000, 4000) : test_rng_int(r, 16, 300);
   s.b = test_rng_int(r, 1, 6);

@@ -20,20 +20,14 @@ usage: test_report_calls.py ATTNPROF FIXTURE_DIR WORK_DIR
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 
+from chromium_util import SKIP, check, start
+
 FIXTURE = "trace_naive.json"
 SECOND = "trace_flash.json"
-
-
-def browser():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 class Devtools:
@@ -147,12 +141,6 @@ def many_calls(path, n=30):
     return dev
 
 
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-    print(f"ok: {what}")
-
-
 def display(dt, elem_id):
     return dt.eval(f"getComputedStyle(document.getElementById('{elem_id}')).display")
 
@@ -244,12 +232,9 @@ def merged(dt, attnprof, fixtures, work):
 
 def main():
     attnprof, fixtures, work = sys.argv[1:4]
-    exe = browser()
+    exe = start(work)
     if not exe:
-        print("SKIP: no chromium installed (scripts/install-deps.sh installs Debian's chromium)")
-        return 77
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+        return SKIP
     dt = Devtools(exe, work)
     try:
         one_trace(dt, attnprof, fixtures, work)

@@ -20,9 +20,10 @@ usage: test_report_chromium.py ATTNPROF FIXTURE_DIR WORK_DIR SCREENSHOT
 import html.parser
 import json
 import os
-import shutil
 import subprocess
 import sys
+
+from chromium_util import SKIP, check, start
 
 FILES = ["trace_naive.json", "trace_naive_inplace.json", "trace_efficient.json", "trace_flash.json"]
 HOSTILE = [
@@ -33,13 +34,6 @@ HOSTILE = [
     "line\u2028sep\u2029para & &amp; ]]> <b>bold</b>",
 ]
 HOSTILE_FILE = "<img src=x onerror=alert(1)>.json"
-
-
-def browser():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 def hostile_trace(path):
@@ -128,20 +122,11 @@ def chromium(exe, work, *args):
     return p.stdout
 
 
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-    print(f"ok: {what}")
-
-
 def main():
     attnprof, fixtures, work, shot = sys.argv[1:5]
-    exe = browser()
+    exe = start(work)
     if not exe:
-        print("SKIP: no chromium installed (scripts/install-deps.sh installs Debian's chromium)")
-        return 77
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+        return SKIP
     bad = os.path.join(work, HOSTILE_FILE)
     hostile_trace(bad)
     page = os.path.join(work, "report.html")

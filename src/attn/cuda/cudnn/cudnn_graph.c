@@ -278,15 +278,21 @@ static attn_cudnn_desc pw(graph_ctx *g, cudnnPointwiseMode_t mode, cudnnDataType
   return y;
 }
 
+/* INT32 row and column indices of the score tensor s (dims 2 and 3), the
+ * first step of every mask here; compute is the pointwise op's math type. */
+static void score_indices(graph_ctx *g, attn_cudnn_desc s, cudnnDataType_t compute,
+                          attn_cudnn_desc *row, attn_cudnn_desc *col) {
+  *row = virt(g, CUDNN_DATA_INT32, 1), *col = virt(g, CUDNN_DATA_INT32, 1);
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, compute, 2, s, NULL, NULL, *row));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, compute, 3, s, NULL, NULL, *col));
+}
+
 /* S -> S with -inf where the key lies right of the diagonal. The layout
  * (INT32 indices, BOOLEAN compare, select) is the pattern the fused engines
  * recognise; bottom-right shifts the row index by Sk - Sq first. */
 static attn_cudnn_desc causal_mask(graph_ctx *g, attn_cudnn_desc s) {
-  attn_cudnn_desc row = virt(g, CUDNN_DATA_INT32, 1), col = virt(g, CUDNN_DATA_INT32, 1);
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, 2, s, NULL,
-                                 NULL, row));
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, 3, s, NULL,
-                                 NULL, col));
+  attn_cudnn_desc row, col;
+  score_indices(g, s, CUDNN_DATA_FLOAT, &row, &col);
   if (g->p->causal == ATTN_CAUSAL_BOTTOM_RIGHT) {
     attn_cudnn_desc skv = scalar(g, ATTN_CUDNN_UID_SEQ_KV, CUDNN_DATA_INT32);
     attn_cudnn_desc sq = scalar(g, ATTN_CUDNN_UID_SEQ_Q, CUDNN_DATA_INT32);
@@ -424,9 +430,8 @@ static void seqs_kv(graph_ctx *g, attn_cudnn_desc len_kv, attn_cudnn_desc *kt,
 static attn_cudnn_desc padding_mask(graph_ctx *g, attn_cudnn_desc s, attn_cudnn_desc len_q,
                                     attn_cudnn_desc len_kv, attn_cudnn_desc ninf) {
   const cudnnDataType_t i32 = CUDNN_DATA_INT32, bo = CUDNN_DATA_BOOLEAN;
-  attn_cudnn_desc row = virt(g, i32, 1), col = virt(g, i32, 1);
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, i32, 2, s, NULL, NULL, row));
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, i32, 3, s, NULL, NULL, col));
+  attn_cudnn_desc row, col;
+  score_indices(g, s, i32, &row, &col);
   attn_cudnn_desc row_ok = pw(g, CUDNN_POINTWISE_CMP_LT, bo, row, len_q, virt(g, bo, 1));
   attn_cudnn_desc col_ok = pw(g, CUDNN_POINTWISE_CMP_LT, bo, col, len_kv, virt(g, bo, 1));
   attn_cudnn_desc ok = pw(g, CUDNN_POINTWISE_LOGICAL_AND, bo, row_ok, col_ok, virt(g, bo, 1));
@@ -441,9 +446,8 @@ static attn_cudnn_desc padding_mask(graph_ctx *g, attn_cudnn_desc s, attn_cudnn_
 static attn_cudnn_desc causal_br_lens(graph_ctx *g, attn_cudnn_desc s, attn_cudnn_desc len_q,
                                       attn_cudnn_desc len_kv, attn_cudnn_desc ninf) {
   const cudnnDataType_t i32 = CUDNN_DATA_INT32, f32 = CUDNN_DATA_FLOAT;
-  attn_cudnn_desc row = virt(g, i32, 1), col = virt(g, i32, 1);
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, f32, 2, s, NULL, NULL, row));
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_GEN_INDEX, f32, 3, s, NULL, NULL, col));
+  attn_cudnn_desc row, col;
+  score_indices(g, s, f32, &row, &col);
   attn_cudnn_desc r1 = virt(g, i32, 1), r2 = virt(g, i32, 1);
   add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_ADD, i32, 3, row, len_kv, NULL, r1));
   add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_SUB, i32, 3, r1, len_q, NULL, r2));
