@@ -13,10 +13,10 @@
  * records every call through the kinds, except the four that PyTorch makes
  * per launch to no purpose (the same ones Kineto silences);
  * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
- * Process against process the kinds matter less than writing: converting and
- * streaming the records while the program runs costs more per launch than
- * every switch here (of the four other GPU kinds only SYNCHRONIZATION costs,
- * +0.15-0.2; TRACE_COST.md, "The process ladder"). */
+ * Of the four other GPU kinds only SYNCHRONIZATION costs per launch (+0.15-
+ * 0.2 us); converting and streaming the records cost +0.52 in the CUDA loop
+ * before the writer was made cheaper and +0.10 after (bench/TRACE_COST.md,
+ * "The process ladder" and "The merged tree on the H200"). */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
