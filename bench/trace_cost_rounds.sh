@@ -13,6 +13,11 @@
 #             after this many seconds (0: no limit)
 #   PAIRS     more paired differences for the tables, A:B = A minus B
 #             (a pair whose modes a loop lacks prints "-")
+#   BRACKET   loops (e.g. "c") whose round ends with a second plain process:
+#             the round's plain is then the mean of plain-a (its place in the
+#             rotation) and plain-b (last), both printed, so a round the
+#             host's speed moved under shows it (bench/TRACE_COST.md, eighth
+#             pass: this host's speed shifts in spells of seconds)
 #   SEQ       instead of rounds, a sequence of steps, each LOOP:MODE:COUNT[:DIR]
 #             (COUNT processes back to back, traces under DIR), "sync" or
 #             "sleepN"; one line per process in seq.txt with the host's state
@@ -54,7 +59,7 @@ run_mode() {
   esac
   local t0=$EPOCHREALTIME
   env "${env[@]}" "${pin[@]}" "${prog[@]}" >"$log" 2>&1
-  echo "$loop $mode round $r exit $? wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
+  echo "$loop $mode round $r exit $? start $t0 wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
   if [ "$mode" = attnprof ] && [ "$r" = 1 ]; then
     python3 "$here/trace_links.py" "$trace" >"$out/links_${loop}_$mode.txt" 2>&1
   fi
@@ -65,12 +70,24 @@ run_mode() {
 # loop round modes...: one round of one loop, its line appended to rounds_LOOP.txt
 run_round() {
   local loop=$1 r=$2; shift 2
-  local modes=("$@") n=$# k line="round $r:"
+  local modes=("$@") n=$# k m order=() line="round $r:"
   declare -A v=()
-  for ((k = 0; k < n; k++)); do
-    local m=${modes[$(((k + r - 1) % n))]}
-    v[$m]=$(run_mode "$loop" "$m" "$r")
+  for ((k = 0; k < n; k++)); do order+=("${modes[$(((k + r - 1) % n))]}"); done
+  # the second plain at the end of the round farther from the first
+  if [[ " ${BRACKET:-} " == *" $loop "* && " ${modes[*]} " == *" plain "* ]]; then
+    for ((k = 0; k < n; k++)); do [ "${order[k]}" = plain ] && break; done
+    if ((2 * k < n)); then order+=(plain-b); else order=(plain-b "${order[@]}"); fi
+    modes+=(plain-a plain-b)
+  fi
+  for m in "${order[@]}"; do
+    if [ "$m" = plain-b ]; then v[$m]=$(run_mode "$loop" plain "${r}b")
+    else v[$m]=$(run_mode "$loop" "$m" "$r"); fi
   done
+  if [ -n "${v[plain-b]+set}" ]; then
+    v[plain-a]=${v[plain]:-}
+    v[plain]=$(awk -v a="${v[plain-a]}" -v b="${v[plain-b]}" \
+      'BEGIN { if (a == "" || b == "") print a b; else printf "%.3f", (a + b) / 2 }')
+  fi
   for m in "${modes[@]}"; do line+=" $m ${v[$m]:-?}"; done
   echo "$loop $line" | tee -a "$out/rounds_$loop.txt"
 }
