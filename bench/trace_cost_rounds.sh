@@ -26,7 +26,8 @@
 #             compaction stalls): the search for what persists between
 #             processes (bench/TRACE_COST.md, eighth pass)
 # Modes: plain; torch-cuda, torch-cpu-cuda (PyTorch loop); attnprof (the
-# default); attnprof-API (ATTNPROF_CUPTI_API_MODE=API, e.g. kinds); none,
+# default); attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback); attnprof-API
+# (ATTNPROF_CUPTI_API_MODE=API, e.g. kinds); none,
 # kernel, nowrite, maskM (attnprof trace started with ATTNPROF_BENCH_START=0,
 # 1, 99 = the default's parts, records neither converted nor written, M);
 # floor-load, floor-kernel (libbench_cupti_floor.so injected alone).
@@ -53,6 +54,7 @@ run_mode() {
     kernel) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=1) ;;
     nowrite) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=99) ;;
     mask*) env=(ATTNPROF_BENCH=1 "ATTNPROF_BENCH_START=${mode#mask}") ;;
+    attnprof-synccb) env=(ATTNPROF_CUPTI_SYNC=callback) ;;
     attnprof-*) env=("ATTNPROF_CUPTI_API_MODE=${mode#attnprof-}") ;;
     esac
     prog=(./bin/attnprof trace --stream-only --out "$trace" -- "${prog[@]}") ;;
