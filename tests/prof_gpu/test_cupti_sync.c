@@ -14,14 +14,6 @@
 #include "gpu_test.h"
 #include "planted.h"
 
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-      return 1;                                                          \
-    }                                                                    \
-  } while (0)
-
 enum { MAX_ROWS = 64 };
 
 typedef struct {
