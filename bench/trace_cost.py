@@ -3,7 +3,7 @@ bench/trace_overhead.py, measured inside one traced process so that the
 5-9 us this host moves between processes does not drown it.
 
 usage: ATTNPROF_BENCH=1 attnprof trace --stream-only --out T.json -- \
-           python3 trace_cost.py [ROUNDS] [N] [all|split]
+           python3 trace_cost.py [ROUNDS] [N] [all|split|sync]
 
 The injection library exports attnprof_bench_set(mask) (with ATTNPROF_BENCH=1
 only): it flushes, switches every CUPTI kind and call record off, then on the
@@ -24,7 +24,7 @@ from launch_loop import burst_loop, warm_tensor
 
 # attnprof_bench_set's bits (src/prof/collect/collector_cupti.h)
 K, G, R, D, S, C, W = 1, 2, 4, 8, 16, 32, 64
-MEMCPY, MEMSET, SYNC, MARKER = 128, 256, 512, 1024
+MEMCPY, MEMSET, SYNC, MARKER, SYNC_CB = 128, 256, 512, 1024, 2048
 VARIANTS = [
     ("none (subscribed only)", 0),
     ("kernel", K),
@@ -45,15 +45,23 @@ SPLIT = [
     ("kernel+MARKER, no c/w", K | MARKER | W),
     ("gpu kinds, no c/w", K | G | W),
 ]
+# The sync records by CUPTI's kind or from the sync calls' callbacks
+# (ATTNPROF_CUPTI_SYNC=callback), both beside the launch callbacks.
+SYNCS = [
+    ("none (subscribed only)", 0),
+    ("kernel+callback ids, no c/w", K | C | W),
+    ("k+callback+SYNC kind, no c/w", K | C | SYNC | W),
+    ("k+callback+sync cb, no c/w", K | C | SYNC_CB | W),
+]
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 5120
     which = sys.argv[3] if len(sys.argv) > 3 else "all"
-    if which not in ("all", "split"):
-        sys.exit("usage: trace_cost.py [ROUNDS] [N] [all|split]")
-    variants = SPLIT if which == "split" else VARIANTS
+    if which not in ("all", "split", "sync"):
+        sys.exit("usage: trace_cost.py [ROUNDS] [N] [all|split|sync]")
+    variants = {"all": VARIANTS, "split": SPLIT, "sync": SYNCS}[which]
     x = warm_tensor()
     lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
     bench_set = lib.attnprof_bench_set

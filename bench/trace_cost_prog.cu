@@ -6,8 +6,9 @@
  * per launch. Its trace holds 2 events per launch, written at about 0.2
  * million events/s: give 11 rounds of 20480 a minute. SET "split" runs only
  * "none" and the variants that split the four other GPU kinds, none of them
- * converted or written (a few seconds).
- *   usage: trace_cost_prog [ROUNDS] [N] [all|split] */
+ * converted or written (a few seconds); "sync" runs "none" and the sync
+ * records through the kind or the sync calls' callbacks.
+ *   usage: trace_cost_prog [ROUNDS] [N] [all|split|sync] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 
 #include "launch_loop.cuh"
 
-enum { MAX_ROUNDS = 64, NV = 15 };
+enum { MAX_ROUNDS = 64, NV = 18 };
 static const char *const names[NV] = {
     "none (subscribed only)",  "kernel",           "gpu kinds",
     "gpu + RUNTIME kind",      "gpu + RUNTIME+DRIVER kinds",
@@ -23,9 +24,11 @@ static const char *const names[NV] = {
     "kinds, no convert/write", "callback, no convert/write",
     "kernel, no convert/write", "kernel+MEMCPY, no c/w",
     "kernel+MEMSET, no c/w",   "kernel+SYNC, no c/w",
-    "kernel+MARKER, no c/w",   "gpu kinds, no c/w"};
+    "kernel+MARKER, no c/w",   "gpu kinds, no c/w",
+    "kernel+callback ids, no c/w", "k+callback+SYNC kind, no c/w", "k+callback+sync cb, no c/w"};
 /* Bits of attnprof_bench_set (src/prof/collect/collector_cupti.h). */
-static const unsigned masks[NV] = {0, 1, 3, 7, 15, 19, 35, 79, 99, 65, 193, 321, 577, 1089, 67};
+static const unsigned masks[NV] = {0,  1,   3,   7,    15, 19,  35,  79,  99,
+                                   65, 193, 321, 577, 1089, 67, 97, 609, 2145};
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -39,19 +42,24 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/* Indices into names/masks: every variant, or "none" and the kinds' split. */
-static const int all_set[NV] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+/* Indices into names/masks: every variant, "none" and the kinds' split, or
+ * "none" and the sync records by kind or by callbacks (ATTNPROF_CUPTI_SYNC). */
+static const int all_set[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
 static const int split_set[] = {0, 9, 10, 11, 12, 13, 14};
+static const int sync_set[] = {0, 15, 16, 17};
 
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 15;
   long n = argc > 2 ? atol(argv[2]) : 20480;
-  int split = argc > 3 && !strcmp(argv[3], "split");
-  if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST || (argc > 3 && !split && strcmp(argv[3], "all")))
-    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split]\n", MAX_ROUNDS,
-                   BURST), 2;
-  const int *set_of = split ? split_set : all_set;
-  int nv = split ? (int)(sizeof split_set / sizeof *split_set) : NV;
+  const char *which = argc > 3 ? argv[3] : "all";
+  int split = !strcmp(which, "split"), sync = !strcmp(which, "sync");
+  if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST || (!split && !sync && strcmp(which, "all")))
+    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split|sync]\n",
+                   MAX_ROUNDS, BURST), 2;
+  const int *set_of = split ? split_set : sync ? sync_set : all_set;
+  int nv = split ? (int)(sizeof split_set / sizeof *split_set)
+           : sync ? (int)(sizeof sync_set / sizeof *sync_set)
+                  : (int)(sizeof all_set / sizeof *all_set);
   setvbuf(stdout, NULL, _IOLBF, 0); /* every round out at once: a timeout keeps what ran */
   burst_loop(4 * BURST);            /* cuInit: the injection starts here */
   const char *path = getenv("CUDA_INJECTION64_PATH");

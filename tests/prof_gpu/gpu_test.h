@@ -12,6 +12,15 @@
 
 enum { GPU_TEST_SKIP = 77 };
 
+/* For tests without cmocka: says which check failed and returns 1. */
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
+      fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
+      return 1;                                                          \
+    }                                                                    \
+  } while (0)
+
 /* Starts a GPU session into t, or exits 77 saying why it cannot. */
 static inline void gpu_test_start_or_skip(prof_trace *t) {
   if (prof_start(t, PROF_COLLECT_GPU) != ATTN_STATUS_OK) {

@@ -232,3 +232,59 @@ extern "C" int planted_footprint(int i, prof_footprint *fp, int *blocks, const c
   *name = c->name;
   return 0;
 }
+
+/* ---- every kind of sync call, for the sync-record comparison ---------------- */
+
+static cudaStream_t sync_s, sync_s2;
+static cudaEvent_t sync_ev;
+
+extern "C" int planted_syncs_setup(void) {
+  TRY(cudaSetDevice(0));
+  TRY(cudaStreamCreateWithFlags(&sync_s, cudaStreamNonBlocking));
+  TRY(cudaStreamCreate(&sync_s2));
+  TRY(cudaEventCreate(&sync_ev));
+  TRY(cudaDeviceSynchronize());
+  return 0;
+}
+
+/* A driver entry point of the CUDA 12.0 ABI (cuCtxSynchronize takes no
+ * context there), through the runtime as launch_cluster does. */
+static void *driver_fn(const char *name) {
+  void *fn = NULL;
+  cudaDriverEntryPointQueryResult found;
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) != cudaSuccess)
+    return NULL;
+  return fn;
+}
+
+#define DTRY(call)                                                                     \
+  do {                                                                                 \
+    CUresult r_ = (call);                                                              \
+    if (r_ != CUDA_SUCCESS)                                                            \
+      return fprintf(stderr, "%s:%d: %s: CUDA error %d\n", __FILE__, __LINE__, #call, (int)r_), -1; \
+  } while (0)
+
+extern "C" int planted_syncs(int64_t *t_begin, int64_t *t_end) {
+  CUresult (*stream_sync)(CUstream) = (CUresult(*)(CUstream))driver_fn("cuStreamSynchronize");
+  CUresult (*event_sync)(CUevent) = (CUresult(*)(CUevent))driver_fn("cuEventSynchronize");
+  CUresult (*wait_event)(CUstream, CUevent, unsigned) =
+      (CUresult(*)(CUstream, CUevent, unsigned))driver_fn("cuStreamWaitEvent");
+  CUresult (*ctx_sync)(void) = (CUresult(*)(void))driver_fn("cuCtxSynchronize");
+  if (!stream_sync || !event_sync || !wait_event || !ctx_sync)
+    return fprintf(stderr, "a driver sync call is missing\n"), -1;
+  *t_begin = prof_clock_ns();
+  planted_tiny<<<1, 32, 0, sync_s>>>(NULL, 1.f);
+  TRY(cudaEventRecord(sync_ev, sync_s));
+  TRY(cudaEventSynchronize(sync_ev));
+  TRY(cudaStreamWaitEvent(sync_s2, sync_ev, 0));
+  TRY(cudaStreamSynchronize(sync_s));
+  TRY(cudaStreamSynchronize(0));
+  TRY(cudaStreamSynchronize(cudaStreamPerThread));
+  TRY(cudaDeviceSynchronize());
+  DTRY(event_sync((CUevent)sync_ev));
+  DTRY(wait_event((CUstream)sync_s2, (CUevent)sync_ev, 0));
+  DTRY(stream_sync((CUstream)sync_s));
+  DTRY(ctx_sync());
+  *t_end = prof_clock_ns();
+  return 0;
+}

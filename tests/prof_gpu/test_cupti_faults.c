@@ -14,14 +14,6 @@
 #include "planted.h"
 #include "prof/collect/cupti_lib.h"
 
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-      return 1;                                                       \
-    }                                                                 \
-  } while (0)
-
 enum { FLOOD = 20000 };
 
 static int dropped_records(void) {

@@ -8,14 +8,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-      return 1;                                                       \
-    }                                                                 \
-  } while (0)
+#include "gpu_test.h"
 
 int main(void) {
   setenv("ATTNPROF_CUPTI_LIB", "/nonexistent/libcupti.so.13", 1);

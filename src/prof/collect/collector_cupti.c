@@ -14,7 +14,7 @@
  * per launch to no purpose (the same ones Kineto silences);
  * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
  * Of the four other GPU kinds only SYNCHRONIZATION costs per launch (+0.15-
- * 0.2 us); converting and streaming the records cost +0.52 in the CUDA loop
+ * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop); converting and streaming the records cost +0.52 in the CUDA loop
  * before the writer was made cheaper and +0.10 after (bench/TRACE_COST.md,
  * "The process ladder" and "The merged tree on the H200"). */
 #include "prof/collect/collector_cupti.h"
@@ -35,6 +35,9 @@
 static const cupti_fns *F;
 static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
+/* ATTNPROF_CUPTI_SYNC=callback: sync records from the sync calls' callbacks
+ * (cupti_api_cb.c) instead of the SYNCHRONIZATION kind; callback mode only. */
+static int sync_cb;
 /* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; bench/TRACE_COST.md). */
 static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
 #define API_DEFAULT API_CALLBACK
@@ -168,6 +171,8 @@ static void choose_calls(void) {
       const char *name = cupti_cbid_name(d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
       keep[cbid] = (uint8_t)(api_all ? name && !starts_with_any(name, chatty, 4, 1)
                                      : starts_with_any(name, launch_prefixes, 16, 0));
+      cupti_api_cb_classify(d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+                            keep[cbid] ? name : NULL);
     }
   }
 }
@@ -215,6 +220,7 @@ static void set_api(uint8_t on) {
 static void disable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) F->ActivityDisable(gpu_kinds[i]);
   set_api(0);
+  cupti_api_cb_set_sync(NULL);
 }
 
 /* Bench only: switches on the parts in mask (every part is off before). */
@@ -229,6 +235,7 @@ static void bench_apply(unsigned mask) {
     set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
   if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
   if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+  if (mask & CUPTI_BENCH_SYNC_CALLBACK) cupti_api_cb_set_sync(F);
 }
 
 /* Bench only (bench/TRACE_COST.md): flushes (so the last setting's records
@@ -242,6 +249,7 @@ int64_t cupti_collector_bench_set(unsigned mask) {
   set_api_kinds(0, 1, 1);
   set_api_select(0);
   set_api_callback(0);
+  cupti_api_cb_set_sync(NULL);
   bench_apply(mask);
   cupti_stats s;
   cupti_buffers_stats(&s);
@@ -254,6 +262,7 @@ void cupti_collector_bench_start(int mask) { bench_start_mask = mask; }
 
 static attn_status enable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) {
+    if (sync_cb && gpu_kinds[i] == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) continue;
     CUptiResult r = F->ActivityEnable(gpu_kinds[i]);
     if (r != CUPTI_SUCCESS) {
       disable_all();
@@ -262,6 +271,7 @@ static attn_status enable_all(void) {
     }
   }
   set_api(1);
+  cupti_api_cb_set_sync(sync_cb ? F : NULL);
   return ATTN_STATUS_OK;
 }
 
@@ -279,6 +289,8 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
              : mode && !strcmp(mode, "select")          ? API_SELECT
              : mode && !strcmp(mode, "callback")        ? API_CALLBACK
                                                          : API_DEFAULT;
+  const char *sync = getenv("ATTNPROF_CUPTI_SYNC");
+  sync_cb = api_mode == API_CALLBACK && sync && !strcmp(sync, "callback");
   cupti_buffers_configure(F);
   cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();

@@ -61,7 +61,8 @@ enum {
   CUPTI_BENCH_MEMCPY = 128,  /* the four kinds of CUPTI_BENCH_GPU one by one */
   CUPTI_BENCH_MEMSET = 256,
   CUPTI_BENCH_SYNC = 512,
-  CUPTI_BENCH_MARKER = 1024
+  CUPTI_BENCH_MARKER = 1024,
+  CUPTI_BENCH_SYNC_CALLBACK = 2048 /* sync records from the sync calls' callbacks */
 };
 int64_t cupti_collector_bench_set(unsigned mask);
 

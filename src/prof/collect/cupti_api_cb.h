@@ -12,6 +12,8 @@
 
 #include <cupti.h>
 
+#include "prof/collect/cupti_lib.h"
+
 /* Added to every time we stamp: 0 when CUPTI stamps with our clock too,
  * else the offset its records carry (see cupti_conv_set_clock_offset). */
 void cupti_api_cb_set_clock_offset(int64_t offset);
@@ -19,6 +21,12 @@ void cupti_api_cb_set_clock_offset(int64_t offset);
 void cupti_api_cb_switched(void);
 /* One runtime or driver callback (enter or exit) of a subscribed call. */
 void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *d);
+/* Notes whether the call named name (cbid in dom) is a sync call, for the
+ * sync records below; called for every subscribed id before they are on. */
+void cupti_api_cb_classify(CUpti_CallbackDomain dom, uint32_t cbid, const char *name);
+/* f non-NULL: a successful sync call also writes the record CUPTI's
+ * SYNCHRONIZATION kind would (ATTNPROF_CUPTI_SYNC=callback); NULL: not. */
+void cupti_api_cb_set_sync(const cupti_fns *f);
 /* Hands every record written so far to take, oldest block first; the caller
  * serializes drains (cupti_buffers.c holds its converter lock). */
 void cupti_api_cb_drain(void (*take)(const CUpti_Activity *rec));

@@ -83,6 +83,8 @@ static void load_cupti(void) {
   S(ActivityFlushAll, "cuptiActivityFlushAll");
   S(ActivitySetAttribute, "cuptiActivitySetAttribute");
   S(SetThreadIdType, "cuptiSetThreadIdType");
+  S(GetContextId, "cuptiGetContextId");
+  S(GetStreamIdEx, "cuptiGetStreamIdEx");
   S(Finalize, "cuptiFinalize");
 #undef S
   void *v2 = dlsym(h, "cuptiSubscribe_v2"); /* optional */

@@ -34,6 +34,8 @@ typedef struct {
   CUptiResult (*ActivityFlushAll)(uint32_t);
   CUptiResult (*ActivitySetAttribute)(CUpti_ActivityAttribute, size_t *, void *);
   CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
+  CUptiResult (*GetContextId)(CUcontext, uint32_t *);
+  CUptiResult (*GetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t *);
   CUptiResult (*Finalize)(void);
   uint32_t version; /* cuptiGetVersion: the API version, e.g. 130001 */
   char path[512];   /* where it was found */
