@@ -26,6 +26,10 @@ WGMMA_DIMS = [64, 128, 256]
 # ATTNPROF_FLASH_WS_FLAGS.
 WS_DIMS = [64, 128, 256]
 WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 128), (7, 256)]
+# The cluster instances (flags WS_ALL | WS_CLUSTER: two CTAs per cluster
+# sharing K and V by TMA multicast), bf16, both tiles, built with the
+# ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
+WS_CLUSTER_DIMS = [64, 128, 256]
 
 def write(name, body, stamp=STAMP):
     path = os.path.join(OUT, name)
@@ -68,6 +72,13 @@ def main():
               f"template attn_status ws_run<__nv_bfloat16, {d}, {fl}, WS_TILE_BASE>(const attn_fused_params &,\n"
               "                                                                 cudaStream_t);\n")
         wgmma.append(name)
+    for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")):
+        for d in WS_CLUSTER_DIMS:
+            name = f"flash_ws_cluster_{tag}bf16_d{d}.cu"
+            write(name, '#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
+                  f"template attn_status ws_run<__nv_bfloat16, {d}, WS_ALL | WS_CLUSTER, {tile}>(\n"
+                  "    const attn_fused_params &, cudaStream_t);\n")
+            wgmma.append(name)
     write("instances.cmake", "set(ATTNPROF_FUSED_INSTANCES\n"
           + "".join(f"  instances/{n}\n" for n in names) + ")\n"
           + "set(ATTNPROF_WGMMA_INSTANCES\n"
