@@ -49,6 +49,8 @@
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
+#include <stdio.h>
+
 #include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
 #include "attn/cuda/fused/ws_tile.h"
@@ -568,8 +570,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
 #endif
 }
 
-// Clusters of two CTAs (kFlags WS_CLUSTER, non-causal): as many as fit at
-// once, asked once per instance (0: none fit).
+// Clusters of two CTAs (kFlags WS_CLUSTER, non-causal): how many fit at
+// once by cudaOccupancyMaxActiveClusters, asked once per instance and
+// printed to stderr (bench-only instances: run 1 of "ws: O from registers"
+// may have had a grid cut short by it).
 template <typename T, int kD, int kFlags, int kTile>
 static int ws_cluster_slots(cudaLaunchConfig_t cfg) {
   static int slots = -1;
@@ -581,6 +585,8 @@ static int ws_cluster_slots(cudaLaunchConfig_t cfg) {
       n = 0;
     }
     slots = n;
+    fprintf(stderr, "flash ws (D%d, tile %d): cudaOccupancyMaxActiveClusters says %d clusters of 2\n",
+            kD, kTile, n);
   }
   return slots;
 }
@@ -611,8 +617,10 @@ static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
   st = attn_ws_maps_get(&p, __is_same(T, __nv_bfloat16), C::kBM, slots ? C::kBN / 2 : C::kBN, 64, &mp);
   if (st) return st;
   if (slots) {
-    const int64_t n_ct = (n_mb + 1) / 2 * p.hq * p.b;
-    cfg.gridDim = dim3((unsigned)(2 * (n_ct < slots ? n_ct : slots)), 1, 1);
+    // One cluster per two SMs, whatever the occupancy answer (clusters that
+    // do not fit at once wait for a free pair; the loop stays correct).
+    const int64_t n_ct = (n_mb + 1) / 2 * p.hq * p.b, per = sms / 2;
+    cfg.gridDim = dim3((unsigned)(2 * (n_ct < per ? n_ct : per)), 1, 1);
     ATTN_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p, *mp));
   } else {
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
