@@ -35,6 +35,8 @@
 #  9. versus (not in the default steps; an ablation build): ws_vs_torch.py
 #     with VERSUS_ARGS (e.g. "--osmem --cluster --tiles --rounds 4"),
 #     VERSUS_TIMEOUT (default 90 s).
+# 10. sweep (not in the default steps): the sweep AUTO's table comes from
+#     (attnprof compare --sweep, as the ab and sched steps run it).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -201,5 +203,8 @@ if [[ $steps == *versus* ]]; then
   sed -n '/^\(osmem\|cluster\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
   grep -E "FAIL|refused|Error" "$out/ws_versus.txt" | head -5
   echo "($SECONDS s in)"
+fi
+if [[ $steps == *sweep* ]]; then
+  sweep_table
 fi
 exit $rc
