@@ -19,12 +19,16 @@
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
 //    softmax runs under the others' GEMMs.
-//  - epilogue: O / l rounded into the warpgroup's rows of the Q tile (same
-//    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
-//    clipped by TMA); lse from registers. Where two Q buffers fit, the next
-//    tile's Q loads into the other one under this tile's loop and epilogue,
-//    and the store's read of this buffer is waited for under the next
-//    tile's first S product, not before it.
+//  - epilogue, two Q buffers (D64, D128 128 x 128): O / l rounded into the
+//    warpgroup's rows of the Q tile (same 128-byte swizzle as TMA's), one
+//    TMA store per 64 columns (rows past Sq clipped by TMA); the next tile's
+//    Q loads into the other buffer under this tile's loop and epilogue, and
+//    the store's read of this buffer is waited for under the next tile's
+//    first S product. One Q buffer (D256, D128 128 x 176): each warp hands Q
+//    back right after its last S product and O / l goes from registers to
+//    global memory (ws_store_out), so the next Q loads under the last P V
+//    and the epilogue (bench/NOTES.md "ws: O from registers": +2 % mean over
+//    those cells). lse from registers in both.
 // Tiles: (m block, head, batch) walked by a static persistent schedule,
 // grid = min(#SMs, tiles) (ws_sched, ws_tile_at): non-causal m block first;
 // causal with few heads longest first, dealt in a snake; causal with many
@@ -45,7 +49,11 @@
 // With causal tiles paired at short S (bench/NOTES.md "ws: causal tiles
 // paired", run 2): D128 S16k 667 (causal 645), D256 S4k 675 (616), D64 S16k
 // 521 (515); S1k causal D128 460, D256 469 (were 373, 372); 0.91-1.22x
-// cuDNN, 1.44-2.74x FA2.
+// cuDNN, 1.44-2.74x FA2. With O from registers (bench/NOTES.md "ws: O from
+// registers", run 2): D128 S16k 654 (642), D256 S4k 721 (651), D64 S16k 508
+// (499); 0.88-1.30x cuDNN (27 of 31 cells at or above), 1.40-2.77x FA2.
+// Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
+// tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
@@ -572,8 +580,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
 
 // Clusters of two CTAs (kFlags WS_CLUSTER, non-causal): how many fit at
 // once by cudaOccupancyMaxActiveClusters, asked once per instance and
-// printed to stderr (bench-only instances: run 1 of "ws: O from registers"
-// may have had a grid cut short by it).
+// printed to stderr (bench-only instances; the H200 said 66 for every one).
 template <typename T, int kD, int kFlags, int kTile>
 static int ws_cluster_slots(cudaLaunchConfig_t cfg) {
   static int slots = -1;
