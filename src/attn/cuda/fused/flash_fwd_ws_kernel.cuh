@@ -240,13 +240,13 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     };
     auto load_k = [&](int i) {
       const uint32_t j = it + i, s = j % kS;
-      ws_bar_wait_cl(br.k_empty(s), ((j / kS) & 1) ^ 1);
+      ws_bar_wait<true>(br.k_empty(s), ((j / kS) & 1) ^ 1);
       ws_bar_expect(br.k_full(s), C::kKV);
       load_kv(&mp.k, aK + s * C::kKV, br.k_full(s), (n - 1 - i) * kBN);
     };
     auto load_v = [&](int i) {
       const uint32_t j = it + i, s = j % kS;
-      ws_bar_wait_cl(br.v_empty(s), ((j / kS) & 1) ^ 1);
+      ws_bar_wait<true>(br.v_empty(s), ((j / kS) & 1) ^ 1);
       ws_bar_expect(br.v_full(s), C::kKV);
       load_kv(&mp.v, aV + s * C::kKV, br.v_full(s), (n - 1 - i) * kBN);
     };
@@ -300,10 +300,7 @@ FUSED_DEV void ws_store_out(T *og, int64_t ss, const float (&o)[kD / 2], const f
                             const float (&l)[2], int r0, int t4, float c, float *lse, int rows) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float sum = l[hh];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
+    const float sum = wg_row_sum(l[hh]), inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
     const int r = r0 + 8 * hh;
 #pragma unroll
     for (int jj = 0; jj < kD / 32; ++jj) {
@@ -316,8 +313,7 @@ FUSED_DEV void ws_store_out(T *og, int64_t ss, const float (&o)[kD / 2], const f
       ws_quad_transpose(a, t4);
       if (r < rows) *(uint4 *)(og + (int64_t)r * ss + 32 * jj + 8 * t4) = make_uint4(a[0], a[1], a[2], a[3]);
     }
-    if (lse && t4 == 0 && r < rows)
-      lse[r] = (m[hh] == -INFINITY || sum == 0.f) ? -INFINITY : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
+    wg_put_lse(lse, m[hh], sum, c, r, t4, rows);
   }
 }
 
