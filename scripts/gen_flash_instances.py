@@ -26,6 +26,17 @@ WGMMA_DIMS = [64, 128, 256]
 # ATTNPROF_FLASH_WS_FLAGS.
 WS_DIMS = [64, 128, 256]
 WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 128), (7, 256)]
+# The cluster instances (flags WS_ALL | WS_CLUSTER: two CTAs per cluster
+# sharing K and V by TMA multicast), bf16, both tiles, built with the
+# ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
+WS_CLUSTER_DIMS = [64, 128, 256]
+
+def ws_body(ctype, d, flags, tile):
+    """One explicit instance of the ws kernel."""
+    return ('#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
+            f"template attn_status ws_run<{ctype}, {d}, {flags}, {tile}>(\n"
+            "    const attn_fused_params &, cudaStream_t);\n")
+
 
 def write(name, body, stamp=STAMP):
     path = os.path.join(OUT, name)
@@ -54,19 +65,16 @@ def main():
             write(name, '#include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"\n\n'
                   f"template attn_status wgmma_run<{ctype}, {d}>(const attn_fused_params &, cudaStream_t);\n")
             wgmma.append(name)
-    for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")):
-        for dt, ctype in DTYPES.items():
-            for d in WS_DIMS:
-                name = f"flash_ws_{tag}{dt}_d{d}.cu"
-                write(name, '#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
-                      f"template attn_status ws_run<{ctype}, {d}, WS_ALL, {tile}>(const attn_fused_params &,\n"
-                      "                                                           cudaStream_t);\n")
-                wgmma.append(name)
-    for fl, d in WS_ABLATION: # one file each: they compile in parallel
-        name = f"flash_ws_ablation_f{fl}_d{d}.cu"
-        write(name, '#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
-              f"template attn_status ws_run<__nv_bfloat16, {d}, {fl}, WS_TILE_BASE>(const attn_fused_params &,\n"
-              "                                                                 cudaStream_t);\n")
+    ws = [(f"flash_ws_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL", tile)
+          for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
+          for dt, ctype in DTYPES.items() for d in WS_DIMS]
+    # one file each: they compile in parallel
+    ws += [(f"flash_ws_ablation_f{fl}_d{d}.cu", "__nv_bfloat16", d, fl, "WS_TILE_BASE")
+           for fl, d in WS_ABLATION]
+    ws += [(f"flash_ws_cluster_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_CLUSTER", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_CLUSTER_DIMS]
+    for name, ctype, d, flags, tile in ws:
+        write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)
     write("instances.cmake", "set(ATTNPROF_FUSED_INSTANCES\n"
           + "".join(f"  instances/{n}\n" for n in names) + ")\n"

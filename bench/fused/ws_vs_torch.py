@@ -22,9 +22,19 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
                 by design and not compared
   ws-prev/pair/wait  (--sched, ablation build) ws as it was before causal
                 tiles were paired per head and the O store's wait moved under
-                the next tile (ATTNPROF_FLASH_WS_AB=12), with pairing at
+                the next tile (ATTNPROF_FLASH_WS_AB=44), with pairing at
                 every length (=16), and with the store wait alone put back
                 (=8)
+  ws-osm        (--osmem, ablation build) ws with O staged in the Q buffer
+                and stored by TMA where one Q buffer fits (=32), the kernel
+                before O went out from registers there; run right after ws,
+                so the two share their neighbours (on two-buffer cells both
+                run the same code: the pair's noise)
+  ws-cl         (--cluster, ablation build) ws in clusters of two CTAs that
+                share each K and V tile by TMA multicast (=64; non-causal
+                bf16; causal cells run ws's code: more noise pairs)
+The AB values of --ab and --sched carry 32 so that they still run the
+kernel they name (the one-Q-buffer epilogue of their time).
 Each run's output is compared with cudnn's first (relative error of the whole
 tensor; above 1e-2 the run is not timed). Times: CUDA events around each
 call, 3 warm-up calls, median of --reps; --rounds N runs the backends N
@@ -60,6 +70,8 @@ def main():
     ap.add_argument("--tiles", action="store_true")
     ap.add_argument("--ab", action="store_true")
     ap.add_argument("--sched", action="store_true")
+    ap.add_argument("--osmem", action="store_true")
+    ap.add_argument("--cluster", action="store_true")
     opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
     engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
@@ -85,6 +97,7 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
+    variants = {"ws-osm": [], "ws-cl": []}
     scheds = []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
@@ -103,14 +116,18 @@ def main():
         runs = [("cudnn", torch_fn(SDPBackend.CUDNN_ATTENTION)),
                 ("FA2", torch_fn(SDPBackend.FLASH_ATTENTION)),
                 ("ws", ours(q, k, v, o, causal, "ws"))]
+        if opt.osmem:
+            runs.append(("ws-osm", ours(q, k, v, o, causal, "ws", ab="32")))
+        if opt.cluster:
+            runs.append(("ws-cl", ours(q, k, v, o, causal, "ws", ab="64")))
         if opt.tiles:
             runs += [(f"ws-{t}", ours(q, k, v, o, causal, "ws", tile=t)) for t in ("base", "fa3")]
         if opt.ab:
-            runs += [("ws-old", ours(q, k, v, o, causal, "ws", ab="3")),
-                     ("ws-snake", ours(q, k, v, o, causal, "ws", ab="2"))]
+            runs += [("ws-old", ours(q, k, v, o, causal, "ws", ab="35")),
+                     ("ws-snake", ours(q, k, v, o, causal, "ws", ab="34"))]
         if opt.sched:
             runs += [(n, ours(q, k, v, o, causal, "ws", ab=a))
-                     for n, a in (("ws-prev", "12"), ("ws-pair", "16"), ("ws-wait", "8"))]
+                     for n, a in (("ws-prev", "44"), ("ws-pair", "16"), ("ws-wait", "8"))]
         if not opt.no_wgmma:
             runs.append(("wgmma", ours(q, k, v, o, causal, "wgmma")))
         if opt.ablation and d == 128:
@@ -153,6 +170,10 @@ def main():
             abs_.append((label, causal, *(flops / t[n] * 1e-6 if n in t else float("nan")
                                           for n in ("ws-old", "ws-snake", "ws", "cudnn", "FA2")),
                          t["ws"]))
+        for vn, rows in variants.items():
+            if vn in t and "cudnn" in t:
+                rows.append((label, causal, *(flops / t[n] * 1e-6 for n in ("ws", vn, "cudnn", "FA2")),
+                             t[vn] / t["ws"], t["ws"]))
         if "ws-prev" in t:
             scheds.append((label, causal, t, flops))
         if "ws-base" in t and "ws-fa3" in t:
@@ -164,6 +185,18 @@ def main():
     for label, causal, tw, tc, r, us in summary:
         print(f"  {label:<16}{'causal' if causal else 'full':<8} ws {tw:6.1f}  cudnn {tc:6.1f}  "
               f"ws/cudnn {r:5.2f}  ({us:.1f} us)")
+    titles = {"ws-osm": "osmem: TFLOP/s of ws (O from registers where one Q buffer fits) and "
+                        "ws-osm (O staged in the Q buffer, TMA store); ws/var = var time / ws time",
+              "ws-cl": "cluster: TFLOP/s of ws and ws-cl (clusters of two sharing K and V by "
+                       "multicast; non-causal); ws/var = var time / ws time, var/cudnn"}
+    for vn, rows in variants.items():
+        if not rows:
+            continue
+        print("\n" + titles[vn])
+        for label, causal, tw, to, tc, t2, r, us in rows:
+            print(f"  {label:<16}{'causal' if causal else 'full':<8} ws {tw:6.1f} ({us:7.1f} us)  "
+                  f"{vn[3:]} {to:6.1f}  cudnn {tc:6.1f}  FA2 {t2:6.1f}  ws/var {r:5.2f}  "
+                  f"ws/cudnn {tw / tc:5.2f}  var/cudnn {to / tc:5.2f}  ws/FA2 {tw / t2:5.2f}")
     if tiles:
         print("\ntiles: TFLOP/s of ws in the base and FA3 shapes (fa3 speed-up = base time / fa3 time)")
         for label, causal, tb, tf, tc, t2, r in tiles:

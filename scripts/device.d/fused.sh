@@ -27,6 +27,16 @@
 #     schedule and the deferred store wait, and each change alone, beside
 #     cuDNN and FA2, 2 rounds; SCHED_BENCH_ARGS adds options, e.g. --tiles),
 #     then the sweep AUTO's table comes from.
+#  8. verify (not in the default steps): test_fused_gpu's flash sweep and
+#     racecheck, synccheck and memcheck over the quick ws sweep, all at once
+#     (VERIFY_TIMEOUT, default 75 s); with VERIFY_AB set (an ablation
+#     build), the ws sweep and the three sanitizers again with
+#     ATTNPROF_FLASH_WS_AB=$VERIFY_AB (a bench variant, e.g. 64: clusters).
+#  9. versus (not in the default steps; an ablation build): ws_vs_torch.py
+#     with VERSUS_ARGS (e.g. "--osmem --cluster --tiles --rounds 4"),
+#     VERSUS_TIMEOUT (default 90 s).
+# 10. sweep (not in the default steps): the sweep AUTO's table comes from
+#     (attnprof compare --sweep, as the ab and sched steps run it).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -154,6 +164,47 @@ if [[ $steps == *sched* ]]; then
   sed -n '/^\(tiles\|sched\):/,$p' "$out/ws_sched.txt"
   grep -E "FAIL|refused|Error" "$out/ws_sched.txt" | head -5
   echo "($SECONDS s in)"
+  sweep_table
+fi
+if [[ $steps == *verify* ]]; then
+  t=${VERIFY_TIMEOUT:-75}
+  FUSED_TEST_ONLY=flash timeout "$t" ./bin/test_fused_gpu >"$out/test_flash.txt" 2>&1 &
+  pids=$!
+  runs="-"
+  [ -n "${VERIFY_AB:-}" ] && runs="- $VERIFY_AB"
+  for v in $runs; do
+    sfx=""; [ "$v" != - ] && sfx="_ab$v"
+    if [ "$v" != - ]; then
+      ATTNPROF_FLASH_WS_AB=$v FUSED_TEST_ONLY=ws timeout "$t" ./bin/test_fused_gpu \
+        >"$out/test_ws$sfx.txt" 2>&1 &
+      pids="$pids $!"
+    fi
+    for tool in racecheck synccheck memcheck; do
+      ATTNPROF_FLASH_WS_AB=${v#-} FUSED_TEST_ONLY=ws FUSED_TEST_QUICK=1 timeout "$t" "$cs" --tool "$tool" \
+        --error-exitcode 3 ./bin/test_fused_gpu >"$out/san_ws_$tool$sfx.txt" 2>&1 &
+      pids="$pids $!"
+    done
+  done
+  for pid in $pids; do wait "$pid" || rc=1; done
+  echo "== test_fused_gpu, flash kernels"
+  grep -E "FAIL|passed|failed|SKIP" "$out/test_flash.txt" | tail -8
+  for f in "$out"/test_ws_ab*.txt "$out"/san_ws_*.txt; do
+    [ -f "$f" ] || continue
+    echo "== $(basename "$f" .txt)"
+    grep -E "FAIL|ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$f" | tail -4
+  done
+  echo "($SECONDS s in)"
+fi
+if [[ $steps == *versus* ]]; then
+  echo "== ws_vs_torch.py ${VERSUS_ARGS:-} ($SECONDS s in)"
+  # shellcheck disable=SC2086
+  PYTHONUNBUFFERED=1 timeout "${VERSUS_TIMEOUT:-90}" python3 ../bench/fused/ws_vs_torch.py \
+    --lib ./lib/libattnprof.so --reps 10 --no-wgmma ${VERSUS_ARGS:-} >"$out/ws_versus.txt" 2>&1 || rc=1
+  sed -n '/^\(osmem\|cluster\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
+  grep -E "FAIL|refused|Error" "$out/ws_versus.txt" | head -5
+  echo "($SECONDS s in)"
+fi
+if [[ $steps == *sweep* ]]; then
   sweep_table
 fi
 exit $rc

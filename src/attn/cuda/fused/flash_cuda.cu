@@ -53,6 +53,15 @@ static fused_fn ws_inst(int64_t d, int bf) {
   default: return bf ? ws_run<__nv_bfloat16, 256, WS_ALL, kTile> : ws_run<__half, 256, WS_ALL, kTile>;
   }
 }
+#ifdef ATTNPROF_FLASH_WS_ABLATION
+// Bench only: the cluster instance (bf16) for (tile shape, D).
+template <int kTile>
+static fused_fn ws_cluster_inst(int64_t d) {
+  constexpr int f = WS_ALL | WS_CLUSTER;
+  return d == 64 ? ws_run<__nv_bfloat16, 64, f, kTile>
+         : d == 128 ? ws_run<__nv_bfloat16, 128, f, kTile> : ws_run<__nv_bfloat16, 256, f, kTile>;
+}
+#endif
 #endif
 
 // The warp-specialized Hopper kernel (flash_fwd_ws_kernel.cuh) for (dtype, D),
@@ -81,6 +90,9 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ts = getenv("ATTNPROF_FLASH_WS_TILE");
   if (ts && !strcmp(ts, "base")) tile = WS_TILE_BASE;
   if (ts && !strcmp(ts, "fa3")) tile = WS_TILE_FA3;
+  const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
+  if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
+    return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");

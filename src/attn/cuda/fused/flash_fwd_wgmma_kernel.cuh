@@ -118,25 +118,32 @@ FUSED_DEV void wg_rescale(float (&o)[kOR], const float (&alpha)[2]) {
   }
 }
 
-// Epilogue of both Hopper kernels: l summed over the quad, O / l rounded
-// into rows r0 and r0 + 8 of the swizzled tile at sQ (the caller's own rows),
-// lse (natural log) for the rows below rows; lse points at the tile's row 0.
+// The Hopper kernels' epilogue, per accumulator row: l summed over the
+// quad (wg_row_sum), and lse (natural log) of row r when asked, by the
+// quad's first lane, for the rows below rows; lse points at the tile's row 0.
+FUSED_DEV float wg_row_sum(float l) {
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  return l + __shfl_xor_sync(0xffffffffu, l, 2);
+}
+FUSED_DEV void wg_put_lse(float *lse, float m, float sum, float c, int r, int t4, int rows) {
+  if (lse && t4 == 0 && r < rows)
+    lse[r] = (m == -INFINITY || sum == 0.f) ? -INFINITY : (m * c + __log2f(sum)) * FUSED_LN2;
+}
+
+// Epilogue of both Hopper kernels: O / l rounded into rows r0 and r0 + 8 of
+// the swizzled tile at sQ (the caller's own rows), and lse.
 template <typename T, int kBM, int kD, int kOR>
 FUSED_DEV void wg_stage_out(T *sQ, const float (&o)[kOR], const float (&m)[2], const float (&l)[2],
                             int r0, int t4, float c, float *lse, int rows) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float sum = l[hh];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
+    const float sum = wg_row_sum(l[hh]), inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
     const int r = r0 + 8 * hh;
 #pragma unroll
     for (int j = 0; j < kOR / 4; ++j)
       *(uint32_t *)(sQ + fused_swz<kBM, kD>(r, j) + 2 * t4) =
           fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
-    if (lse && t4 == 0 && r < rows)
-      lse[r] = (m[hh] == -INFINITY || sum == 0.f) ? -INFINITY : (m[hh] * c + __log2f(sum)) * FUSED_LN2;
+    wg_put_lse(lse, m[hh], sum, c, r, t4, rows);
   }
 }
 

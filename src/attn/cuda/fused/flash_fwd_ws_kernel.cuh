@@ -19,12 +19,16 @@
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
 //    softmax runs under the others' GEMMs.
-//  - epilogue: O / l rounded into the warpgroup's rows of the Q tile (same
-//    128-byte swizzle as TMA's), one TMA store per 64 columns (rows past Sq
-//    clipped by TMA); lse from registers. Where two Q buffers fit, the next
-//    tile's Q loads into the other one under this tile's loop and epilogue,
-//    and the store's read of this buffer is waited for under the next
-//    tile's first S product, not before it.
+//  - epilogue, two Q buffers (D64, D128 128 x 128): O / l rounded into the
+//    warpgroup's rows of the Q tile (same 128-byte swizzle as TMA's), one
+//    TMA store per 64 columns (rows past Sq clipped by TMA); the next tile's
+//    Q loads into the other buffer under this tile's loop and epilogue, and
+//    the store's read of this buffer is waited for under the next tile's
+//    first S product. One Q buffer (D256, D128 128 x 176): each warp hands Q
+//    back right after its last S product and O / l goes from registers to
+//    global memory (ws_store_out), so the next Q loads under the last P V
+//    and the epilogue (bench/NOTES.md "ws: O from registers": +2 % mean over
+//    those cells). lse from registers in both.
 // Tiles: (m block, head, batch) walked by a static persistent schedule,
 // grid = min(#SMs, tiles) (ws_sched, ws_tile_at): non-causal m block first;
 // causal with few heads longest first, dealt in a snake; causal with many
@@ -45,9 +49,15 @@
 // With causal tiles paired at short S (bench/NOTES.md "ws: causal tiles
 // paired", run 2): D128 S16k 667 (causal 645), D256 S4k 675 (616), D64 S16k
 // 521 (515); S1k causal D128 460, D256 469 (were 373, 372); 0.91-1.22x
-// cuDNN, 1.44-2.74x FA2.
+// cuDNN, 1.44-2.74x FA2. With O from registers (bench/NOTES.md "ws: O from
+// registers", run 2): D128 S16k 654 (642), D256 S4k 721 (651), D64 S16k 508
+// (499); 0.88-1.30x cuDNN (27 of 31 cells at or above), 1.40-2.77x FA2.
+// Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
+// tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
+
+#include <stdio.h>
 
 #include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
@@ -94,14 +104,19 @@ struct ws_tile {
 // middle m blocks pair with each other, two heads per pair, after the rest.
 // Bench only: WS_AB_LPT (and WS_AB_STRIDE, the plain stride) keep the first
 // order everywhere, WS_AB_PAIR pairs wherever there are more tiles than CTAs.
+// With clusters (cl = 2, non-causal only) the two CTAs of a cluster take
+// m blocks 2c and 2c + 1 of one head in every round, so that they walk the
+// same K and V tiles (an m block past Sq computes and stores nothing).
 struct ws_sched {
   int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
+  int cl;                           // CTAs per cluster: 1 or 2
 };
 
-FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM) {
+FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   ws_sched s;
   const int g = (int)gridDim.x;
   s.n_mb = (p.sq + kBM - 1) / kBM, s.bh_n = p.b * p.hq, s.n_tiles = s.n_mb * s.bh_n;
+  s.cl = cl;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
   s.n_pairs = 0;
@@ -113,6 +128,10 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM) {
 // Rounds of the persistent loop (a pair takes two).
 FUSED_DEV int ws_rounds(const ws_sched &s) {
   const int g = (int)gridDim.x;
+  if (s.cl > 1) {
+    const int gc = g / s.cl, n_ct = (s.n_mb + s.cl - 1) / s.cl * s.bh_n;
+    return (n_ct + gc - 1) / gc;
+  }
   return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
 }
 
@@ -121,7 +140,11 @@ template <int kBM, int kBN>
 FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, ws_tile &w) {
   const int g = (int)gridDim.x, k = (int)blockIdx.x;
   int mb, bh;
-  if (s.n_pairs) {
+  if (s.cl > 1) { // cluster c of round r: cluster tile r (g / cl) + c, m block fastest
+    const int n_cmb = (s.n_mb + s.cl - 1) / s.cl, ct = r * (g / s.cl) + k / s.cl;
+    if (ct >= n_cmb * s.bh_n) return false;
+    mb = s.cl * (ct % n_cmb) + k % s.cl, bh = ct / n_cmb;
+  } else if (s.n_pairs) {
     const int pr = (r >> 1) * g + k, h2 = s.n_mb / 2, full = s.bh_n * h2;
     if (pr >= s.n_pairs) return false;
     if (pr < full) { // m blocks n_mb - 1 - i, then i, of one head
@@ -194,29 +217,38 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages;
   const int nq = ws_q_bufs<C::kQBufs>(p), rounds = ws_rounds(sc);
+  // In a cluster of two, each CTA loads kBN / 2 rows (its rank's half) of
+  // every K and V tile into both CTAs; each CTA's full barrier expects the
+  // whole tile, its empty barrier the consumers of both CTAs.
+  const int half = sc.cl > 1 ? kBN / 2 : 0, rank = sc.cl > 1 ? (int)ws_cluster_rank() : 0;
   uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
   for (int r = 0; r < rounds; ++r) {
     ws_tile w;
     if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
     const int qb = (int)(tc % (uint32_t)nq);
     const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
+    auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
+#pragma unroll
+      for (int blk = 0; blk < kD / 64; ++blk) {
+        const uint32_t d = dst + (uint32_t)(blk * kBN * 128);
+        if (half)
+          ws_tma_load_mc(d + (uint32_t)(rank * half * 128), map, bar, blk * 64, key + rank * half, hk,
+                         w.b, (uint16_t)3);
+        else
+          ws_tma_load(d, map, bar, blk * 64, key, hk, w.b);
+      }
+    };
     auto load_k = [&](int i) {
       const uint32_t j = it + i, s = j % kS;
-      ws_bar_wait(br.k_empty(s), ((j / kS) & 1) ^ 1);
+      ws_bar_wait<true>(br.k_empty(s), ((j / kS) & 1) ^ 1);
       ws_bar_expect(br.k_full(s), C::kKV);
-      const int key = (n - 1 - i) * kBN;
-#pragma unroll
-      for (int blk = 0; blk < kD / 64; ++blk)
-        ws_tma_load(aK + s * C::kKV + blk * kBN * 128, &mp.k, br.k_full(s), blk * 64, key, hk, w.b);
+      load_kv(&mp.k, aK + s * C::kKV, br.k_full(s), (n - 1 - i) * kBN);
     };
     auto load_v = [&](int i) {
       const uint32_t j = it + i, s = j % kS;
-      ws_bar_wait(br.v_empty(s), ((j / kS) & 1) ^ 1);
+      ws_bar_wait<true>(br.v_empty(s), ((j / kS) & 1) ^ 1);
       ws_bar_expect(br.v_full(s), C::kKV);
-      const int key = (n - 1 - i) * kBN;
-#pragma unroll
-      for (int blk = 0; blk < kD / 64; ++blk)
-        ws_tma_load(aV + s * C::kKV + blk * kBN * 128, &mp.v, br.v_full(s), blk * 64, key, hk, w.b);
+      load_kv(&mp.v, aV + s * C::kKV, br.v_full(s), (n - 1 - i) * kBN);
     };
     auto load_q = [&]() {
       ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
@@ -240,6 +272,51 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
   }
 }
 
+// Transposes 4 x 4 words across a quad of lanes (lane t4 ends with word t4
+// of each lane's a, in lane order), in two xor-shuffle stages: 2 x 2 blocks
+// inside lane pairs, then the pairs' off-diagonal blocks.
+FUSED_DEV void ws_quad_transpose(uint32_t (&a)[4], int t4) {
+  const bool p1 = t4 & 1, p2 = t4 & 2;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const uint32_t r = __shfl_xor_sync(0xffffffffu, p1 ? a[2 * k] : a[2 * k + 1], 1);
+    if (p1) a[2 * k] = r; else a[2 * k + 1] = r;
+  }
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const uint32_t r = __shfl_xor_sync(0xffffffffu, p2 ? a[e] : a[e + 2], 2);
+    if (p2) a[e] = r; else a[e + 2] = r;
+  }
+}
+
+// Epilogue where one Q buffer fits: O / l from the accumulators straight to
+// global memory (og: this tile's row 0, ss: the row stride; rows: rows left
+// in the tensor), so that the Q buffer is not needed to stage O and the next
+// tile's Q loads under this tile's last products. A quad's lanes hold 2
+// columns of each 8-column block; after ws_quad_transpose each lane holds 8
+// consecutive columns, one 16-byte store (a warp writes 8 rows x 64 bytes).
+template <typename T, int kD>
+FUSED_DEV void ws_store_out(T *og, int64_t ss, const float (&o)[kD / 2], const float (&m)[2],
+                            const float (&l)[2], int r0, int t4, float c, float *lse, int rows) {
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const float sum = wg_row_sum(l[hh]), inv = sum == 0.f ? 0.f : __fdividef(1.f, sum);
+    const int r = r0 + 8 * hh;
+#pragma unroll
+    for (int jj = 0; jj < kD / 32; ++jj) {
+      uint32_t a[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int j = 4 * jj + q;
+        a[q] = fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
+      }
+      ws_quad_transpose(a, t4);
+      if (r < rows) *(uint4 *)(og + (int64_t)r * ss + 32 * jj + 8 * t4) = make_uint4(a[0], a[1], a[2], a[3]);
+    }
+    wg_put_lse(lse, m[hh], sum, c, r, t4, rows);
+  }
+}
+
 // Hands the Q buffer whose O this warpgroup stored back to the producer,
 // once the TMA store has read it (thread 0 of the warpgroup issued it).
 // Called as late as the next tile's first S issue where two Q buffers let
@@ -248,7 +325,7 @@ FUSED_DEV void ws_q_release(ws_bars br, int &q_held, int ctid) {
   if (q_held < 0) return;
   if (ctid == 0) {
     ws_tma_store_wait_read();
-    ws_bar_arrive(br.q_empty(q_held));
+    ws_bar_arrive_n(br.q_empty(q_held), 4); // for the warpgroup's 4 warps
   }
   q_held = -1;
 }
@@ -265,10 +342,21 @@ FUSED_DEV void ws_turn_pass(int cw) {
   if (kFlags & WS_PINGPONG) ws_named_arrive(1 + (cw + 1) % kCons, 256);
 }
 
-// Releases a ring slot: one arrival per warp once its wgmma are done.
+// Releases a slot: one arrival per warp once its wgmma are done.
 FUSED_DEV void ws_release(uint32_t bar, int lane) {
   __syncwarp();
   if (lane == 0) ws_bar_arrive(bar);
+}
+
+// Releases a K or V ring slot, in the other CTA of the cluster too (its
+// producer writes half of the next tile into this CTA's slot).
+template <int kFlags>
+FUSED_DEV void ws_release_kv(uint32_t bar, int lane) {
+  __syncwarp();
+  if (lane == 0) {
+    ws_bar_arrive(bar);
+    if (kFlags & WS_CLUSTER) ws_bar_arrive_peer(bar, ws_cluster_rank() ^ 1u);
+  }
 }
 
 template <typename T, int kD, int kFlags, int kTile>
@@ -284,17 +372,20 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
   const ws_bars br{aQ + C::kBars};
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
-  const ws_sched sc = ws_sched_of(p, kBM);
+  const ws_sched sc = ws_sched_of(p, kBM, (kFlags & WS_CLUSTER) ? 2 : 1);
 
   if (tid == 0) {
-    for (int b = 0; b < 2; ++b) ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), kCons);
+    for (int b = 0; b < 2; ++b) ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), 4 * kCons);
     for (int s = 0; s < kS; ++s) {
       ws_bar_init(br.k_full(s), 1), ws_bar_init(br.v_full(s), 1);
-      ws_bar_init(br.k_empty(s), 4 * kCons), ws_bar_init(br.v_empty(s), 4 * kCons);
+      ws_bar_init(br.k_empty(s), 4 * kCons * sc.cl), ws_bar_init(br.v_empty(s), 4 * kCons * sc.cl);
     }
     ws_bar_init_fence();
   }
-  __syncthreads();
+  // In a cluster, no arrival or multicast may reach the other CTA before
+  // its barriers are initialised, nor after it has exited.
+  if (sc.cl > 1) ws_cluster_sync();
+  else __syncthreads();
 
   if (wg == 0) { // producer
     if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<C::kProdRegs>();
@@ -302,6 +393,8 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
       ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, sc);
     }
+    __syncwarp();
+    if (sc.cl > 1) ws_cluster_sync();
     return;
   }
 
@@ -313,6 +406,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const int nq = ws_q_bufs<C::kQBufs>(p), rounds = ws_rounds(sc);
   uint32_t it = 0, tc = 0;
   int q_held = -1; // a Q buffer whose O store may still be reading it
+  // One Q buffer: O goes out from registers (ws_store_out) and each warp
+  // hands Q back as soon as its last S product is done.
+  const bool q_early = nq == 1 && !(p.ws_ab & WS_AB_O_SMEM);
   for (int r = 0; r < rounds; ++r) {
     ws_tile w;
     if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
@@ -324,6 +420,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
     const int n = w.n_blocks;
     const int mrow0 = w.m0 + cw * 64; // first row of this warpgroup
+    // After S of tile index i: Q's last reader done when i is the last.
+    auto q_done = [&](int i) {
+      if (q_early && i == n - 1) ws_release(br.q_empty(qb), lane);
+    };
+    if (n == 0) q_done(-1);
     // S(j) into s: the product of tile index i (key tile n - 1 - i).
     auto issue_s = [&](float (&s)[kSR], uint32_t j) {
       const uint32_t kv = aK + (j % kS) * C::kKV;
@@ -362,7 +463,8 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
         wg_wait_all();
         wg_hold(s);
-        ws_release(br.k_empty(it % kS), lane);
+        ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
+        q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
         ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
       }
@@ -383,12 +485,13 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           ws_turn_pass<kFlags, kCons>(cw);
           wg_wait_all();
           wg_hold(s);
-          ws_release(br.k_empty(j % kS), lane);
+          ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
+          q_done(i);
           wg_fence();
           issue_pv(pc, jv);
           wg_wait_all();
           wg_hold(o);
-          ws_release(br.v_empty(jv % kS), lane);
+          ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
           ws_soft<T, kFlags>(s, m, l, pn, a2, c);
         } else {
@@ -396,12 +499,13 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           ws_turn_pass<kFlags, kCons>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
-          ws_release(br.k_empty(j % kS), lane);
+          ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
+          q_done(i);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
           ws_soft<T, kFlags>(s, m, l, pn, a2, c);
           wg_wait_all();
           wg_hold(o);
-          ws_release(br.v_empty(jv % kS), lane);
+          ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
         }
         wg_rescale(o, a2);
       };
@@ -415,7 +519,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         ws_turn_pass<kFlags, kCons>(cw);
         wg_wait_all();
         wg_hold(o);
-        ws_release(br.v_empty(jv % kS), lane);
+        ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
       };
       uint32_t pb[kSR / 8][4];
       int i = 1;
@@ -438,6 +542,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // one Q buffer (the next tile's Q needs it), else under the next S.
     ws_q_release(br, q_held, ctid); // still held only when this tile had no key tile
     float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq + w.m0 : nullptr;
+    if (q_early) {
+      T *og = (T *)p.o + w.b * p.o_sb + w.h * p.o_sh + (int64_t)w.m0 * p.o_ss;
+      ws_store_out<T, kD>(og, p.o_ss, o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
+      ++tc;
+      continue;
+    }
     wg_stage_out<T, kBM, kD>((T *)(base + qb * C::kQ), o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
     wg_fence_smem(); // the generic-proxy writes, before TMA reads them
     ws_named_sync(1 + kCons + cw, 128);
@@ -457,9 +567,31 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // named barrier is left half-arrived at exit.
   if ((kFlags & WS_PINGPONG) && cw == 0) ws_named_sync(1, 256);
   if (tid % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  __syncwarp();
+  if (sc.cl > 1) ws_cluster_sync();
 #else
   __trap(); // built for sm_90a only; flash_cuda.cu never launches it elsewhere
 #endif
+}
+
+// Clusters of two CTAs (kFlags WS_CLUSTER, non-causal): how many fit at
+// once by cudaOccupancyMaxActiveClusters, asked once per instance and
+// printed to stderr (bench-only instances; the H200 said 66 for every one).
+template <typename T, int kD, int kFlags, int kTile>
+static int ws_cluster_slots(cudaLaunchConfig_t cfg) {
+  static int slots = -1;
+  if (slots < 0) {
+    int n = 0;
+    cfg.gridDim = dim3(2, 1, 1);
+    if (cudaOccupancyMaxActiveClusters(&n, flash_fwd_ws_kernel<T, kD, kFlags, kTile>, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = 0;
+    }
+    slots = n;
+    fprintf(stderr, "flash ws (D%d, tile %d): cudaOccupancyMaxActiveClusters says %d clusters of 2\n",
+            kD, kTile, n);
+  }
+  return slots;
 }
 
 template <typename T, int kD, int kFlags, int kTile>
@@ -469,16 +601,34 @@ static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
   void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags, kTile>;
   attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);
   if (st) return st;
-  const attn_ws_maps *mp = nullptr;
-  st = attn_ws_maps_get(&p, __is_same(T, __nv_bfloat16), C::kBM, C::kBN, 64, &mp);
-  if (st) return st;
   int dev = 0, sms = 132;
   ATTN_CUDA_TRY(cudaGetDevice(&dev));
   const struct cudaDeviceProp *pr = attn_cuda_props(dev);
   if (pr) sms = pr->multiProcessorCount;
-  const int64_t tiles = (int64_t)((p.sq + C::kBM - 1) / C::kBM) * p.hq * p.b;
-  const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
-  kernel<<<grid, C::kThreads, C::kSmem, stream>>>(p, *mp);
+  const int64_t n_mb = (p.sq + C::kBM - 1) / C::kBM, tiles = n_mb * p.hq * p.b;
+  cudaLaunchAttribute at[1];
+  cudaLaunchConfig_t cfg = {};
+  cfg.blockDim = dim3(C::kThreads, 1, 1), cfg.dynamicSmemBytes = C::kSmem, cfg.stream = stream;
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+  cfg.attrs = at, cfg.numAttrs = 1;
+  const int slots = (kFlags & WS_CLUSTER) ? ws_cluster_slots<T, kD, kFlags, kTile>(cfg) : 0;
+  if ((kFlags & WS_CLUSTER) && (p.causal || slots == 0))
+    return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash (ws): clusters of two CTAs are for non-causal "
+                     "attention on a device that fits them (%d fit)", slots);
+  const attn_ws_maps *mp = nullptr;
+  st = attn_ws_maps_get(&p, __is_same(T, __nv_bfloat16), C::kBM, slots ? C::kBN / 2 : C::kBN, 64, &mp);
+  if (st) return st;
+  if (slots) {
+    // One cluster per two SMs, whatever the occupancy answer (clusters that
+    // do not fit at once wait for a free pair; the loop stays correct).
+    const int64_t n_ct = (n_mb + 1) / 2 * p.hq * p.b, per = sms / 2;
+    cfg.gridDim = dim3((unsigned)(2 * (n_ct < per ? n_ct : per)), 1, 1);
+    ATTN_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p, *mp));
+  } else {
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+    kernel<<<grid, C::kThreads, C::kSmem, stream>>>(p, *mp);
+  }
   ATTN_CUDA_CHECK_LAUNCH("flash_fwd_ws_kernel");
   return ATTN_STATUS_OK;
 }

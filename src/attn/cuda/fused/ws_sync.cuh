@@ -32,14 +32,30 @@ FUSED_DEV void ws_bar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+// count arrivals at once (one thread standing for a whole warpgroup's warps).
+FUSED_DEV void ws_bar_arrive_n(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Waits for the phase of parity to complete; kCluster: at cluster scope,
+// for arrivals that may come from the other CTA of a cluster
+// (ws_bar_arrive_peer).
+template <bool kCluster = false>
 FUSED_DEV void ws_bar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
   do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    if constexpr (kCluster)
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                   "selp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(bar), "r"(parity)
+                   : "memory");
+    else
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                   "selp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(bar), "r"(parity)
+                   : "memory");
   } while (!done);
 }
 
@@ -51,6 +67,40 @@ FUSED_DEV void ws_tma_load(uint32_t dst, const void *map, uint32_t bar, int c0, 
                "[%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
                "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
                : "memory");
+}
+
+// The same box into shared memory at dst of every CTA in mask (a cluster's
+// CTAs, bit = rank), each completing on its own barrier at offset bar.
+FUSED_DEV void ws_tma_load_mc(uint32_t dst, const void *map, uint32_t bar, int c0, int c1, int c2,
+                              int c3, uint16_t mask) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+               "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(mask)
+               : "memory");
+}
+
+// Thread block clusters: this CTA's rank, the cluster's size, an arrival
+// on the barrier at offset bar in the CTA of rank peer, and the barrier of
+// every thread of the cluster (barrier.cluster: all threads, converged).
+FUSED_DEV uint32_t ws_cluster_rank(void) {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+FUSED_DEV uint32_t ws_cluster_size(void) {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+FUSED_DEV void ws_bar_arrive_peer(uint32_t bar, uint32_t peer) {
+  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+               "r"(peer)
+               : "memory");
+}
+FUSED_DEV void ws_cluster_sync(void) {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
 }
 
 // One box from shared memory at src out to the tensor; rows outside the

@@ -17,8 +17,15 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // (WS_AB_ONE_Q), before causal tiles were paired per head (WS_AB_LPT: the
 // longest-first order over all heads, dealt in a snake), with the
 // epilogue waiting for its TMA store before the next tile (WS_AB_STORE_WAIT),
-// and with causal tiles paired at every length (WS_AB_PAIR).
-enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16 };
+// with causal tiles paired at every length (WS_AB_PAIR), and, where one Q
+// buffer fits, with O staged in the Q buffer and stored by TMA, the next
+// tile's Q waiting for that store (WS_AB_O_SMEM; the kernel before O went
+// straight from registers there). WS_AB_CLUSTER (non-causal, bf16): the
+// instance with kFlags WS_CLUSTER, CTAs in clusters of two on adjacent m
+// blocks of one head, each loading half of every K and V tile into both by
+// TMA multicast (half the L2-to-SM reads per CTA).
+enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64 };
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

@@ -44,4 +44,10 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_ablation_f7_d64.cu
   instances/flash_ws_ablation_f7_d128.cu
   instances/flash_ws_ablation_f7_d256.cu
+  instances/flash_ws_cluster_bf16_d64.cu
+  instances/flash_ws_cluster_bf16_d128.cu
+  instances/flash_ws_cluster_bf16_d256.cu
+  instances/flash_ws_cluster_fa3_bf16_d64.cu
+  instances/flash_ws_cluster_fa3_bf16_d128.cu
+  instances/flash_ws_cluster_fa3_bf16_d256.cu
 )
