@@ -14,9 +14,10 @@
  * per launch to no purpose (the same ones Kineto silences);
  * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
  * Of the four other GPU kinds only SYNCHRONIZATION costs per launch (+0.15-
- * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop); converting and streaming the records cost +0.52 in the CUDA loop
- * before the writer was made cheaper and +0.10 after (bench/TRACE_COST.md,
- * "The process ladder" and "The merged tree on the H200"). */
+ * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop); converting and
+ * streaming the records cost +0.52 in the CUDA loop before the writer was
+ * made cheaper and +0.10 after (bench/TRACE_COST.md, "The process ladder"
+ * and "The merged tree on the H200"). */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
