@@ -250,6 +250,18 @@ class Lib:
         return run
 
 
+def decode_reference(qt, kt, vt, new):
+    """The bottom-right causal mask (None for one new token) and torch's output on
+    [B, H, S, D] views, by the math backend where it fits, else flash."""
+    B, hq, kv = qt.shape[0], qt.shape[1], kt.shape[2]
+    mask = None
+    if new > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(new, kv)
+    with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
+        return mask, F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+
+
 def torch_backends(q, k, v, causal_br, reps, want):
     """Times torch SDPA backends on [B, H, S, D] views; returns {name: us}, errors."""
     res = {}
@@ -297,12 +309,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
     pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
     op = torch.full_like(q, float("nan"))
     qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
-    mask = None
-    if new > 1:
-        from torch.nn.attention.bias import causal_lower_right
-        mask = causal_lower_right(new, kv)
-    with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
-        ref = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+    ref = decode_reference(qt, kt, vt, new)[1]
     nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
     pbytes = nbytes + B * per * 4
 
@@ -590,12 +597,7 @@ def ratio_table(lib, reps, bw):
         a = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), causal,
                  0.0, 0, Tensor(), None, None, C.pointer(seqs))
         qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
-        mask = None
-        if new > 1:
-            from torch.nn.attention.bias import causal_lower_right
-            mask = causal_lower_right(new, kv)
-        with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
-            ref = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+        mask, ref = decode_reference(qt, kt, vt, new)
         lib.call(a)()
         torch.cuda.synchronize()
         err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
