@@ -42,6 +42,11 @@ kernel that only streams 4 GiB in, bytes read per second; beside it the
 fastest of torch's full reductions (sum of a float32 view, amax of a bf16
 view) over the same 4 GiB. The larger is the ceiling of a kernel that reads
 its K/V once.
+The floor (--table): on the same buffers and timed the same way (graph replay,
+where K/V of a few MB stay in L2 between calls, so bytes / copy rate is not
+the floor there), the fastest of two plain kernels that read Q, K, V and write
+O (bench/serving/floor.cu, libbench_floor.so); beside it the K/V read alone
+and an empty kernel. The table gives what 1.5x torch's fastest needs against it.
 Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
 count. On three rows (0, 4, 5) the contiguous cell is timed again at the end
 of its row, after the paged layouts, the sweep and torch: the same call on the
@@ -248,6 +253,43 @@ class Lib:
             if rc:
                 raise RuntimeError(self.lib.attn_last_error().decode())
         return run
+
+
+class Floor:
+    """The floor kernels (bench/serving/floor.cu, libbench_floor.so beside
+    the library), each graph-timed like an attention call: the fastest of two
+    shapes (2 or 8 loads per thread) reading K and V; the same reading Q, K,
+    V and writing O; an empty kernel. us figures, None when not loadable."""
+    def __init__(self, path):
+        try:
+            self.lib = C.CDLL(path)
+        except OSError as e:
+            print(f"floor kernels not loaded ({e}): no floor columns", flush=True)
+            self.lib = None
+            return
+        vp, sz = C.c_void_p, C.c_size_t
+        self.lib.floor_read.argtypes = [vp, sz, vp, sz, vp, C.c_int, vp]
+        self.lib.floor_rw.argtypes = [vp, vp, sz, vp, sz, vp, sz, vp, C.c_int, vp]
+        self.lib.floor_empty.argtypes = [vp]
+        self.sink = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+    def times(self, q, o, k, v, reps):
+        if not self.lib:
+            return None
+        L, st = self.lib, lambda: torch.cuda.current_stream().cuda_stream
+        nb = lambda t: t.numel() * t.element_size()
+        sk = self.sink.data_ptr()
+        def ok(rc):
+            if rc:
+                raise RuntimeError("a floor kernel failed to launch")
+        def read(u):
+            return lambda: ok(L.floor_read(k.data_ptr(), nb(k), v.data_ptr(), nb(v), sk, u, st()))
+        def rw(u):
+            return lambda: ok(L.floor_rw(q.data_ptr(), o.data_ptr(), nb(q), k.data_ptr(), nb(k),
+                                         v.data_ptr(), nb(v), sk, u, st()))
+        kv = min(abs(graph_us(read(u), reps)) for u in (2, 8))
+        qkvo = min(abs(graph_us(rw(u), reps)) for u in (2, 8))
+        return kv, qkvo, abs(graph_us(lambda: ok(L.floor_empty(st())), reps))
 
 
 def decode_reference(qt, kt, vt, new):
@@ -497,13 +539,16 @@ def varlen_row(lib, reps):
           f"{tf(flops, us) / tf(fd, us_d):.2f}", flush=True)
 
 
-KNOB_CELLS = ((16, 1024, 32, 8), (16, 1024, 64, 8), (1, 1024, 32, 8), (1, 8192, 32, 8),
-              (1, 131072, 32, 8), (16, 8192, 32, 8), (16, 32768, 32, 8), (64, 1024, 32, 8),
-              (64, 8192, 32, 8))
-# (label, environment) candidates; None = unset (the built-in default)
+KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
+              (1, 131072, 32, 8), (16, 32768, 32, 8))
+# (label, environment) candidates; None = unset (the built-in default). Run 10:
+# programmatic dependent launch off, and forced split counts, on the small cells
+# (run 9's lookup=1 and deep=1 rows: NOTES.md).
 KNOBS = (("default", {}),
-         ("lookup=1 (runs 1-8)", {"ATTNPROF_DECODE_LOOKUP": 1}),
-         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}))
+         ("pdl=0", {"ATTNPROF_DECODE_PDL": 0}),
+         ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}),
+         ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}),
+         ("splits=32", {"ATTNPROF_DECODE_SPLITS": 32}))
 
 
 def with_envs(env, fn):
@@ -538,6 +583,8 @@ def knob_rows(lib, reps, bw):
         res, kern = {}, {}
         for rnd in range(2):
             for tag, env in KNOBS:
+                if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
+                    continue  # split sweeps only on the short caches
                 def one():
                     o.fill_(float("nan"))
                     lib.call(a)()
@@ -573,17 +620,22 @@ ROWS = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 
         (16, 1024, 32, 8, 1, 16)]
 
 
-def ratio_table(lib, reps, bw):
+def ratio_table(lib, reps, bw, floor):
     """Contiguous decode, ours against each torch SDPA backend on the same
-    tensors, every decode row; all graph-timed (graph_us). Beside it, the
-    old per-call figure (events around one call, host work included) for
-    ours and torch's fastest, to show what host-bound timing did."""
+    tensors, every decode row; all graph-timed (graph_us). Then what 1.5x
+    torch's fastest needs, and the floor (Floor) on the same buffers: the
+    read of Q, K, V and write of O alone, with the K/V read alone and an
+    empty kernel beside it. Last, the old per-call figure (events around one
+    call, host work included) for ours and torch's fastest."""
     print(f"Contiguous decode vs PyTorch SDPA (enable_gqa=True as PyTorch handles it), bf16, "
           f"D128, device time: {GRAPH_N} calls per CUDA graph, events around each replay, "
           f"median of {reps}; '*' = kernels' sum from torch.profiler (graph capture failed)")
+    print("floor = the fastest kernel that only reads this cell's Q, K, V and writes its O, "
+          "timed the same way (bench/serving/floor.cu); K/V read and empty kernel beside it")
     print(f"| problem | ours us | torch flash | torch efficient | torch cudnn | ours vs "
-          f"torch's fastest | ours / torch fastest per-call events (host included) |")
-    print("|---|---|---|---|---|---|---|")
+          f"torch's fastest | 1.5x torch needs (us) | floor (us) | K/V read / empty (us) | "
+          f"1.5x vs floor | ours / torch fastest per-call events (host included) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     d = 128
     for B, kv, hq, hkv, new, _ in ROWS:
         g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
@@ -615,13 +667,20 @@ def ratio_table(lib, reps, bw):
                 with sdpa_kernel(be):
                     return F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
             ev_fast = median_us(run_fast, reps)
+        fo = torch.empty_like(q)
+        ft = floor.times(q, fo, kc, vc, reps)
+        need = fast / 1.5 if fast else None
         cols = [us_str(tb[k]) if isinstance(tb[k], float) else tb[k].split(":")[0]
                 for k in ("flash", "efficient", "cudnn")]
         ratio = f"{fast / abs(us):.2f}x" if fast and us else "-"
+        verdict = "-" if not (ft and need) else ("below the floor" if need < ft[1] else
+                                                 f"{need / ft[1]:.2f}x the floor")
+        fcols = (f"{ft[1]:.1f} | {ft[0]:.1f} / {ft[2]:.1f}" if ft else "n/a | n/a")
         name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new}"
         print(f"| {name} | {us_str(us)} (err {err:.1e}) | {' | '.join(cols)} | {ratio} "
-              f"({fname}) | {us_ev or 0:.1f} / {ev_fast or 0:.1f} |", flush=True)
-        del kc, vc
+              f"({fname}) | {need or 0:.1f} | {fcols} | {verdict} | "
+              f"{us_ev or 0:.1f} / {ev_fast or 0:.1f} |", flush=True)
+        del kc, vc, fo
         torch.cuda.empty_cache()
 
 
@@ -639,6 +698,7 @@ def main():
                     help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
     ap.add_argument("--table", action="store_true",
                     help="only the contiguous ratio table against torch (every decode row)")
+    ap.add_argument("--floor-lib", help="the floor kernels (default: libbench_floor.so beside --lib)")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
@@ -651,7 +711,9 @@ def main():
     if opt.table:
         print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
               f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s")
-        ratio_table(lib, opt.reps, bw)
+        floor = Floor(opt.floor_lib or os.path.join(os.path.dirname(os.path.abspath(opt.lib)),
+                                                    "libbench_floor.so"))
+        ratio_table(lib, opt.reps, bw, floor)
         return
     tbw = read_bandwidth(opt.reps)
     kbw = 0.0
