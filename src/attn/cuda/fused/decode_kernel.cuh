@@ -50,6 +50,18 @@ constexpr int decode_smem_bytes() {
   return (16 * kWM * kD + kStages * 2 * DECODE_BK * kD) * 2 + 2 * DECODE_BK * 8;
 }
 
+// Programmatic dependent launch (sm_90+; no-ops when the grid was launched
+// without it): a kernel may start while the one before it in the stream
+// drains, and waits here, before its first global access, until that one
+// has finished and its writes are visible. Letting the next kernel launch
+// at once hides its launch and CTA start behind this kernel's run.
+FUSED_DEV void decode_pdl_wait(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
 struct decode_seq {
   int nq, nk, q0, qb;
 };
@@ -92,6 +104,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
+  decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
   const int G = p.group, R = G * sq.nq, r0 = rg * kRows;
   if (r0 >= R) return; // rows of no token: nothing to write
@@ -370,6 +383,7 @@ __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
   const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  decode_pdl_wait();
   if (prow >= p.part_rows) return;
   float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
 #pragma unroll
@@ -433,18 +447,33 @@ attn_status decode_prepare(void) {
   return ATTN_STATUS_OK;
 }
 
+// One launch, with programmatic dependent launch when p.pdl (decode_pdl_wait).
+static inline cudaError_t decode_launch_one(void (*fn)(const attn_decode_params), dim3 grid,
+                                            int smem, const attn_decode_params &p,
+                                            cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = grid, cfg.blockDim = dim3(DECODE_THREADS), cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr, cfg.numAttrs = p.pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, fn, p);
+}
+
 template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   constexpr int smem = decode_smem_bytes<kD, kWM, kStages>();
   attn_status st = decode_prepare<T, kD, kWM, kStages, kPath>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  decode_fwd_kernel<T, kD, kWM, kStages, kPath><<<grid, DECODE_THREADS, smem, stream>>>(p);
-  ATTN_CUDA_CHECK_LAUNCH("decode_fwd_kernel");
+  cudaError_t e = decode_launch_one(decode_fwd_kernel<T, kD, kWM, kStages, kPath>, grid, smem, p,
+                                    stream);
+  if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
   if (p.splits > 1) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
-    decode_combine_kernel<T, kD><<<blocks, DECODE_THREADS, 0, stream>>>(p);
-    ATTN_CUDA_CHECK_LAUNCH("decode_combine_kernel");
+    e = decode_launch_one(decode_combine_kernel<T, kD>, dim3(blocks), 0, p, stream);
+    if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_combine_kernel");
   }
   return ATTN_STATUS_OK;
 }
