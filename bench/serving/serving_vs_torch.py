@@ -542,13 +542,17 @@ def varlen_row(lib, reps):
 KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
               (1, 131072, 32, 8), (16, 32768, 32, 8))
 # (label, environment) candidates; None = unset (the built-in default). Run 10:
-# programmatic dependent launch off, and forced split counts, on the small cells
-# (run 9's lookup=1 and deep=1 rows: NOTES.md).
+# programmatic dependent launch off, the deep ring, forced split counts (the
+# splits on caches of <= 8k keys only). Cells of <= 2k keys run them paged too
+# (pages of 16, shuffled table), where deep=1 is the deep ring with OFFSETS.
 KNOBS = (("default", {}),
          ("pdl=0", {"ATTNPROF_DECODE_PDL": 0}),
+         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
          ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}),
          ("splits=32", {"ATTNPROF_DECODE_SPLITS": 32}))
+KNOB_PAGE = 16
+KNOB_PROFILED = ("default", "pdl=0", "splits=16")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):
@@ -559,11 +563,45 @@ def with_envs(env, fn):
     return with_env(k, v, lambda: with_envs(rest, fn))
 
 
+def knob_ab(lib, a, o, ref, kv, reps):
+    """KNOBS on one call (Args a writing o), two interleaved rounds: per
+    candidate [(us, err, splits)] and its kernels' us per call (round 1)."""
+    res, kern = {}, {}
+    for rnd in range(2):
+        for tag, env in KNOBS:
+            if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
+                continue  # split sweeps only on the short caches
+            def one():
+                o.fill_(float("nan"))
+                lib.call(a)()
+                torch.cuda.synchronize()
+                err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+                us = graph_us(lib.call(a), reps, a) if err < 2e-2 else None
+                if rnd == 0 and tag in KNOB_PROFILED:
+                    names = {}
+                    kernel_us(lib.call(a), reps, names)
+                    kern[tag] = " + ".join(f"{k.split('<')[0].split('(')[0][-22:]} {v:.1f}"
+                                           for k, v in names.items())
+                return us, err, lib.split_count(a)
+            res.setdefault(tag, []).append(with_envs(env, one))
+    return res, kern
+
+
+def knob_print(res, kern, nbytes, bw, fast):
+    for tag, rs in res.items():
+        us = [abs(x[0]) for x in rs if x[0]]
+        best = min(us) if us else None
+        print(f"  {tag:18s} s={rs[0][2]:<3d} " + " / ".join(us_str(x[0]) for x in rs)
+              + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
+              f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
+              f"  err {max(x[1] for x in rs):.1e} | kernels: {kern.get(tag, '')}", flush=True)
+
+
 def knob_rows(lib, reps, bw):
     """Kernel candidates (environment knobs read per call by decode_cuda.cu)
-    on the same contiguous tensors, one new token, two interleaved rounds,
-    graph-timed (graph_us), each with its kernels' device time per call from
-    the profiler; torch's fastest SDPA backend graph-timed on the same
+    on the same tensors, one new token, two interleaved rounds, graph-timed
+    (graph_us), each with its kernels' device time per call from the
+    profiler; torch's fastest SDPA backend graph-timed on the contiguous
     tensors. Every candidate's output is checked against torch's first."""
     d = 128
     for B, kv, hq, hkv in KNOB_CELLS:
@@ -580,36 +618,28 @@ def knob_rows(lib, reps, bw):
         with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
             ref = F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
         nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
-        res, kern = {}, {}
-        for rnd in range(2):
-            for tag, env in KNOBS:
-                if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
-                    continue  # split sweeps only on the short caches
-                def one():
-                    o.fill_(float("nan"))
-                    lib.call(a)()
-                    torch.cuda.synchronize()
-                    err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-                    us = graph_us(lib.call(a), reps, a) if err < 2e-2 else None
-                    if rnd == 0:
-                        names = {}
-                        kernel_us(lib.call(a), reps, names)
-                        kern[tag] = " + ".join(f"{k.split('<')[0].split('(')[0][-22:]} {v:.1f}"
-                                               for k, v in names.items())
-                    return us, err, lib.split_count(a)
-                res.setdefault(tag, []).append(with_envs(env, one))
+        res, kern = knob_ab(lib, a, o, ref, kv, reps)
         tb = torch_backends(qt, kt, vt, False, reps, ref)
         fast = min((abs(v) for v in tb.values() if isinstance(v, float)), default=None)
         print(f"B={B} KV={kv // 1024}k {hq}/{hkv} contiguous: torch fastest "
               f"{fast or 0:.1f} us ({' '.join(f'{k}={us_str(v)}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
               flush=True)
-        for tag, rs in res.items():
-            us = [abs(x[0]) for x in rs if x[0]]
-            best = min(us) if us else None
-            print(f"  {tag:18s} s={rs[0][2]:<3d} " + " / ".join(us_str(x[0]) for x in rs)
-                  + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
-                  f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
-                  f"  err {max(x[1] for x in rs):.1e} | kernels: {kern.get(tag, '')}", flush=True)
+        knob_print(res, kern, nbytes, bw, fast)
+        if kv <= 2048:
+            ps, per = KNOB_PAGE, kv // KNOB_PAGE
+            table = page_order("shuffled", B * per, 1, g).view(B, per).contiguous()
+            kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
+            vp = torch.empty_like(kp)
+            kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
+            vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
+            pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
+            seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
+            a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(o), 0, 0.0, 0,
+                       Tensor(), None, None, C.pointer(seqs_p))
+            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} paged (page {ps}, shuffled table):",
+                  flush=True)
+            knob_print(*knob_ab(lib, a_p, o, ref, kv, reps), nbytes + B * per * 4, bw, fast)
+            del kp, vp
         del kc, vc
         torch.cuda.empty_cache()
 

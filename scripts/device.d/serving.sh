@@ -5,7 +5,8 @@
 #            quick set (the split-KV decode kernel, its combine, the gather);
 #  grid      attnprof compare --serving (the paged decode grid, device time);
 #  table     serving_vs_torch.py --table: contiguous decode against each of
-#            PyTorch's SDPA backends, both sides timed by CUDA-graph replay;
+#            PyTorch's SDPA backends, both sides timed by CUDA-graph replay,
+#            with what 1.5x needs and the floor (lib/libbench_floor.so);
 #  bench     serving_vs_torch.py: decode (paged over three table layouts,
 #            contiguous) and packed prefill beside PyTorch's SDPA, GB/s
 #            against the D2D copy and the read roof (bench_read_bw).

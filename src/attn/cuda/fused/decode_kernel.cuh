@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(DECODE_THREADS)
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
-// (two 113 KB CTAs per SM need all 228 KB), once per device.
+// (two 113 KB CTAs per SM need all 228 KB), for it and its combine, once per device.
 template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_prepare(void) {
   static int smem_done[64], carve_done[64];
@@ -442,6 +442,11 @@ attn_status decode_prepare(void) {
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
     return st;
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  // The combine asks for the same split (it reads through L2, not L1), so
+  // that under PDL its CTAs can start on SMs the split kernel still holds.
+  ATTN_CUDA_TRY(cudaFuncSetAttribute((const void *)decode_combine_kernel<T, kD>,
+                                     cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
   carve_done[dev] = 1;
   return ATTN_STATUS_OK;
