@@ -650,7 +650,7 @@ ROWS = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 
         (16, 1024, 32, 8, 1, 16)]
 
 
-def ratio_table(lib, reps, bw, floor):
+def ratio_table(lib, reps, bw, floor, pick=()):
     """Contiguous decode, ours against each torch SDPA backend on the same
     tensors, every decode row; all graph-timed (graph_us). Then what 1.5x
     torch's fastest needs, and the floor (Floor) on the same buffers: the
@@ -667,7 +667,9 @@ def ratio_table(lib, reps, bw, floor):
           f"1.5x vs floor | ours / torch fastest per-call events (host included) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     d = 128
-    for B, kv, hq, hkv, new, _ in ROWS:
+    for i, (B, kv, hq, hkv, new, _) in enumerate(ROWS):
+        if pick and i not in pick:
+            continue
         g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
         q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
         kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -723,7 +725,7 @@ def main():
     ap.add_argument("--cudnn-only", action="store_true", help="only the cuDNN paged rows")
     ap.add_argument("--rows", default="",
                     help="only these decode rows (comma list of their indexes, 0-9): no cuDNN "
-                         "rows, no varlen")
+                         "rows, no varlen; with --table, only these rows of the table")
     ap.add_argument("--knobs", action="store_true",
                     help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
     ap.add_argument("--table", action="store_true",
@@ -743,7 +745,7 @@ def main():
               f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s")
         floor = Floor(opt.floor_lib or os.path.join(os.path.dirname(os.path.abspath(opt.lib)),
                                                     "libbench_floor.so"))
-        ratio_table(lib, opt.reps, bw, floor)
+        ratio_table(lib, opt.reps, bw, floor, [int(x) for x in opt.rows.split(",") if x])
         return
     tbw = read_bandwidth(opt.reps)
     kbw = 0.0

@@ -5,20 +5,21 @@
 //
 // The split count follows from the grid the problem already has (B x Hkv x
 // row groups CTAs) and the SM count: the fewest splits whose last wave is at
-// least 95% full compared with the best choice, each split at least 256
-// keys, at most 128 splits. The waves are counted at one CTA per SM for
-// unpaged K/V (B=16 x 8 KV heads: one split, B=1: 16) and for short paged
-// chains, at the instance's occupancy otherwise (decode_plan). One split writes out
-// directly; more write fp32 partials into the context's scratch and a
-// combine kernel merges them.
+// least 95% full compared with the best choice, at most 128 splits. The
+// waves are counted at one CTA per SM, each split at least 64 keys, for
+// unpaged K/V (B=16 x 8 KV heads: one split, B=1: 16) and short paged chains;
+// at the instance's occupancy, each split at least 256 keys, otherwise
+// (decode_plan). One split writes out directly; more write fp32 partials
+// into the context's scratch and a combine kernel merges them.
 //
 // For the bench's A/B (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
 // 64 keys); ATTNPROF_DECODE_MIN_KEYS=n sets the fewest keys per split the
-// policy takes (64..2^20, default 256); ATTNPROF_DECODE_LOOKUP=1 takes runs
-// 1-8's copy path and split policy; ATTNPROF_DECODE_DEEP=1 the deep-ring
-// instance (D128, 16 rows); ATTNPROF_DECODE_PDL=0 launches without
-// programmatic dependent launch (decode_kernel.cuh; on by default on sm_90+).
+// policy takes (64..2^20; default 256, 64 at one CTA per SM);
+// ATTNPROF_DECODE_LOOKUP=1 takes runs 1-8's copy path and split policy;
+// ATTNPROF_DECODE_DEEP=1 the deep-ring instance (D128, 16 rows);
+// ATTNPROF_DECODE_PDL=0 launches without programmatic dependent launch
+// (decode_kernel.cuh; on by default on sm_90+).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,11 @@ extern "C" {             // cuda_ctx.h is a C header without a C++ guard
 typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
 typedef int (*decode_occ_fn)(void);
 
+// Fewest keys per split: 256 at the occupancy's count (runs 1-8), one step
+// of 64 at one CTA per SM (run 10: B=1 KV=2k 16 splits 12.6 us against 8
+// splits of 256 keys 13.0, KV=1k 11.9 against 12.9, paged alike).
 #define DECODE_MIN_SPLIT_KEYS 256
+#define DECODE_MIN_SPLIT_KEYS_PER_SM 64
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
 
 // An integer knob from the environment, dflt when unset or out of [lo, hi].
@@ -118,8 +123,9 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
   return attn_fused_device_ok(a, "flash_cuda", why, len);
 }
 
-static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
-  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", DECODE_MIN_SPLIT_KEYS, 64, 1 << 20);
+// min_keys: the fewest keys per split (ATTNPROF_DECODE_MIN_KEYS overrides).
+static int pick_splits(int64_t base, int64_t slots, int64_t max_kv, int min_keys) {
+  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", min_keys, 64, 1 << 20);
   most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
   const int64_t forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
   if (forced) {
@@ -177,7 +183,8 @@ static int pick_path(const attn_decode_params *p) {
 // KV=32k 621 us against 490), so OFFSETS keeps that count only where it
 // agrees with the occupancy's or leaves a CTA at most DECODE_SHORT_CHAIN keys
 // (B=16 KV=1k 30.7 against 33.1 us); elsewhere paged K/V run LOOKUP at the
-// occupancy's count, the code and policy measured there.
+// occupancy's count, the code and policy measured there. At one CTA per SM
+// a split may be one step of 64 keys (B=1 KV=1k: 16 splits, run 10).
 // ATTNPROF_DECODE_DEEP=1 takes the deep-ring instance where it exists.
 #define DECODE_SHORT_CHAIN 1024
 static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p) {
@@ -194,9 +201,9 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   decode_occ_fn occ = NULL;
   decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
   if (!fn) return NULL;
-  const int at_occ = pick_splits(base, sms * occ(), v->max_kv);
+  const int at_occ = pick_splits(base, sms * occ(), v->max_kv, DECODE_MIN_SPLIT_KEYS);
   if (path == DECODE_PATH_LOOKUP) return p->splits = at_occ, fn;
-  p->splits = pick_splits(base, sms, v->max_kv);
+  p->splits = pick_splits(base, sms, v->max_kv, DECODE_MIN_SPLIT_KEYS_PER_SM);
   const int64_t chain = (v->max_kv + p->splits - 1) / p->splits;
   if (path == DECODE_PATH_OFFSETS && p->splits != at_occ && chain > DECODE_SHORT_CHAIN) {
     p->splits = at_occ;

@@ -24,12 +24,13 @@
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs or element offsets.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 9, device
-// time): contiguous, 1 new token: B >= 16 0.98-0.99x cuDNN via PyTorch
-// (B=16 KV=32k 467 us, 107% of a D2D copy's rate), B=16 KV=1k 23.9 us
-// against cuDNN's 19.1, B=1 KV=128k 128 us (0.97x); 8 and 16 new tokens
-// 5.3x and 3.4x PyTorch's fastest. Paged (grid): B >= 16 KV >= 32k 103-108%
-// of the copy, B=1 KV=128k 91%, B=16 KV=1k 30.7 us (cuDNN 24.3).
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-10,
+// device time): contiguous, 1 new token: B >= 16 0.98-0.99x cuDNN via
+// PyTorch (B=16 KV=32k 467 us, 2.2% above a plain read of its K/V), B=16
+// KV=1k 23.1 us against cuDNN's 19.1, B=1 KV=2k 12.6 against 7.4, B=1
+// KV=128k 128 us (0.97x); 8 and 16 new tokens 5.3x and 3.4x PyTorch's
+// fastest. Paged (grid): B >= 16 KV >= 32k 103-106% of the copy, B=1
+// KV=128k 92%, B=16 KV=1k 30.6 us (cuDNN 24.2).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
