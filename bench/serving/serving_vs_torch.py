@@ -20,7 +20,18 @@ packed variable-length prefill, bf16, D128, through attnprof's flash backend
   cudnn rows  the cudnn backend's paged decode (cuDNN's paged-cache graph) and
               our flash on the SAME shuffled table, both on an in-order table,
               and cuDNN on the contiguous cache (--cudnn-only: just these)
-Timing: CUDA events around each call, 3 warm-ups, median of --reps. Tables
+Timing (device time, the same for both sides): each call, ours through
+ctypes and torch's F.scaled_dot_product_attention alike, is captured GRAPH_N
+times into one CUDA graph on a side stream; CUDA events around each replay,
+median over --reps replays, divided by GRAPH_N. No host work lies between the
+calls, so neither Python's per-call cost nor a launch queue running dry can
+enter a figure (runs 1-8 timed one call at a time with events around it:
+host-bound below ~30 us, NOTES.md). A call that cannot be captured is timed
+by its kernels' summed device time from torch.profiler and marked "*".
+Timed per call (events around each): the checked-table path (a host copy per
+call), the packed prefill (ms per call; captured, its side streams would run
+serially), and the 4 GiB copy and reductions of the roofs (ms per call; a
+captured copy runs on a copy engine, ~2.7 TB/s against 4.3 as a kernel). Tables
 are passed trusted (attn_seqs.trusted with max_q/max_kv): a serving engine
 builds them itself; the checked path adds a host copy per call.
 GB/s = bytes (Q, K and V rows each sequence sees, O, tables) / time; the
@@ -31,6 +42,11 @@ kernel that only streams 4 GiB in, bytes read per second; beside it the
 fastest of torch's full reductions (sum of a float32 view, amax of a bf16
 view) over the same 4 GiB. The larger is the ceiling of a kernel that reads
 its K/V once.
+The floor (--table): on the same buffers and timed the same way (graph replay,
+where K/V of a few MB stay in L2 between calls, so bytes / copy rate is not
+the floor there), the fastest of two plain kernels that read Q, K, V and write
+O (bench/serving/floor.cu, libbench_floor.so); beside it the K/V read alone
+and an empty kernel. The table gives what 1.5x torch's fastest needs against it.
 Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
 count. On three rows (0, 4, 5) the contiguous cell is timed again at the end
 of its row, after the paged layouts, the sweep and torch: the same call on the
@@ -44,6 +60,7 @@ import argparse
 import ctypes as C
 import os
 import re
+import statistics
 import subprocess
 import sys
 import warnings
@@ -89,12 +106,82 @@ def bhsd_of_bshd(t):
     return tensor(t, (b, h, s, d), (s * h * d, d, h * d, 1))
 
 
+GRAPH_N = 20  # calls per captured graph
+
+
+def graph_us(fn, reps, args=None):
+    """Device time of fn() per call, in us (the module docstring's Timing):
+    GRAPH_N calls captured in one CUDA graph, events around each replay.
+    args: our ctypes Args, pointed at the capture stream while captured.
+    Falls back to kernel_us (marked by a negative value) when capture fails."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    if args is not None:
+        args.stream = s.cuda_stream
+    try:
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                fn()
+        s.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            for _ in range(GRAPH_N):
+                fn()
+    except Exception:
+        torch.cuda.synchronize()
+        if args is not None:
+            args.stream = None
+        return -kernel_us(fn, reps)
+    finally:
+        if args is not None:
+            args.stream = None
+    g.replay()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(reps)]
+    for a, b in ev:
+        a.record()
+        g.replay()
+        b.record()
+    torch.cuda.synchronize()
+    us = statistics.median(a.elapsed_time(b) * 1e3 / GRAPH_N for a, b in ev)
+    del g
+    return us
+
+
+def kernel_us(fn, reps, names=None):
+    """Summed device time of the kernels (and copies) fn() launches, per call,
+    from torch.profiler; names: a dict that gets each kernel's us per call."""
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    total = 0.0
+    for e in prof.key_averages():
+        t = getattr(e, "self_device_time_total", None)
+        t = e.self_cuda_time_total if t is None else t
+        if t > 0:
+            total += t
+            if names is not None:
+                names[e.key] = t / reps
+    return total / reps
+
+
+def us_str(us):
+    """A graph_us figure; '*' when it came from the profiler's kernel sum."""
+    return f"{abs(us):.1f}{'*' if us < 0 else ''}" if us else "n/a"
+
+
 def copy_bandwidth(reps):
     n = 4 << 30
     x = torch.empty(n, dtype=torch.uint8, device="cuda")
     y = torch.empty_like(x)
-    us = median_us(lambda: y.copy_(x), reps)
-    del x, y
+    us = median_us(lambda: y.copy_(x), reps)  # per call: a 4 GiB copy is ms, and
+    del x, y  # captured it runs on a copy engine at ~2.7 TB/s (run 9), not as a kernel
     return 2 * n / (us * 1e-6)
 
 
@@ -168,6 +255,55 @@ class Lib:
         return run
 
 
+class Floor:
+    """The floor kernels (bench/serving/floor.cu, libbench_floor.so beside
+    the library), each graph-timed like an attention call: the fastest of two
+    shapes (2 or 8 loads per thread) reading K and V; the same reading Q, K,
+    V and writing O; an empty kernel. us figures, None when not loadable."""
+    def __init__(self, path):
+        try:
+            self.lib = C.CDLL(path)
+        except OSError as e:
+            print(f"floor kernels not loaded ({e}): no floor columns", flush=True)
+            self.lib = None
+            return
+        vp, sz = C.c_void_p, C.c_size_t
+        self.lib.floor_read.argtypes = [vp, sz, vp, sz, vp, C.c_int, vp]
+        self.lib.floor_rw.argtypes = [vp, vp, sz, vp, sz, vp, sz, vp, C.c_int, vp]
+        self.lib.floor_empty.argtypes = [vp]
+        self.sink = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+    def times(self, q, o, k, v, reps):
+        if not self.lib:
+            return None
+        L, st = self.lib, lambda: torch.cuda.current_stream().cuda_stream
+        nb = lambda t: t.numel() * t.element_size()
+        sk = self.sink.data_ptr()
+        def ok(rc):
+            if rc:
+                raise RuntimeError("a floor kernel failed to launch")
+        def read(u):
+            return lambda: ok(L.floor_read(k.data_ptr(), nb(k), v.data_ptr(), nb(v), sk, u, st()))
+        def rw(u):
+            return lambda: ok(L.floor_rw(q.data_ptr(), o.data_ptr(), nb(q), k.data_ptr(), nb(k),
+                                         v.data_ptr(), nb(v), sk, u, st()))
+        kv = min(abs(graph_us(read(u), reps)) for u in (2, 8))
+        qkvo = min(abs(graph_us(rw(u), reps)) for u in (2, 8))
+        return kv, qkvo, abs(graph_us(lambda: ok(L.floor_empty(st())), reps))
+
+
+def decode_reference(qt, kt, vt, new):
+    """The bottom-right causal mask (None for one new token) and torch's output on
+    [B, H, S, D] views, by the math backend where it fits, else flash."""
+    B, hq, kv = qt.shape[0], qt.shape[1], kt.shape[2]
+    mask = None
+    if new > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(new, kv)
+    with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
+        return mask, F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+
+
 def torch_backends(q, k, v, causal_br, reps, want):
     """Times torch SDPA backends on [B, H, S, D] views; returns {name: us}, errors."""
     res = {}
@@ -188,7 +324,7 @@ def torch_backends(q, k, v, causal_br, reps, want):
             if not err < 2e-2:
                 res[name] = f"err {err:.2g}"
                 continue
-            res[name] = median_us(run, reps)
+            res[name] = graph_us(run, reps)
         except Exception as e:  # a backend that refuses the problem
             res[name] = "n/a: " + str(e).split("\n")[0][:60]
     return res
@@ -215,12 +351,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
     pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
     op = torch.full_like(q, float("nan"))
     qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
-    mask = None
-    if new > 1:
-        from torch.nn.attention.bias import causal_lower_right
-        mask = causal_lower_right(new, kv)
-    with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
-        ref = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+    ref = decode_reference(qt, kt, vt, new)[1]
     nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
     pbytes = nbytes + B * per * 4
 
@@ -228,7 +359,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
         lib.call(a)()
         torch.cuda.synchronize()
         err = ((oo.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-        return (median_us(lib.call(a), reps) if err < 2e-2 else None), err
+        return (abs(graph_us(lib.call(a), reps, a)) if err < 2e-2 else None), err
 
     frac = lambda us, by: by / (us * 1e-6) / bw if us else float("nan")
     name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new} page={ps}"
@@ -256,8 +387,8 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
     us_checked = median_us(lib.call(a_p), reps)
     seqs_p.trusted = 1
     tb = torch_backends(qt, kt, vt, new > 1, reps, ref)
-    fast = min((v for v in tb.values() if isinstance(v, float)), default=None)
-    tcol = "  ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v.split(':')[0]}"
+    fast = min((abs(v) for v in tb.values() if isinstance(v, float)), default=None)
+    tcol = "  ".join(f"{k}={us_str(v)}" if isinstance(v, float) else f"{k}={v.split(':')[0]}"
                      for k, v in tb.items())
     ratio = f"{fast / us_c:5.2f}x" if fast and us_c else "  -  "
     troof = (f" | torch fastest reads {nbytes / (fast * 1e-6) / 1e12:.2f} TB/s = "
@@ -265,7 +396,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
              f"{1.5 * nbytes / (fast * 1e-6) / 1e12:.2f} TB/s" if fast and new == 1 else "")
     print(f"{name:34s} paged: {' | '.join(cells)} | contiguous "
           f"{us_c or 0:7.1f} {frac(us_c, nbytes):6.1%}{f' s={sc}' if sc > 0 else ''} | vs torch fastest {ratio} | "
-          f"torch us: {tcol} | paged checked {us_checked:.1f} us | worst err {max(errs):.1e}"
+          f"torch us: {tcol} | paged checked (per call) {us_checked:.1f} us | worst err {max(errs):.1e}"
           f"{troof}", flush=True)
     for line in sweeps:
         print(line, flush=True)
@@ -333,7 +464,7 @@ def cudnn_paged_row(lib, B, kv, hq, hkv, new, ps, reps, bw):
         except RuntimeError as e:
             return None, str(e)[:160]
         err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-        return (median_us(run, reps), f"{err:.1e}") if err < 2e-2 else (None, f"err {err:.2g}")
+        return (abs(graph_us(run, reps, a)), f"{err:.1e}") if err < 2e-2 else (None, f"err {err:.2g}")
 
     nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
     pbytes = nbytes + B * per * 4
@@ -408,18 +539,70 @@ def varlen_row(lib, reps):
           f"{tf(flops, us) / tf(fd, us_d):.2f}", flush=True)
 
 
-KNOB_CELLS = ((1, 1024, 32, 8), (1, 1024, 64, 8), (1, 8192, 32, 8), (1, 8192, 64, 8),
-              (16, 1024, 32, 8), (16, 1024, 64, 8), (1, 32768, 32, 8), (16, 8192, 32, 8),
-              (1, 131072, 32, 8), (64, 8192, 32, 8))
-# ATTNPROF_DECODE_MIN_KEYS values; None = the built-in default (256)
-KNOBS = (None, 256, 512, 1024)
+KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
+              (1, 131072, 32, 8), (16, 32768, 32, 8))
+# (label, environment) candidates; None = unset (the built-in default). Run 10:
+# programmatic dependent launch off, the deep ring, forced split counts (the
+# splits on caches of <= 8k keys only). Cells of <= 2k keys run them paged too
+# (pages of 16, shuffled table), where deep=1 is the deep ring with OFFSETS.
+KNOBS = (("default", {}),
+         ("pdl=0", {"ATTNPROF_DECODE_PDL": 0}),
+         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
+         ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}),
+         ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}),
+         ("splits=32", {"ATTNPROF_DECODE_SPLITS": 32}))
+KNOB_PAGE = 16
+KNOB_PROFILED = ("default", "pdl=0", "splits=16")  # kernels from torch.profiler (~0.7 s each)
+
+
+def with_envs(env, fn):
+    """fn() with every variable of env set (nested with_env)."""
+    if not env:
+        return fn()
+    (k, v), rest = next(iter(env.items())), dict(list(env.items())[1:])
+    return with_env(k, v, lambda: with_envs(rest, fn))
+
+
+def knob_ab(lib, a, o, ref, kv, reps):
+    """KNOBS on one call (Args a writing o), two interleaved rounds: per
+    candidate [(us, err, splits)] and its kernels' us per call (round 1)."""
+    res, kern = {}, {}
+    for rnd in range(2):
+        for tag, env in KNOBS:
+            if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
+                continue  # split sweeps only on the short caches
+            def one():
+                o.fill_(float("nan"))
+                lib.call(a)()
+                torch.cuda.synchronize()
+                err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+                us = graph_us(lib.call(a), reps, a) if err < 2e-2 else None
+                if rnd == 0 and tag in KNOB_PROFILED:
+                    names = {}
+                    kernel_us(lib.call(a), reps, names)
+                    kern[tag] = " + ".join(f"{k.split('<')[0].split('(')[0][-22:]} {v:.1f}"
+                                           for k, v in names.items())
+                return us, err, lib.split_count(a)
+            res.setdefault(tag, []).append(with_envs(env, one))
+    return res, kern
+
+
+def knob_print(res, kern, nbytes, bw, fast):
+    for tag, rs in res.items():
+        us = [abs(x[0]) for x in rs if x[0]]
+        best = min(us) if us else None
+        print(f"  {tag:18s} s={rs[0][2]:<3d} " + " / ".join(us_str(x[0]) for x in rs)
+              + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
+              f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
+              f"  err {max(x[1] for x in rs):.1e} | kernels: {kern.get(tag, '')}", flush=True)
+
 
 def knob_rows(lib, reps, bw):
-    """Split-policy candidates (ATTNPROF_DECODE_MIN_KEYS, read per call by
-    decode_cuda.cu) on the same contiguous tensors, one new token, in two
-    interleaved rounds, beside torch's fastest SDPA backend on those tensors;
-    every candidate's output is checked against torch's math reference first.
-    Python's per-call cost bounds the cells below ~30 us (NOTES.md, run 7)."""
+    """Kernel candidates (environment knobs read per call by decode_cuda.cu)
+    on the same tensors, one new token, two interleaved rounds, graph-timed
+    (graph_us), each with its kernels' device time per call from the
+    profiler; torch's fastest SDPA backend graph-timed on the contiguous
+    tensors. Every candidate's output is checked against torch's first."""
     d = 128
     for B, kv, hq, hkv in KNOB_CELLS:
         g = torch.Generator(device="cuda").manual_seed(B * 13 + kv)
@@ -435,31 +618,101 @@ def knob_rows(lib, reps, bw):
         with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
             ref = F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
         nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
-        res = {}
-        for rnd in range(2):
-            for mk in KNOBS:
-                def one():
-                    o.fill_(float("nan"))
-                    lib.call(a)()
-                    torch.cuda.synchronize()
-                    err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-                    us = median_us(lib.call(a), reps) if err < 2e-2 else None
-                    return us, err, lib.split_count(a)
-                res.setdefault(mk, []).append(with_env("ATTNPROF_DECODE_MIN_KEYS", mk, one))
+        res, kern = knob_ab(lib, a, o, ref, kv, reps)
         tb = torch_backends(qt, kt, vt, False, reps, ref)
-        fast = min((v for v in tb.values() if isinstance(v, float)), default=None)
+        fast = min((abs(v) for v in tb.values() if isinstance(v, float)), default=None)
         print(f"B={B} KV={kv // 1024}k {hq}/{hkv} contiguous: torch fastest "
-              f"{fast or 0:.1f} us ({' '.join(f'{k}={v:.1f}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
+              f"{fast or 0:.1f} us ({' '.join(f'{k}={us_str(v)}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
               flush=True)
-        for mk, rs in res.items():
-            us = [x[0] for x in rs if x[0]]
-            best = min(us) if us else None
-            tag = "default" if mk is None else f"min_keys={mk}"
-            print(f"  {tag:24s} s={rs[0][2]:<3d} " + " / ".join(f"{x[0] or 0:7.1f}" for x in rs)
-                  + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
-                  f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
-                  f"  err {max(x[1] for x in rs):.1e}", flush=True)
+        knob_print(res, kern, nbytes, bw, fast)
+        if kv <= 2048:
+            ps, per = KNOB_PAGE, kv // KNOB_PAGE
+            table = page_order("shuffled", B * per, 1, g).view(B, per).contiguous()
+            kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
+            vp = torch.empty_like(kp)
+            kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
+            vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
+            pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
+            seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
+            a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(o), 0, 0.0, 0,
+                       Tensor(), None, None, C.pointer(seqs_p))
+            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} paged (page {ps}, shuffled table):",
+                  flush=True)
+            knob_print(*knob_ab(lib, a_p, o, ref, kv, reps), nbytes + B * per * 4, bw, fast)
+            del kp, vp
         del kc, vc
+        torch.cuda.empty_cache()
+
+
+ROWS = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 1, 16),
+        (128, 8192, 64, 8, 1, 16), (1, 131072, 32, 8, 1, 16), (1, 131072, 64, 8, 1, 64),
+        (16, 32768, 32, 8, 8, 16), (16, 32768, 32, 8, 16, 16), (1, 2048, 32, 8, 1, 16),
+        (16, 1024, 32, 8, 1, 16)]
+
+
+def ratio_table(lib, reps, bw, floor, pick=()):
+    """Contiguous decode, ours against each torch SDPA backend on the same
+    tensors, every decode row; all graph-timed (graph_us). Then what 1.5x
+    torch's fastest needs, and the floor (Floor) on the same buffers: the
+    read of Q, K, V and write of O alone, with the K/V read alone and an
+    empty kernel beside it. Last, the old per-call figure (events around one
+    call, host work included) for ours and torch's fastest."""
+    print(f"Contiguous decode vs PyTorch SDPA (enable_gqa=True as PyTorch handles it), bf16, "
+          f"D128, device time: {GRAPH_N} calls per CUDA graph, events around each replay, "
+          f"median of {reps}; '*' = kernels' sum from torch.profiler (graph capture failed)")
+    print("floor = the fastest kernel that only reads this cell's Q, K, V and writes its O, "
+          "timed the same way (bench/serving/floor.cu); K/V read and empty kernel beside it")
+    print(f"| problem | ours us | torch flash | torch efficient | torch cudnn | ours vs "
+          f"torch's fastest | 1.5x torch needs (us) | floor (us) | K/V read / empty (us) | "
+          f"1.5x vs floor | ours / torch fastest per-call events (host included) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    d = 128
+    for i, (B, kv, hq, hkv, new, _) in enumerate(ROWS):
+        if pick and i not in pick:
+            continue
+        g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
+        q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        vc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        o = torch.full_like(q, float("nan"))
+        lens = torch.full((B,), kv, dtype=torch.int32, device="cuda")
+        causal = CAUSAL_BR if new > 1 else CAUSAL_NONE
+        seqs = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, new, kv)
+        a = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), causal,
+                 0.0, 0, Tensor(), None, None, C.pointer(seqs))
+        qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
+        mask, ref = decode_reference(qt, kt, vt, new)
+        lib.call(a)()
+        torch.cuda.synchronize()
+        err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+        us = graph_us(lib.call(a), reps, a) if err < 2e-2 else None
+        us_ev = median_us(lib.call(a), reps) if err < 2e-2 else None
+        tb = torch_backends(qt, kt, vt, new > 1, reps, ref)
+        fl = {k: abs(v) for k, v in tb.items() if isinstance(v, float)}
+        fast = min(fl.values(), default=None)
+        fname = min(fl, key=fl.get) if fl else None
+        ev_fast = None
+        if fname:
+            be = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+                  "cudnn": SDPBackend.CUDNN_ATTENTION}[fname]
+            def run_fast():
+                with sdpa_kernel(be):
+                    return F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=True)
+            ev_fast = median_us(run_fast, reps)
+        fo = torch.empty_like(q)
+        ft = floor.times(q, fo, kc, vc, reps)
+        need = fast / 1.5 if fast else None
+        cols = [us_str(tb[k]) if isinstance(tb[k], float) else tb[k].split(":")[0]
+                for k in ("flash", "efficient", "cudnn")]
+        ratio = f"{fast / abs(us):.2f}x" if fast and us else "-"
+        verdict = "-" if not (ft and need) else ("below the floor" if need < ft[1] else
+                                                 f"{need / ft[1]:.2f}x the floor")
+        fcols = (f"{ft[1]:.1f} | {ft[0]:.1f} / {ft[2]:.1f}" if ft else "n/a | n/a")
+        name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new}"
+        print(f"| {name} | {us_str(us)} (err {err:.1e}) | {' | '.join(cols)} | {ratio} "
+              f"({fname}) | {need or 0:.1f} | {fcols} | {verdict} | "
+              f"{us_ev or 0:.1f} / {ev_fast or 0:.1f} |", flush=True)
+        del kc, vc, fo
         torch.cuda.empty_cache()
 
 
@@ -472,13 +725,28 @@ def main():
     ap.add_argument("--cudnn-only", action="store_true", help="only the cuDNN paged rows")
     ap.add_argument("--rows", default="",
                     help="only these decode rows (comma list of their indexes, 0-9): no cuDNN "
-                         "rows, no varlen")
+                         "rows, no varlen; with --table, only these rows of the table")
     ap.add_argument("--knobs", action="store_true",
-                    help="only the split-policy A/B (KNOBS) on KNOB_CELLS, beside torch")
+                    help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
+    ap.add_argument("--table", action="store_true",
+                    help="only the contiguous ratio table against torch (every decode row)")
+    ap.add_argument("--floor-lib", help="the floor kernels (default: libbench_floor.so beside --lib)")
     opt = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
     bw = copy_bandwidth(opt.reps)
+    if opt.knobs:
+        print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
+              "columns: round 1 / round 2 us")
+        knob_rows(lib, opt.reps, bw)
+        return
+    if opt.table:
+        print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
+              f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s")
+        floor = Floor(opt.floor_lib or os.path.join(os.path.dirname(os.path.abspath(opt.lib)),
+                                                    "libbench_floor.so"))
+        ratio_table(lib, opt.reps, bw, floor, [int(x) for x in opt.rows.split(",") if x])
+        return
     tbw = read_bandwidth(opt.reps)
     kbw = 0.0
     if opt.read_bw:
@@ -487,20 +755,12 @@ def main():
         kbw = float(m.group(1)) * 1e9 if m else 0.0
         print(res.stdout.strip() or res.stderr.strip())
     rbw = max(tbw, kbw)
-    if opt.knobs:
-        print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
-              "columns: round 1 / round 2 us")
-        knob_rows(lib, opt.reps, bw)
-        return
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16, D128; "
           f"median of {opt.reps}; D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; read roof "
           f"{rbw / 1e9:.0f} GB/s = {rbw / bw:.2f}x copy (read kernel {kbw / 1e9:.0f}, fastest "
           f"torch reduction {tbw / 1e9:.0f} GB/s, bytes read)")
     print("columns: us, fraction of the copy bandwidth; s=splits; torch has no paged SDPA")
-    rows = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 1, 16),
-            (128, 8192, 64, 8, 1, 16), (1, 131072, 32, 8, 1, 16), (1, 131072, 64, 8, 1, 64),
-            (16, 32768, 32, 8, 8, 16), (16, 32768, 32, 8, 16, 16), (1, 2048, 32, 8, 1, 16),
-            (16, 1024, 32, 8, 1, 16)]
+    rows = ROWS
     pick = [int(x) for x in opt.rows.split(",") if x]
     if opt.quick:
         rows = rows[:1] + rows[4:5] + rows[6:7]

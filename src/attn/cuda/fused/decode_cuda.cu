@@ -5,16 +5,21 @@
 //
 // The split count follows from the grid the problem already has (B x Hkv x
 // row groups CTAs) and the SM count: the fewest splits whose last wave is at
-// least 95% full compared with the best choice, each split at least 256
-// keys, at most 128 splits (85% left B=1 KV=128k at 29 x 8 CTAs for 264
-// slots, a third of the SMs holding one CTA instead of two). One split
-// writes out directly; more write fp32 partials into the context's scratch
-// and a combine kernel merges them.
+// least 95% full compared with the best choice, at most 128 splits. The
+// waves are counted at one CTA per SM, each split at least 64 keys, for
+// unpaged K/V (B=16 x 8 KV heads: one split, B=1: 16) and short paged chains;
+// at the instance's occupancy, each split at least 256 keys, otherwise
+// (decode_plan). One split writes out directly; more write fp32 partials
+// into the context's scratch and a combine kernel merges them.
 //
-// For the bench's sweep (bench/serving/NOTES.md), read per call:
+// For the bench's A/B (bench/serving/NOTES.md), read per call:
 // ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
 // 64 keys); ATTNPROF_DECODE_MIN_KEYS=n sets the fewest keys per split the
-// policy takes (64..2^20, default 256).
+// policy takes (64..2^20; default 256, 64 at one CTA per SM);
+// ATTNPROF_DECODE_LOOKUP=1 takes runs 1-8's copy path and split policy;
+// ATTNPROF_DECODE_DEEP=1 the deep-ring instance (D128, 16 rows);
+// ATTNPROF_DECODE_PDL=0 launches without programmatic dependent launch
+// (decode_kernel.cuh; on by default on sm_90+).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +36,11 @@ extern "C" {             // cuda_ctx.h is a C header without a C++ guard
 typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
 typedef int (*decode_occ_fn)(void);
 
+// Fewest keys per split: 256 at the occupancy's count (runs 1-8), one step
+// of 64 at one CTA per SM (run 10: B=1 KV=2k 16 splits 12.6 us against 8
+// splits of 256 keys 13.0, KV=1k 11.9 against 12.9, paged alike).
 #define DECODE_MIN_SPLIT_KEYS 256
+#define DECODE_MIN_SPLIT_KEYS_PER_SM 64
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
 
 // An integer knob from the environment, dflt when unset or out of [lo, hi].
@@ -45,14 +54,34 @@ static int decode_knob(const char *name, int dflt, int lo, int hi) {
 // 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
 static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
 
+#define DECODE_PATH(T, D, WM, S, P)                                                      \
+  do {                                                                                   \
+    *occ = decode_occupancy<T, D, WM, S, P>;                                             \
+    return decode_run<T, D, WM, S, P>;                                                   \
+  } while (0)
+#define DECODE_ONE(T, D, WM, S)                                                          \
+  do {                                                                                   \
+    if (path == DECODE_PATH_LINEAR) DECODE_PATH(T, D, WM, S, DECODE_PATH_LINEAR);        \
+    if (path == DECODE_PATH_OFFSETS) DECODE_PATH(T, D, WM, S, DECODE_PATH_OFFSETS);      \
+    DECODE_PATH(T, D, WM, S, DECODE_PATH_LOOKUP);                                        \
+  } while (0)
 #define DECODE_CASE(T, D)                                                                \
   switch (wm) {                                                                          \
-  case 1: *occ = decode_occupancy<T, D, 1>; return decode_run<T, D, 1>;                   \
-  case 2: *occ = decode_occupancy<T, D, 2>; return decode_run<T, D, 2>;                   \
-  default: *occ = decode_occupancy<T, D, 4>; return decode_run<T, D, 4>;                  \
+  case 1: DECODE_ONE(T, D, 1, decode_cfg<D>::kStages);                                   \
+  case 2: DECODE_ONE(T, D, 2, decode_cfg<D>::kStages);                                   \
+  default: DECODE_ONE(T, D, 4, decode_cfg<D>::kStages);                                  \
   }
 
-static decode_fn decode_instance(int bf, int64_t d, int wm, decode_occ_fn *occ) {
+// The deep-ring instance exists for D128 with one row atom (decode_launch.h).
+static int have_deep(int64_t d, int wm) { return d == 128 && wm == 1; }
+
+// path: the copies' addressing (DECODE_PATH_*, decode_launch.h).
+static decode_fn decode_instance(int bf, int64_t d, int wm, int deep, int path,
+                                 decode_occ_fn *occ) {
+  if (deep && have_deep(d, wm)) {
+    if (bf) DECODE_ONE(__nv_bfloat16, 128, 1, DECODE_DEEP_STAGES);
+    DECODE_ONE(__half, 128, 1, DECODE_DEEP_STAGES);
+  }
   if (bf) {
     if (d == 64) DECODE_CASE(__nv_bfloat16, 64)
     if (d == 128) DECODE_CASE(__nv_bfloat16, 128)
@@ -94,8 +123,9 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
   return attn_fused_device_ok(a, "flash_cuda", why, len);
 }
 
-static int pick_splits(int64_t base, int64_t slots, int64_t max_kv) {
-  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", DECODE_MIN_SPLIT_KEYS, 64, 1 << 20);
+// min_keys: the fewest keys per split (ATTNPROF_DECODE_MIN_KEYS overrides).
+static int pick_splits(int64_t base, int64_t slots, int64_t max_kv, int min_keys) {
+  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", min_keys, 64, 1 << 20);
   most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
   const int64_t forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
   if (forced) {
@@ -134,20 +164,60 @@ static void fill_params(const attn_args *a, const attn_seqs_view *v, attn_decode
   p->part_rows = q->shape[0] * v->q_rows * v->hq;
 }
 
+// The copies' addressing: LINEAR for unpaged K/V, OFFSETS for pages whose K
+// and V pools have the same strides, else LOOKUP. ATTNPROF_DECODE_LOOKUP=1
+// takes LOOKUP everywhere, with runs 1-8's split policy (bench A/B).
+static int pick_path(const attn_decode_params *p) {
+  if (decode_knob("ATTNPROF_DECODE_LOOKUP", 0, 0, 1)) return DECODE_PATH_LOOKUP;
+  if (p->kv_kind != DECODE_KV_PAGED) return DECODE_PATH_LINEAR;
+  return p->k_sb == p->v_sb && p->k_sh == p->v_sh && p->k_ss == p->v_ss ? DECODE_PATH_OFFSETS
+                                                                       : DECODE_PATH_LOOKUP;
+}
+
+// The instance, its row groups and its split count for a filled p. Splits
+// are counted against one CTA per SM on LINEAR (run 9: at B=16 KV=1k one
+// split of 128 CTAs ran 23.7 us, two splits on 256 CTAs two per SM 29.6,
+// partials and combine included; B=16 KV=32k 467 against 482 us), against
+// the instance's occupancy on LOOKUP (runs 1-8). Paged K/V at one CTA per SM
+// read at 74-88% of the copy rate on long chains (run 9, call 2: B=16
+// KV=32k 621 us against 490), so OFFSETS keeps that count only where it
+// agrees with the occupancy's or leaves a CTA at most DECODE_SHORT_CHAIN keys
+// (B=16 KV=1k 30.7 against 33.1 us); elsewhere paged K/V run LOOKUP at the
+// occupancy's count, the code and policy measured there. At one CTA per SM
+// a split may be one step of 64 keys (B=1 KV=1k: 16 splits, run 10).
+// ATTNPROF_DECODE_DEEP=1 takes the deep-ring instance where it exists.
+#define DECODE_SHORT_CHAIN 1024
+static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p) {
+  const int wm = rows_atoms((int64_t)p->group * v->max_q);
+  const int64_t rows = (int64_t)p->group * v->max_q;
+  p->row_groups = (int)((rows + 16 * wm - 1) / (16 * wm));
+  if (p->row_groups < 1) p->row_groups = 1;
+  const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
+  const int64_t sms = pr ? pr->multiProcessorCount : 100;
+  const int64_t base = (int64_t)p->batch * p->hkv * p->row_groups;
+  const int bf = a->q.dtype == ATTN_DTYPE_BF16, deep = decode_knob("ATTNPROF_DECODE_DEEP", 0, 0, 1);
+  const int path = pick_path(p);
+  p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 1, 0, 1);
+  decode_occ_fn occ = NULL;
+  decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
+  if (!fn) return NULL;
+  const int at_occ = pick_splits(base, sms * occ(), v->max_kv, DECODE_MIN_SPLIT_KEYS);
+  if (path == DECODE_PATH_LOOKUP) return p->splits = at_occ, fn;
+  p->splits = pick_splits(base, sms, v->max_kv, DECODE_MIN_SPLIT_KEYS_PER_SM);
+  const int64_t chain = (v->max_kv + p->splits - 1) / p->splits;
+  if (path == DECODE_PATH_OFFSETS && p->splits != at_occ && chain > DECODE_SHORT_CHAIN) {
+    p->splits = at_occ;
+    fn = decode_instance(bf, v->d, wm, deep, DECODE_PATH_LOOKUP, &occ);
+  }
+  return fn;
+}
+
 static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_seqs_view *v) {
   attn_decode_params p;
   fill_params(a, v, &p);
-  const int wm = rows_atoms((int64_t)p.group * v->max_q);
-  decode_occ_fn occ = NULL;
-  decode_fn fn = decode_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, wm, &occ);
+  decode_fn fn = decode_plan(a, v, &p);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash_cuda: no decode kernel for D=%lld",
                             (long long)v->d);
-  int64_t rows = (int64_t)p.group * v->max_q;
-  p.row_groups = (int)((rows + 16 * wm - 1) / (16 * wm));
-  if (p.row_groups < 1) p.row_groups = 1;
-  const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
-  int64_t slots = (int64_t)(pr ? pr->multiProcessorCount : 100) * occ();
-  p.splits = pick_splits((int64_t)p.batch * p.hkv * p.row_groups, slots, v->max_kv);
   cudaStream_t stream = (cudaStream_t)a->stream;
   if (p.splits > 1) {
     attn_cuda_ctx *ctx;
@@ -194,15 +264,7 @@ extern "C" int attn_decode_cuda_splits(const attn_args *a) {
   if (attn_seqs_view_make(a, &v)) return -1;
   attn_decode_params p;
   fill_params(a, &v, &p);
-  const int wm = rows_atoms((int64_t)p.group * v.max_q);
-  decode_occ_fn occ = NULL;
-  int splits = -1;
-  if (decode_instance(a->q.dtype == ATTN_DTYPE_BF16, v.d, wm, &occ)) {
-    int64_t rg = ((int64_t)p.group * v.max_q + 16 * wm - 1) / (16 * wm);
-    const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
-    splits = pick_splits((int64_t)p.batch * p.hkv * (rg < 1 ? 1 : rg),
-                         (int64_t)(pr ? pr->multiProcessorCount : 100) * occ(), v.max_kv);
-  }
+  const int splits = decode_plan(a, &v, &p) ? p.splits : -1;
   attn_seqs_view_free(&v);
   return splits;
 }

@@ -13,25 +13,24 @@
 // and keys kg*kNK..+kNK-1 of each step, with its own online softmax; the
 // key groups are merged once at the end through shared memory.
 // Per step: the K and V tiles arrive by cp.async in a ring of kStages
-// buffers (16-byte chunks; the rows' (page, row) pairs for step i + 1 are
-// stored in step i from block-table entries read in step i - 1), then
-// S = Q K^T (ldmatrix Q, K), mask (split end, causal bottom-right per
-// sequence), online softmax in the exp2 domain, O += P V (P from registers,
-// V by ldmatrix.trans).
+// buffers (16-byte chunks; what addresses a key row, stored in step i for
+// step i + 1 from block-table entries read in step i - 1, depends on kPath:
+// decode_launch.h), then S = Q K^T (ldmatrix Q, K), mask (split end, causal
+// bottom-right per sequence), online softmax in the exp2 domain, O += P V (P
+// from registers, V by ldmatrix.trans).
 // End: with one split the CTA writes out and lse; with several it writes its
 // normalized partial O and its lse (fp32) and decode_combine_kernel merges
 // the splits: out = sum_s w_s O_s / sum_s w_s, w_s = 2^(lse_s - max lse).
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
-// slots of 64 key rows' (page or batch, row) pairs.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md run 5): 1
-// new token, B >= 16: 94-96% of a pure read stream's 4.62 TB/s (101-104% of
-// a D2D copy's rate), paged (pool in order or shuffled alike) and
-// contiguous; cuDNN via PyTorch reads at 99-100%: we are 0.93-0.97x it.
-// B=1 KV=128k 90-91% of the copy rate (attnprof compare --serving, run 8;
-// 86-87% before the combine loaded its splits at once; cuDNN 94-95%); B=1
-// KV=8k 26 us, cuDNN 16-18 us; 8 new tokens 86% paged, 89% contiguous, 4.7x
-// PyTorch's fastest.
+// slots of 64 key rows' (page or batch, row) pairs or element offsets.
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-10,
+// device time): contiguous, 1 new token: B >= 16 0.98-0.99x cuDNN via
+// PyTorch (B=16 KV=32k 467 us, 2.2% above a plain read of its K/V), B=16
+// KV=1k 23.1 us against cuDNN's 19.1, B=1 KV=2k 12.6 against 7.4, B=1
+// KV=128k 128 us (0.97x); 8 and 16 new tokens 5.3x and 3.4x PyTorch's
+// fastest. Paged (grid): B >= 16 KV >= 32k 103-106% of the copy, B=1
+// KV=128k 92%, B=16 KV=1k 30.6 us (cuDNN 24.2).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
@@ -43,22 +42,25 @@
 #define DECODE_BK 64
 #define DECODE_THREADS 128
 
-
-// Ring depth by head dim: one K+V stage is 64 x kD x 2 x 2 bytes (16, 32,
-// 64 KB); 4, 3, 2 stages keep 2-3 steps in flight and let 3, 2, 1 CTAs share
-// an SM's 228 KB.
-template <int kD>
-struct decode_cfg {
-  static constexpr int kStages = kD == 256 ? 2 : kD == 128 ? 3 : 4;
-};
-
 // Q tile, K/V ring, two slots of 64 key rows' (batch or page, row) pairs.
 // The merge statistics reuse the ring after the loop. D128 with 64 query
 // rows (8 new tokens under GQA 8) comes to 115,712 bytes: two CTAs fill an
 // SM's 228 KB exactly (with the 1 KB each CTA reserves).
-template <int kD, int kWM>
+template <int kD, int kWM, int kStages>
 constexpr int decode_smem_bytes() {
-  return (16 * kWM * kD + decode_cfg<kD>::kStages * 2 * DECODE_BK * kD) * 2 + 2 * DECODE_BK * 8;
+  return (16 * kWM * kD + kStages * 2 * DECODE_BK * kD) * 2 + 2 * DECODE_BK * 8;
+}
+
+// Programmatic dependent launch (sm_90+; no-ops when the grid was launched
+// without it): a kernel may start while the one before it in the stream
+// drains, and waits here, before its first global access, until that one
+// has finished and its writes are visible. Letting the next kernel launch
+// at once hides its launch and CTA start behind this kernel's run.
+FUSED_DEV void decode_pdl_wait(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
 }
 
 struct decode_seq {
@@ -86,11 +88,11 @@ FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *
   }
 }
 
-template <typename T, int kD, int kWM>
+template <typename T, int kD, int kWM, int kStages, int kPath>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
   constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kNK = DECODE_BK / kWK;
-  constexpr int kStages = decode_cfg<kD>::kStages, kChunks = kD / 8;
+  constexpr int kChunks = kD / 8;
   constexpr int kTile = DECODE_BK * kD;
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
@@ -103,6 +105,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
+  decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
   const int G = p.group, R = G * sq.nq, r0 = rg * kRows;
   if (r0 >= R) return; // rows of no token: nothing to write
@@ -144,17 +147,66 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   // into registers (next_tb, next_row), so that no warp waits on the table
   // load inside a step (run 3: paged 86% against 98% contiguous when the
   // entry was loaded and stored in the same step).
+  // DECODE_PATH_OFFSETS stores the row's element offset instead (K and V
+  // share strides there; -1: past the split), so the copies add, not multiply.
   int next_tb, next_row;
+  int64_t *offs = (int64_t *)rows; // [2][kBK], the pairs' bytes
+  const int64_t head_off = (int64_t)hk * p.k_sh;
   auto block_offsets = [&](int blk) {
     if (tid < DECODE_BK && blk < nblocks) {
-      int *o = rows + ((blk & 1) * DECODE_BK + tid) * 2;
-      o[0] = next_tb, o[1] = next_row;
+      if (kPath == DECODE_PATH_OFFSETS) {
+        offs[(blk & 1) * DECODE_BK + tid] =
+            next_row < 0 ? -1 : (int64_t)next_tb * p.k_sb + (int64_t)next_row * p.k_ss + head_off;
+      } else {
+        int *o = rows + ((blk & 1) * DECODE_BK + tid) * 2;
+        o[0] = next_tb, o[1] = next_row;
+      }
     }
     entry_of(blk + 1, &next_tb, &next_row);
   };
+  // The LINEAR and OFFSETS paths: thread tid copies chunk tid % kChunks of
+  // rows tid / kChunks + kPass * i, i.e. fixed rows and column each step.
+  // Unpaged K/V (LINEAR): key j's row is row0 + j of the sequence's base, so
+  // the chunks walk fixed strides: no shared-memory lookup and no 64-bit
+  // multiply per chunk on the copy-issue path (run 9: at one CTA per SM the
+  // LOOKUP path's issue cost showed; 6 stages with it 29.7 us at B=16 KV=1k,
+  // with LINEAR 23.9).
+  constexpr int kPass = DECODE_THREADS / kChunks; // rows one pass of the threads covers
+  const int lr0 = tid / kChunks, lch = tid % kChunks;
+  const int64_t kv_row0 = p.kv_kind == DECODE_KV_PACKED ? p.kv_off[b] : 0;
+  const int64_t kv_tb = p.kv_kind == DECODE_KV_PACKED ? 0 : b;
+  const T *klin = kgp + kv_tb * p.k_sb + hk * p.k_sh + (kv_row0 + k_begin + lr0) * p.k_ss + lch * 8;
+  const T *vlin = vgp + kv_tb * p.v_sb + hk * p.v_sh + (kv_row0 + k_begin + lr0) * p.v_ss + lch * 8;
   // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
-    if (blk < nblocks) {
+    if (kPath == DECODE_PATH_LINEAR && blk < nblocks) {
+      T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
+      const T *kb = klin + (int64_t)blk * DECODE_BK * p.k_ss;
+      const T *vb = vlin + (int64_t)blk * DECODE_BK * p.v_ss;
+      const int left = k_stop - (k_begin + blk * DECODE_BK) - lr0; // rows r < left are keys
+#pragma unroll
+      for (int i = 0; i < DECODE_BK / kPass; i++) {
+        const int r = lr0 + i * kPass;
+        const bool ok = i * kPass < left;
+        const int at = fused_swz<DECODE_BK, kD>(r, lch);
+        fused_cp_async16(fused_smem_addr(ks + at), ok ? kb + (int64_t)i * kPass * p.k_ss : kgp,
+                         ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(vs + at), ok ? vb + (int64_t)i * kPass * p.v_ss : vgp,
+                         ok ? 16 : 0);
+      }
+    } else if (kPath == DECODE_PATH_OFFSETS && blk < nblocks) {
+      T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
+      const int64_t *o = offs + (blk & 1) * DECODE_BK;
+#pragma unroll
+      for (int i = 0; i < DECODE_BK / kPass; i++) {
+        const int r = lr0 + i * kPass;
+        const int64_t off = o[r];
+        const bool ok = off >= 0;
+        const int at = fused_swz<DECODE_BK, kD>(r, lch);
+        fused_cp_async16(fused_smem_addr(ks + at), ok ? kgp + off + lch * 8 : kgp, ok ? 16 : 0);
+        fused_cp_async16(fused_smem_addr(vs + at), ok ? vgp + off + lch * 8 : vgp, ok ? 16 : 0);
+      }
+    } else if (blk < nblocks) {
       T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
       const int *o = rows + (blk & 1) * DECODE_BK * 2;
       for (int c = tid; c < DECODE_BK * kChunks; c += DECODE_THREADS) {
@@ -332,6 +384,7 @@ __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
   const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  decode_pdl_wait();
   if (prow >= p.part_rows) return;
   float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
 #pragma unroll
@@ -380,52 +433,77 @@ __global__ void __launch_bounds__(DECODE_THREADS)
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
-// (two 113 KB CTAs per SM need all 228 KB), once per device.
-template <typename T, int kD, int kWM>
+// (two 113 KB CTAs per SM need all 228 KB), for it and its combine, once per device.
+template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_prepare(void) {
   static int smem_done[64], carve_done[64];
-  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM>;
-  attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM>(), smem_done);
+  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath>;
+  attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM, kStages>(), smem_done);
   int dev = 0;
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
     return st;
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
+  // The combine asks for the same split (it reads through L2, not L1), so
+  // that under PDL its CTAs can start on SMs the split kernel still holds.
+  ATTN_CUDA_TRY(cudaFuncSetAttribute((const void *)decode_combine_kernel<T, kD>,
+                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
   carve_done[dev] = 1;
   return ATTN_STATUS_OK;
 }
 
-template <typename T, int kD, int kWM>
+// One launch, with programmatic dependent launch when p.pdl (decode_pdl_wait).
+static inline cudaError_t decode_launch_one(void (*fn)(const attn_decode_params), dim3 grid,
+                                            int smem, const attn_decode_params &p,
+                                            cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = grid, cfg.blockDim = dim3(DECODE_THREADS), cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr, cfg.numAttrs = p.pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, fn, p);
+}
+
+template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
-  constexpr int smem = decode_smem_bytes<kD, kWM>();
-  attn_status st = decode_prepare<T, kD, kWM>();
+  constexpr int smem = decode_smem_bytes<kD, kWM, kStages>();
+  attn_status st = decode_prepare<T, kD, kWM, kStages, kPath>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  decode_fwd_kernel<T, kD, kWM><<<grid, DECODE_THREADS, smem, stream>>>(p);
-  ATTN_CUDA_CHECK_LAUNCH("decode_fwd_kernel");
+  cudaError_t e = decode_launch_one(decode_fwd_kernel<T, kD, kWM, kStages, kPath>, grid, smem, p,
+                                    stream);
+  if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
   if (p.splits > 1) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
-    decode_combine_kernel<T, kD><<<blocks, DECODE_THREADS, 0, stream>>>(p);
-    ATTN_CUDA_CHECK_LAUNCH("decode_combine_kernel");
+    e = decode_launch_one(decode_combine_kernel<T, kD>, dim3(blocks), 0, p, stream);
+    if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_combine_kernel");
   }
   return ATTN_STATUS_OK;
 }
 
 // The occupancy API counts the dynamic shared memory against the kernel's
 // limit, so the limit is raised first.
-template <typename T, int kD, int kWM>
+template <typename T, int kD, int kWM, int kStages, int kPath>
 int decode_occupancy(void) {
   int n = 0;
-  if (decode_prepare<T, kD, kWM>()) return 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM>,
+  if (decode_prepare<T, kD, kWM, kStages, kPath>()) return 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM, kStages, kPath>,
                                                     DECODE_THREADS,
-                                                    decode_smem_bytes<kD, kWM>()) != cudaSuccess)
+                                                    decode_smem_bytes<kD, kWM, kStages>()) != cudaSuccess)
     return 1;
   return n > 0 ? n : 1;
 }
 
-#define DECODE_INSTANCE(T, D, WM)                                                       \
-  template attn_status decode_run<T, D, WM>(const attn_decode_params &, cudaStream_t); \
-  template int decode_occupancy<T, D, WM>(void);
+#define DECODE_INSTANCE_P(T, D, WM, S, P)                                                     \
+  template attn_status decode_run<T, D, WM, S, P>(const attn_decode_params &, cudaStream_t); \
+  template int decode_occupancy<T, D, WM, S, P>(void);
+#define DECODE_INSTANCE_S(T, D, WM, S)           \
+  DECODE_INSTANCE_P(T, D, WM, S, DECODE_PATH_LOOKUP) \
+  DECODE_INSTANCE_P(T, D, WM, S, DECODE_PATH_LINEAR) \
+  DECODE_INSTANCE_P(T, D, WM, S, DECODE_PATH_OFFSETS)
+#define DECODE_INSTANCE(T, D, WM) DECODE_INSTANCE_S(T, D, WM, decode_cfg<D>::kStages)
 
 #endif

@@ -11,12 +11,30 @@
 #include "attn/cuda/fused/decode_params.h"
 #include "attn/cuda/fused/fused_launch.h"
 
+// Ring depth by head dim: one K+V stage is 64 x kD x 2 x 2 bytes (16, 32,
+// 64 KB); 4, 3, 2 stages keep 2-3 steps in flight and let 3, 2, 1 CTAs share
+// an SM's 228 KB. The deep instance (D128, 16 query rows) has 6 stages, 5
+// in flight, one CTA per SM: for grids of about one CTA per SM, where a
+// split's partials and the combine launch cost more than the keys' time.
+template <int kD>
+struct decode_cfg {
+  static constexpr int kStages = kD == 256 ? 2 : kD == 128 ? 3 : 4;
+};
+#define DECODE_DEEP_STAGES 6
+
 // The kernel (and, with splits > 1, the combine) for storage type T, head
-// dim kD, kWM row atoms (16 * kWM query rows per CTA).
-template <typename T, int kD, int kWM>
+// dim kD, kWM row atoms (16 * kWM query rows per CTA), a K/V ring of kStages,
+// and the copies' addressing path kPath:
+//  LOOKUP   each 16-byte chunk's (batch or page, row) read from shared memory
+//           and multiplied out (runs 1-8's code; any K/V);
+//  LINEAR   unpaged K/V, fixed strides from one base per thread;
+//  OFFSETS  paged K/V whose K and V strides agree: one element offset per
+//           key row, computed once where the table entry is stored.
+enum { DECODE_PATH_LOOKUP, DECODE_PATH_LINEAR, DECODE_PATH_OFFSETS };
+template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_run(const attn_decode_params &p, cudaStream_t stream);
 // CTAs of that instance one SM holds (1 when it cannot be asked).
-template <typename T, int kD, int kWM>
+template <typename T, int kD, int kWM, int kStages, int kPath>
 int decode_occupancy(void);
 
 #endif

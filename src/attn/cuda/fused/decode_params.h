@@ -28,6 +28,7 @@ typedef struct {
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
+  int pdl;               /* launch with programmatic dependent launch (sm_90+) */
 } attn_decode_params;
 
 #endif
