@@ -541,11 +541,12 @@ def varlen_row(lib, reps):
 
 KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
               (1, 131072, 32, 8), (16, 32768, 32, 8))
-# (label, environment) candidates; None = unset (the built-in default). Run 10:
-# programmatic dependent launch off, the deep ring, forced split counts (the
+# (label, environment) candidates; None = unset (the built-in default). Run 10
+# (PDL then on by default; off by default since): PDL on and off, the deep ring, forced split counts (the
 # splits on caches of <= 8k keys only). Cells of <= 2k keys run them paged too
 # (pages of 16, shuffled table), where deep=1 is the deep ring with OFFSETS.
 KNOBS = (("default", {}),
+         ("pdl=1", {"ATTNPROF_DECODE_PDL": 1}),
          ("pdl=0", {"ATTNPROF_DECODE_PDL": 0}),
          ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
          ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}),

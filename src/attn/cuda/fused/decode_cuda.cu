@@ -18,8 +18,9 @@
 // policy takes (64..2^20; default 256, 64 at one CTA per SM);
 // ATTNPROF_DECODE_LOOKUP=1 takes runs 1-8's copy path and split policy;
 // ATTNPROF_DECODE_DEEP=1 the deep-ring instance (D128, 16 rows);
-// ATTNPROF_DECODE_PDL=0 launches without programmatic dependent launch
-// (decode_kernel.cuh; on by default on sm_90+).
+// ATTNPROF_DECODE_PDL=1 launches with programmatic dependent launch on sm_90+
+// (decode_kernel.cuh). Off by default: a kernel launched early has its trace
+// span include its wait, so this tool's own device_us would overstate it.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,7 +198,7 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   const int64_t base = (int64_t)p->batch * p->hkv * p->row_groups;
   const int bf = a->q.dtype == ATTN_DTYPE_BF16, deep = decode_knob("ATTNPROF_DECODE_DEEP", 0, 0, 1);
   const int path = pick_path(p);
-  p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 1, 0, 1);
+  p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 0, 0, 1);
   decode_occ_fn occ = NULL;
   decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
   if (!fn) return NULL;
