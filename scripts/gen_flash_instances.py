@@ -30,10 +30,6 @@ WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 1
 # sharing K and V by TMA multicast), bf16, both tiles, built with the
 # ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
 WS_CLUSTER_DIMS = [64, 128, 256]
-# The exp instances (flags WS_ALL | WS_EXP_FMA8 or 4: part of the softmax's
-# exp2 on the FMA pipe), bf16 D64, both tiles, ablation option (bench only,
-# ATTNPROF_FLASH_WS_AB=256 or 512).
-WS_EXP_FLAGS = {"fma8": "WS_ALL | WS_EXP_FMA8", "fma4": "WS_ALL | WS_EXP_FMA4"}
 
 def ws_body(ctype, d, flags, tile):
     """One explicit instance of the ws kernel."""
@@ -77,8 +73,6 @@ def main():
            for fl, d in WS_ABLATION]
     ws += [(f"flash_ws_cluster_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_CLUSTER", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_CLUSTER_DIMS]
-    ws += [(f"flash_ws_exp_{ex}_{tag}bf16_d64.cu", "__nv_bfloat16", 64, fl, tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for ex, fl in WS_EXP_FLAGS.items()]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

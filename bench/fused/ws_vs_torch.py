@@ -33,13 +33,6 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   ws-cl         (--cluster, ablation build) ws in clusters of two CTAs that
                 share each K and V tile by TMA multicast (=64; non-causal
                 bf16; causal cells run ws's code: more noise pairs)
-  ws-wide       (--wide, ablation build) ws with every consumer computing the
-                whole first key tile (=128), the kernel before a consumer
-                narrowed the causal diagonal (or Sk tail) to the 64 keys its
-                rows see; run right after ws (two-consumer 128 x 128 tiles
-                only: elsewhere the pair's noise)
-  ws-fma8/fma4  (--exp, ablation build, D64 cells only) ws with every 8th / 4th
-                exp2 of the softmax on the FMA pipe (=256 / =512)
 The AB values of --ab and --sched carry 32 so that they still run the
 kernel they name (the one-Q-buffer epilogue of their time).
 Each run's output is compared with cudnn's first (relative error of the whole
@@ -79,8 +72,6 @@ def main():
     ap.add_argument("--sched", action="store_true")
     ap.add_argument("--osmem", action="store_true")
     ap.add_argument("--cluster", action="store_true")
-    ap.add_argument("--wide", action="store_true")
-    ap.add_argument("--exp", action="store_true")
     opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
     engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
@@ -106,7 +97,7 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
-    variants = {"ws-wide": [], "ws-fma8": [], "ws-fma4": [], "ws-osm": [], "ws-cl": []}
+    variants = {"ws-osm": [], "ws-cl": []}
     scheds = []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
@@ -125,11 +116,6 @@ def main():
         runs = [("cudnn", torch_fn(SDPBackend.CUDNN_ATTENTION)),
                 ("FA2", torch_fn(SDPBackend.FLASH_ATTENTION)),
                 ("ws", ours(q, k, v, o, causal, "ws"))]
-        if opt.wide:
-            runs.append(("ws-wide", ours(q, k, v, o, causal, "ws", ab="128")))
-        if opt.exp and d == 64:
-            runs += [("ws-fma8", ours(q, k, v, o, causal, "ws", ab="256")),
-                     ("ws-fma4", ours(q, k, v, o, causal, "ws", ab="512"))]
         if opt.osmem:
             runs.append(("ws-osm", ours(q, k, v, o, causal, "ws", ab="32")))
         if opt.cluster:
@@ -199,12 +185,7 @@ def main():
     for label, causal, tw, tc, r, us in summary:
         print(f"  {label:<16}{'causal' if causal else 'full':<8} ws {tw:6.1f}  cudnn {tc:6.1f}  "
               f"ws/cudnn {r:5.2f}  ({us:.1f} us)")
-    titles = {"ws-wide": "wide: TFLOP/s of ws (each consumer narrows the first key tile to the "
-                         "keys its rows see) and ws-wide (the whole tile); ws/var = var time / ws time",
-              "ws-fma8": "exp: TFLOP/s of ws and ws-fma8 (every 8th exp2 of the softmax on the FMA "
-                         "pipe); ws/var = var time / ws time",
-              "ws-fma4": "exp: TFLOP/s of ws and ws-fma4 (every 4th exp2 on the FMA pipe)",
-              "ws-osm": "osmem: TFLOP/s of ws (O from registers where one Q buffer fits) and "
+    titles = {"ws-osm": "osmem: TFLOP/s of ws (O from registers where one Q buffer fits) and "
                         "ws-osm (O staged in the Q buffer, TMA store); ws/var = var time / ws time",
               "ws-cl": "cluster: TFLOP/s of ws and ws-cl (clusters of two sharing K and V by "
                        "multicast; non-causal); ws/var = var time / ws time, var/cudnn"}

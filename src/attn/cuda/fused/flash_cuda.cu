@@ -61,14 +61,6 @@ static fused_fn ws_cluster_inst(int64_t d) {
   return d == 64 ? ws_run<__nv_bfloat16, 64, f, kTile>
          : d == 128 ? ws_run<__nv_bfloat16, 128, f, kTile> : ws_run<__nv_bfloat16, 256, f, kTile>;
 }
-// Bench only: the bf16 D64 instance with part of the softmax's exp2 on the
-// FMA pipe (kFlags WS_EXP_FMA8 or 4, by the AB bits), or NULL.
-template <int kTile>
-static fused_fn ws_exp_inst(int ab) {
-  if (ab & WS_AB_EXP_FMA8) return ws_run<__nv_bfloat16, 64, WS_ALL | WS_EXP_FMA8, kTile>;
-  if (ab & WS_AB_EXP_FMA4) return ws_run<__nv_bfloat16, 64, WS_ALL | WS_EXP_FMA4, kTile>;
-  return NULL;
-}
 #endif
 #endif
 
@@ -101,10 +93,6 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
   if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
-  fused_fn ex = ab && bf && d == 64 ? (tile == WS_TILE_FA3 ? ws_exp_inst<WS_TILE_FA3>(atoi(ab))
-                                                            : ws_exp_inst<WS_TILE_BASE>(atoi(ab)))
-                                    : NULL;
-  if (ex) return ex;
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");

@@ -76,34 +76,12 @@ FUSED_DEV void wg_mask(float (&s)[kSR], const attn_fused_params &p, int row_g, i
   }
 }
 
-// 2^x for x <= 0 on the FMA pipe instead of the special-function unit (16
-// results per clock per SM on sm_90, the D64 softmax's limit): round(x) from
-// the low bits of x + 1.5 x 2^23, a degree-3 fit of 2^f on [-0.5, 0.5]
-// (relative error under 3e-4, bf16's P rounds at 2e-3), then round(x) added
-// to the exponent field. x is clamped at -127, where the sum is exactly 0.
-FUSED_DEV float wg_exp2_fma(float x) {
-  x = fmaxf(x, -127.f);
-  const float t = __fadd_rn(x, 12582912.f), f = x - __fadd_rn(t, -12582912.f);
-  const float p = fmaf(fmaf(fmaf(0.05295114f, f, 0.24165067f), f, 0.69353658f), f, 1.f);
-  return __uint_as_float(__float_as_uint(t) * 8388608u + __float_as_uint(p));
-}
-
-// Element q of a row's kSR / 2 in one tile: 2^x by wg_exp2_fma for every
-// kFma-th (bench only; 0: none), else ex2.approx.
-template <int kFma>
-FUSED_DEV float wg_exp2_mix(float x, int q) {
-  if constexpr (kFma > 0)
-    if (q % kFma == 0) return wg_exp2_fma(x);
-  return fused_exp2(x);
-}
-
 // Online softmax of one S tile (exp2 domain, as flash_fwd_kernel.cuh),
 // shared by both Hopper kernels: the row statistics m, l move on, P lands in
 // pa as the register A fragments of the P V product (16 keys per fragment),
 // and alpha is O's rescale factor per row half. O is not touched here: in
-// the ws kernel its previous product may still be in flight. kFma: see
-// wg_exp2_mix.
-template <typename T, int kFma = 0, int kSR>
+// the ws kernel its previous product may still be in flight.
+template <typename T, int kSR>
 FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                           float (&alpha)[2], float c) {
 #pragma unroll
@@ -119,8 +97,8 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < kSR / 4; ++j) {
-      const float p0 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh], c, -base), 2 * j);
-      const float p1 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh + 1], c, -base), 2 * j + 1);
+      const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
+      const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
       sum += p0 + p1;
       // 8-key group j is half of fragment j / 2: registers {row g, row g+8}
       // of keys 0-7, then of keys 8-15.

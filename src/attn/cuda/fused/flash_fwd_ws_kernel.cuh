@@ -18,10 +18,7 @@
 //    so the softmax of tile j runs under the P V product of the previous one
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
-//    softmax runs under the others' GEMMs. On 128 x 128 tiles a consumer
-//    whose rows see only the first 64 keys of its first key tile (causal
-//    diagonal, Sk tail) runs that tile's S, softmax and P V on those 64
-//    ("narrow"; bench/NOTES.md "ws: the first key tile narrowed").
+//    softmax runs under the others' GEMMs.
 //  - epilogue, two Q buffers (D64, D128 128 x 128): O / l rounded into the
 //    warpgroup's rows of the Q tile (same 128-byte swizzle as TMA's), one
 //    TMA store per 64 columns (rows past Sq clipped by TMA); the next tile's
@@ -192,7 +189,7 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
   if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
     ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
   else
-    wg_softmax<T, (kFlags & WS_EXP_FMA8) ? 8 : (kFlags & WS_EXP_FMA4) ? 4 : 0>(s, m, l, pa, alpha, c);
+    wg_softmax<T>(s, m, l, pa, alpha, c);
 }
 
 // Shared-memory barrier addresses: Q full/empty per Q buffer (two slots),
@@ -370,9 +367,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages, kCons = C::kCons;
   constexpr int kSR = kBN / 2, kOR = kD / 2;
-  // Narrow (below): a wgmma N of kBN / 2 = 64; two consumers (with three,
-  // 160 registers each, ptxas spilled 236 bytes with it).
-  constexpr bool kNarrow = kBN == 128 && kCons == 2;
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -432,56 +426,35 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     };
     if (n == 0) q_done(-1);
     // S(j) into s: the product of tile index i (key tile n - 1 - i).
-    // s holds 2 x sizeof(s) / 4 keys: kBN, or the first kBN / 2 of the
-    // tile where this warpgroup sees no more of it (narrow, below).
-    auto issue_s = [&](auto &s, uint32_t j) {
-      constexpr int kN = (int)(sizeof(s) / sizeof(float)) * 2;
+    auto issue_s = [&](float (&s)[kSR], uint32_t j) {
       const uint32_t kv = aK + (j % kS) * C::kKV;
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t off = (uint32_t)((kk % 4) * 32);
         const uint64_t da = wg_desc(aQt + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
         const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
-        wgmma_op<T, kN>::ss(s, da, db, kk > 0);
+        wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
       }
       wg_commit();
     };
-    // O += P V over the tile's keys, or over its first kBN / 2 (narrow: the
-    // rest of P is zero).
-    // hv: the narrow tile. Every call passes a constant: a run-time branch
-    // between wgmma in flight makes ptxas serialize all of them (C7520).
-    auto issue_pv = [&](const uint32_t (&pa)[kSR / 8][4], uint32_t j, bool hv) {
+    auto issue_pv = [&](const uint32_t (&pa)[kSR / 8][4], uint32_t j) {
       const uint32_t vv = aV + (j % kS) * C::kKV;
-      if (hv) {
 #pragma unroll
-        for (int kk = 0; kk < kBN / 32; ++kk)
-          wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
-      } else {
-#pragma unroll
-        for (int kk = 0; kk < kBN / 16; ++kk)
-          wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
-      }
+      for (int kk = 0; kk < kBN / 16; ++kk)
+        wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
       wg_commit();
     };
-    auto mask = [&](auto &s, int i) {
+    auto mask = [&](float (&s)[kSR], int i) {
       const int n0 = (n - 1 - i) * kBN;
       if (n0 + kBN > p.sk || (p.causal && n0 + kBN - 1 > mrow0 + p.causal_off))
         wg_mask(s, p, w.m0 + wrow + g, n0, t4);
     };
 
-    // Narrow: the first key tile (the last one: the causal diagonal or the
-    // Sk tail) where none of this warpgroup's 64 rows sees past its first
-    // kBN / 2 keys: S, softmax and P V over those keys alone. Each consumer
-    // still takes every turn of the ping-pong (the same turns, narrower
-    // products). WS_AB_WIDE (bench only): the whole tile, as before.
-    int vis = p.sk; // keys this warpgroup's rows may see end before vis
-    if (p.causal) vis = min(vis, mrow0 + 64 + p.causal_off);
-    const bool half = kNarrow && n > 0 && !(p.ws_ab & WS_AB_WIDE) && vis - (n - 1) * kBN <= kBN / 2;
-
     if (n > 0) {
       uint32_t pa[kSR / 8][4];
       float alpha[2];
-      auto first = [&](auto &s, auto &pf) {
+      {
+        float s[kSR];
         ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
         ws_turn_wait<kFlags>(cw);
         wg_fence();
@@ -493,25 +466,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
-        ws_soft<T, kFlags>(s, m, l, pf, alpha, c);
-      };
-      if constexpr (kNarrow) {
-        if (half) {
-          float s[kSR / 2];
-          uint32_t(&ph)[kSR / 16][4] = *reinterpret_cast<uint32_t(*)[kSR / 16][4]>(&pa);
-          first(s, ph);
-#pragma unroll
-          for (int kk = kSR / 16; kk < kSR / 8; ++kk) pa[kk][0] = pa[kk][1] = pa[kk][2] = pa[kk][3] = 0u;
-        }
-      }
-      if (!half) {
-        float s[kSR];
-        first(s, pa);
+        ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
       // wgmma still reading its A registers must not see them rewritten).
-      auto step = [&](int i, const uint32_t (&pc)[kSR / 8][4], uint32_t (&pn)[kSR / 8][4], bool hv) {
+      auto step = [&](int i, const uint32_t (&pc)[kSR / 8][4], uint32_t (&pn)[kSR / 8][4]) {
         const uint32_t j = it + i, jv = j - 1;
         float s[kSR];
         ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
@@ -528,14 +488,14 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
           q_done(i);
           wg_fence();
-          issue_pv(pc, jv, hv);
+          issue_pv(pc, jv);
           wg_wait_all();
           wg_hold(o);
           ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
           ws_soft<T, kFlags>(s, m, l, pn, a2, c);
         } else {
-          issue_pv(pc, jv, hv);
+          issue_pv(pc, jv);
           ws_turn_pass<kFlags, kCons>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
@@ -549,43 +509,29 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         }
         wg_rescale(o, a2);
       };
-      auto finish = [&](const uint32_t (&pc)[kSR / 8][4], bool hv) {
+      auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
         const uint32_t jv = it + n - 1;
         ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
         ws_turn_wait<kFlags>(cw);
         wg_hold(o);
         wg_fence();
-        issue_pv(pc, jv, hv);
+        issue_pv(pc, jv);
         ws_turn_pass<kFlags, kCons>(cw);
         wg_wait_all();
         wg_hold(o);
         ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
       };
-      // Steps i.. to the end, P(i - 1) in x.
-      auto rest = [&](int i, uint32_t (&x)[kSR / 8][4], uint32_t (&y)[kSR / 8][4]) {
-        for (; i + 1 < n; i += 2) {
-          step(i, x, y, false);
-          step(i + 1, y, x, false);
-        }
-        if (i < n) {
-          step(i, x, y, false);
-          finish(y, false);
-        } else {
-          finish(x, false);
-        }
-      };
       uint32_t pb[kSR / 8][4];
-      if constexpr (kNarrow) { // step 1 (or finish) peeled, each call with a constant hv
-        if (half) {
-          if (n == 1) finish(pa, true);
-          else step(1, pa, pb, true);
-        } else {
-          if (n == 1) finish(pa, false);
-          else step(1, pa, pb, false);
-        }
-        if (n > 1) rest(2, pb, pa);
+      int i = 1;
+      for (; i + 1 < n; i += 2) {
+        step(i, pa, pb);
+        step(i + 1, pb, pa);
+      }
+      if (i < n) {
+        step(i, pa, pb);
+        finish(pb);
       } else {
-        rest(1, pa, pb);
+        finish(pa);
       }
     }
     it += (uint32_t)n;

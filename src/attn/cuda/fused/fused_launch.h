@@ -27,10 +27,8 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // kTile: WS_TILE_* (fused/ws_tile.h; ws_tile_pick chooses).
 // WS_NO_SOFTMAX (bench only): the tensor-core floor, wrong results by design.
 // WS_NO_SETMAXNREG (bench, diagnosis): every warp keeps the launch's registers.
-// WS_EXP_FMA8 / 4 (bench only): every 8th / 4th exp2 of the softmax on the
-// FMA pipe (wg_exp2_fma), the rest on the special-function unit.
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
-       WS_CLUSTER = 16, WS_EXP_FMA8 = 32, WS_EXP_FMA4 = 64 };
+       WS_CLUSTER = 16 };
 template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

@@ -23,15 +23,9 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // straight from registers there). WS_AB_CLUSTER (non-causal, bf16): the
 // instance with kFlags WS_CLUSTER, CTAs in clusters of two on adjacent m
 // blocks of one head, each loading half of every K and V tile into both by
-// TMA multicast (half the L2-to-SM reads per CTA). WS_AB_WIDE: every
-// consumer computes the whole first key tile (the causal diagonal or the Sk
-// tail), the kernel before it narrowed that tile to the 64 keys its rows
-// see where they see no more (128-key tiles). WS_AB_EXP_FMA8 / 4 (bf16
-// D64): the instance with kFlags WS_EXP_FMA8 / 4, every 8th / 4th exp2 of
-// the softmax on the FMA pipe.
+// TMA multicast (half the L2-to-SM reads per CTA).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
-       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_WIDE = 128, WS_AB_EXP_FMA8 = 256,
-       WS_AB_EXP_FMA4 = 512 };
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64 };
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
