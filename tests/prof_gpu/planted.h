@@ -41,11 +41,12 @@ int planted_run(const char *range, const char *nvtx_range, planted_result *out);
 /* Launches n tiny kernels back to back (for the dropped-records test). */
 int planted_flood(int n);
 
-/* Every kind of sync call (event, stream wait, stream on a created, the
- * legacy and the per-thread stream, device; runtime then driver: 12 calls)
+/* Every kind of sync call (runtime: event, stream wait, stream on a created,
+ * the legacy and the per-thread stream, device; driver: event, stream wait,
+ * created stream, context: 10 calls)
  * on streams and an event made once by planted_syncs_setup, so that two
  * sessions see the same stream ids. Each returns 0 or -1 with a message. */
-enum { PLANTED_SYNC_CALLS = 12 };
+enum { PLANTED_SYNC_CALLS = 10 };
 int planted_syncs_setup(void);
 int planted_syncs(int64_t *t_begin, int64_t *t_end);
 

@@ -1,6 +1,6 @@
 /* GPU test (label "gpu"): sync records from the sync calls' callbacks
  * (ATTNPROF_CUPTI_SYNC=callback) against CUPTI's SYNCHRONIZATION kind (the
- * default), on the same 12 sync calls (planted_syncs) in two sessions of one
+ * default), on the same 10 sync calls (planted_syncs) in two sessions of one
  * process, so the streams and their ids are the same in both. The trace must
  * hold the same sync events either way: one per call, in call order, with the
  * same name, stream, lane and device, tied by correlation id to the call that
