@@ -542,18 +542,18 @@ def varlen_row(lib, reps):
 KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
               (1, 131072, 32, 8), (16, 32768, 32, 8))
 # (label, environment) candidates; None = unset (the built-in default). Run 10
-# (PDL then on by default; off by default since): PDL on and off, the deep ring, forced split counts (the
-# splits on caches of <= 8k keys only). Cells of <= 2k keys run them paged too
-# (pages of 16, shuffled table), where deep=1 is the deep ring with OFFSETS.
+# ran PDL on and off, the deep ring and forced split counts (NOTES.md); issue
+# 13's round runs the fixed-cost changes against the code before them:
+# ATTNPROF_DECODE_FIX bit 0 the one-barrier key-group merge, bit 1 the
+# combine's early partial loads (default 3: both). Cells of <= 2k keys run
+# them paged too (pages of 16, shuffled table).
 KNOBS = (("default", {}),
          ("pdl=1", {"ATTNPROF_DECODE_PDL": 1}),
-         ("pdl=0", {"ATTNPROF_DECODE_PDL": 0}),
-         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
-         ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}),
-         ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}),
-         ("splits=32", {"ATTNPROF_DECODE_SPLITS": 32}))
+         ("fix=0", {"ATTNPROF_DECODE_FIX": 0}),
+         ("fix=1", {"ATTNPROF_DECODE_FIX": 1}),
+         ("fix=2", {"ATTNPROF_DECODE_FIX": 2}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "pdl=0", "splits=16")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "fix=0")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):
