@@ -11,7 +11,8 @@
 // Tile: kRows = 16 * kWM query rows x kBK = 64 keys per step; 4 warps, kWM
 // row atoms x kWK = 4 / kWM key groups: warp (wm, kg) owns rows wm*16..+15
 // and keys kg*kNK..+kNK-1 of each step, with its own online softmax; the
-// key groups are merged once at the end through shared memory.
+// key groups are merged once at the end through shared memory, behind one
+// barrier (decode_merge_write).
 // Per step: the K and V tiles arrive by cp.async in a ring of kStages
 // buffers (16-byte chunks; what addresses a key row, stored in step i for
 // step i + 1 from block-table entries read in step i - 1, depends on kPath:
@@ -24,13 +25,12 @@
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs or element offsets.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-10,
-// device time): contiguous, 1 new token: B >= 16 0.98-0.99x cuDNN via
-// PyTorch (B=16 KV=32k 467 us, 2.2% above a plain read of its K/V), B=16
-// KV=1k 23.1 us against cuDNN's 19.1, B=1 KV=2k 12.6 against 7.4, B=1
-// KV=128k 128 us (0.97x); 8 and 16 new tokens 5.3x and 3.4x PyTorch's
-// fastest. Paged (grid): B >= 16 KV >= 32k 103-106% of the copy, B=1
-// KV=128k 92%, B=16 KV=1k 30.6 us (cuDNN 24.2).
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-11,
+// device time, graph-timed): contiguous, 1 new token: B=16 KV=32k 474 us
+// (cuDNN via PyTorch 473), B=16 KV=1k 20.4 us against cuDNN's 19.2, B=1
+// KV=2k 8.5 against 7.4, B=1 KV=128k 126.7 (cuDNN 126.8); 8 and 16 new
+// tokens 5.3x and 3.4x PyTorch's fastest (run 10). Paged (grid, run 10):
+// B >= 16 KV >= 32k 103-106% of the copy, B=1 KV=128k 92%.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
