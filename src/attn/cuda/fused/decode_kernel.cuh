@@ -199,9 +199,102 @@ FUSED_DEV void decode_merge_write_serial(const attn_decode_params &p, const deco
   }
 }
 
+// One partial row prow's merge over the splits by one warp (lane), wsm
+// the warp's DECODE_MAX_SPLITS floats of shared memory (decode_combine_kernel).
+template <typename T, int kD, int kEarly>
+FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int lane, float *wsm) {
+  const float *src = p.o_part + prow * kD + lane;
+  const int64_t step = p.part_rows * kD;
+  constexpr int kS = kD == 256 ? 4 : 16;
+  float x[kS][kD / 32];
+  auto load = [&](int s0) {
+#pragma unroll
+    for (int j = 0; j < kS; j++)
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++)
+        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
+  };
+  if (kEarly) load(0);
+  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    const int s = lane + 32 * i;
+    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
+    M = fmaxf(M, ls[i]);
+  }
+  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
+    L += w[i];
+    if (kEarly) wsm[lane + 32 * i] = w[i];
+  }
+  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
+  if (kEarly) __syncwarp();
+  float acc[kD / 32];
+#pragma unroll
+  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
+  for (int s0 = 0; s0 < p.splits; s0 += kS) {
+    if (!kEarly || s0 > 0) load(s0);
+#pragma unroll
+    for (int j = 0; j < kS; j++) {
+      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
+      float ws = 0.f;
+      if (kEarly) {
+        ws = wsm[s];
+      } else {
+#pragma unroll
+        for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+          if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+      }
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
+    }
+  }
+  if (kEarly) __syncwarp(); // wsm is free for the warp's next row
+  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
+  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
+  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
+  if (lane == 0 && p.lse)
+    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+}
+
+// ATTNPROF_DECODE_FIX bit 2: after writing its partials, a CTA counts
+// itself in at its (sequence, KV head, row group); the last of the splits
+// to arrive merges them for its rows (a warp a row), so no combine kernel
+// is launched. The counter goes back to zero for the next call (the next
+// kernel in the stream starts after this one ends). The fences make each
+// CTA's partials visible before its arrival counts; the merge reads them
+// through L2.
+template <typename T, int kD, int kWM>
+FUSED_DEV void decode_last_combines(const attn_decode_params &p, const decode_seq &sq,
+                                    float *buf, int b, int hk, int rg, int r0, int R) {
+  // buf: the warps' weights, then the flag (no static shared memory: two
+  // 113 KB CTAs fill an SM)
+  int *last = (int *)buf + DECODE_THREADS / 32 * DECODE_MAX_SPLITS;
+  __threadfence();
+  __syncthreads(); // also: every thread is done with buf's merge slab
+  if (threadIdx.x == 0) {
+    int *c = p.arrive + ((int64_t)b * p.hkv + hk) * p.row_groups + rg;
+    *last = atomicAdd(c, 1) == p.splits - 1;
+    if (*last) atomicExch(c, 0);
+  }
+  __syncthreads();
+  if (!*last) return;
+  __threadfence();
+  const int warp = threadIdx.x / 32, rows = min(16 * kWM, R - r0);
+  for (int r = warp; r < rows; r += DECODE_THREADS / 32) {
+    const int rr = r0 + r, t = rr / p.group, h = hk * p.group + rr % p.group;
+    const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
+    decode_combine_row<T, kD, 1>(p, prow, threadIdx.x % 32, buf + warp * DECODE_MAX_SPLITS);
+  }
+}
+
 // kMerge: 1 the one-barrier key-group merge (decode_merge_write), 0 runs
-// 1-10's (decode_merge_write_serial); a template argument, so that each
-// kernel carries one merge's code (ATTNPROF_DECODE_FIX bit 0 picks it).
+// 1-10's (decode_merge_write_serial), 2 as 1 and then the last split's CTA
+// combines (decode_last_combines); a template argument, so that each kernel
+// carries one variant's code (ATTNPROF_DECODE_FIX picks it).
 template <typename T, int kD, int kWM, int kStages, int kPath, int kMerge>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
@@ -436,9 +529,11 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
   }
-  if (kMerge)
+  if (kMerge) {
     decode_merge_write<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg, lane);
-  else
+    if (kMerge == 2 && p.splits > 1)
+      decode_last_combines<T, kD, kWM>(p, sq, (float *)ring, b, hk, rg, r0, R);
+  } else
     decode_merge_write_serial<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg,
                                           lane);
 }
@@ -459,83 +554,31 @@ __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
   __shared__ float wsm[DECODE_THREADS / 32][DECODE_MAX_SPLITS];
   const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   decode_pdl_wait();
   if (prow >= p.part_rows) return;
-  const float *src = p.o_part + prow * kD + lane;
-  const int64_t step = p.part_rows * kD;
-  constexpr int kS = kD == 256 ? 4 : 16;
-  float x[kS][kD / 32];
-  auto load = [&](int s0) {
-#pragma unroll
-    for (int j = 0; j < kS; j++)
-#pragma unroll
-      for (int i = 0; i < kD / 32; i++)
-        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
-  };
-  if (kEarly) load(0);
-  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    const int s = lane + 32 * i;
-    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
-    M = fmaxf(M, ls[i]);
-  }
-  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
-    L += w[i];
-    if (kEarly) wsm[warp][lane + 32 * i] = w[i];
-  }
-  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
-  if (kEarly) __syncwarp();
-  float acc[kD / 32];
-#pragma unroll
-  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
-  for (int s0 = 0; s0 < p.splits; s0 += kS) {
-    if (!kEarly || s0 > 0) load(s0);
-#pragma unroll
-    for (int j = 0; j < kS; j++) {
-      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
-      float ws = 0.f;
-      if (kEarly) {
-        ws = wsm[warp][s];
-      } else {
-#pragma unroll
-        for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
-          if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
-      }
-#pragma unroll
-      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
-    }
-  }
-  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
-  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
-  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
-  if (lane == 0 && p.lse)
-    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+  decode_combine_row<T, kD, kEarly>(p, prow, threadIdx.x % 32, wsm[threadIdx.x / 32]);
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
 // (two 113 KB CTAs per SM need all 228 KB), for it and its combine, once per device.
 template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_prepare(void) {
-  static int smem_done[64], smem0_done[64], carve_done[64];
+  static int smem_done[3][64], carve_done[64];
   constexpr int smem = decode_smem_bytes<kD, kWM, kStages>();
   const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>;
   const void *fn0 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>;
-  attn_status st = attn_fused_smem_limit(fn, smem, smem_done);
-  if (!st) st = attn_fused_smem_limit(fn0, smem, smem0_done);
+  const void *fn2 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 2>;
+  attn_status st = attn_fused_smem_limit(fn, smem, smem_done[0]);
+  if (!st) st = attn_fused_smem_limit(fn0, smem, smem_done[1]);
+  if (!st) st = attn_fused_smem_limit(fn2, smem, smem_done[2]);
   int dev = 0;
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
     return st;
   // The combine asks for the same split (it reads through L2, not L1), so
   // that under PDL its CTAs can start on SMs the split kernel still holds.
-  const void *fns[4] = {fn, fn0, (const void *)decode_combine_kernel<T, kD, 1>,
+  const void *fns[5] = {fn, fn0, fn2, (const void *)decode_combine_kernel<T, kD, 1>,
                         (const void *)decode_combine_kernel<T, kD, 0>};
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     ATTN_CUDA_TRY(cudaFuncSetAttribute(fns[i], cudaFuncAttributePreferredSharedMemoryCarveout,
                                        cudaSharedmemCarveoutMaxShared));
   carve_done[dev] = 1;
@@ -562,11 +605,13 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   attn_status st = decode_prepare<T, kD, kWM, kStages, kPath>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  cudaError_t e = decode_launch_one(p.fix & 1 ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>
-                                               : decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>,
+  const bool fuse = p.arrive && p.splits > 1;
+  cudaError_t e = decode_launch_one(fuse        ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 2>
+                                    : p.fix & 1 ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>
+                                                : decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>,
                                     grid, smem, p, stream);
   if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
-  if (p.splits > 1) {
+  if (p.splits > 1 && !fuse) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
     e = decode_launch_one(p.fix & 2 ? decode_combine_kernel<T, kD, 1> : decode_combine_kernel<T, kD, 0>,
                           dim3(blocks), 0, p, stream);
