@@ -542,18 +542,20 @@ def varlen_row(lib, reps):
 KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
               (1, 131072, 32, 8), (16, 32768, 32, 8))
 # (label, environment) candidates; None = unset (the built-in default). Run 10
-# (PDL then on by default; off by default since): PDL on and off, the deep ring, forced split counts (the
-# splits on caches of <= 8k keys only). Cells of <= 2k keys run them paged too
-# (pages of 16, shuffled table), where deep=1 is the deep ring with OFFSETS.
+# ran PDL on and off, the deep ring and forced split counts (NOTES.md); issue
+# 13's round runs the fixed-cost changes against the code before them:
+# ATTNPROF_DECODE_FIX bit 0 the one-barrier key-group merge, bit 1 the
+# combine's early partial loads (default 3: both), bit 2 (with bit 0) the last
+# split's CTA combines, no combine launch (7: all three). Cells of <= 2k keys run
+# them paged too (pages of 16, shuffled table).
 KNOBS = (("default", {}),
          ("pdl=1", {"ATTNPROF_DECODE_PDL": 1}),
-         ("pdl=0", {"ATTNPROF_DECODE_PDL": 0}),
-         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
-         ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}),
-         ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}),
-         ("splits=32", {"ATTNPROF_DECODE_SPLITS": 32}))
+         ("fix=0", {"ATTNPROF_DECODE_FIX": 0}),
+         ("fix=1", {"ATTNPROF_DECODE_FIX": 1}),
+         ("fix=2", {"ATTNPROF_DECODE_FIX": 2}),
+         ("fix=7", {"ATTNPROF_DECODE_FIX": 7}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "pdl=0", "splits=16")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "fix=0", "fix=7")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):
@@ -598,6 +600,38 @@ def knob_print(res, kern, nbytes, bw, fast):
               f"  err {max(x[1] for x in rs):.1e} | kernels: {kern.get(tag, '')}", flush=True)
 
 
+def knob_cell(B, kv, hq, hkv, d):
+    """One new token against a contiguous cache of kv keys, bf16: (generator,
+    q, k, v, out (NaN), kv_lens, Args); the Args keep their Seqs alive."""
+    g = torch.Generator(device="cuda").manual_seed(B * 13 + kv)
+    q = torch.randn(B, 1, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    vc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    o = torch.full_like(q, float("nan"))
+    lens = torch.full((B,), kv, dtype=torch.int32, device="cuda")
+    seqs = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, 1, kv)
+    a = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), 0, 0.0,
+             0, Tensor(), None, None, C.pointer(seqs))
+    return g, q, kc, vc, o, lens, a
+
+
+def knob_paged(q, kc, vc, o, lens, g):
+    """knob_cell's keys copied into pages of KNOB_PAGE on a shuffled table:
+    (Args, k pool, v pool, table), the tensors to keep alive with the Args."""
+    B, kv, hkv, d = kc.shape
+    ps, per = KNOB_PAGE, kv // KNOB_PAGE
+    table = page_order("shuffled", B * per, 1, g).view(B, per).contiguous()
+    kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
+    vp = torch.empty_like(kp)
+    kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
+    vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
+    pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
+    seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
+    a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(o), 0, 0.0, 0,
+               Tensor(), None, None, C.pointer(seqs_p))
+    return a_p, kp, vp, table
+
+
 def knob_rows(lib, reps, bw):
     """Kernel candidates (environment knobs read per call by decode_cuda.cu)
     on the same tensors, one new token, two interleaved rounds, graph-timed
@@ -606,15 +640,7 @@ def knob_rows(lib, reps, bw):
     tensors. Every candidate's output is checked against torch's first."""
     d = 128
     for B, kv, hq, hkv in KNOB_CELLS:
-        g = torch.Generator(device="cuda").manual_seed(B * 13 + kv)
-        q = torch.randn(B, 1, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        kc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        vc = torch.randn(B, kv, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        o = torch.full_like(q, float("nan"))
-        lens = torch.full((B,), kv, dtype=torch.int32, device="cuda")
-        seqs = Seqs(B, None, None, lens.data_ptr(), None, 0, 0, 1, 1, kv)
-        a = Args(bhsd_of_bshd(q), bhsd_of_bshd(kc), bhsd_of_bshd(vc), bhsd_of_bshd(o), 0, 0.0,
-                 0, Tensor(), None, None, C.pointer(seqs))
+        g, q, kc, vc, o, lens, a = knob_cell(B, kv, hq, hkv, d)
         qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
         with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
             ref = F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
@@ -627,17 +653,9 @@ def knob_rows(lib, reps, bw):
               flush=True)
         knob_print(res, kern, nbytes, bw, fast)
         if kv <= 2048:
-            ps, per = KNOB_PAGE, kv // KNOB_PAGE
-            table = page_order("shuffled", B * per, 1, g).view(B, per).contiguous()
-            kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
-            vp = torch.empty_like(kp)
-            kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
-            vp[table.view(-1).long()] = vc.view(B * per, ps, hkv, d)
-            pool = lambda t: tensor(t, (t.shape[0], hkv, ps, d), (ps * hkv * d, d, hkv * d, 1))
-            seqs_p = Seqs(B, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
-            a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(o), 0, 0.0, 0,
-                       Tensor(), None, None, C.pointer(seqs_p))
-            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} paged (page {ps}, shuffled table):",
+            per = kv // KNOB_PAGE
+            a_p, kp, vp, table = knob_paged(q, kc, vc, o, lens, g)
+            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} paged (page {KNOB_PAGE}, shuffled table):",
                   flush=True)
             knob_print(*knob_ab(lib, a_p, o, ref, kv, reps), nbytes + B * per * 4, bw, fast)
             del kp, vp

@@ -11,7 +11,8 @@
 // Tile: kRows = 16 * kWM query rows x kBK = 64 keys per step; 4 warps, kWM
 // row atoms x kWK = 4 / kWM key groups: warp (wm, kg) owns rows wm*16..+15
 // and keys kg*kNK..+kNK-1 of each step, with its own online softmax; the
-// key groups are merged once at the end through shared memory.
+// key groups are merged once at the end through shared memory, behind one
+// barrier (decode_merge_write).
 // Per step: the K and V tiles arrive by cp.async in a ring of kStages
 // buffers (16-byte chunks; what addresses a key row, stored in step i for
 // step i + 1 from block-table entries read in step i - 1, depends on kPath:
@@ -24,13 +25,12 @@
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs or element offsets.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-10,
-// device time): contiguous, 1 new token: B >= 16 0.98-0.99x cuDNN via
-// PyTorch (B=16 KV=32k 467 us, 2.2% above a plain read of its K/V), B=16
-// KV=1k 23.1 us against cuDNN's 19.1, B=1 KV=2k 12.6 against 7.4, B=1
-// KV=128k 128 us (0.97x); 8 and 16 new tokens 5.3x and 3.4x PyTorch's
-// fastest. Paged (grid): B >= 16 KV >= 32k 103-106% of the copy, B=1
-// KV=128k 92%, B=16 KV=1k 30.6 us (cuDNN 24.2).
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-11,
+// device time, graph-timed): contiguous, 1 new token: B=16 KV=32k 474 us
+// (cuDNN via PyTorch 473), B=16 KV=1k 20.4 us against cuDNN's 19.2, B=1
+// KV=2k 8.5 against 7.4, B=1 KV=128k 126.7 (cuDNN 126.8); 8 and 16 new
+// tokens 5.3x and 3.4x PyTorch's fastest (run 10). Paged (grid, run 10):
+// B >= 16 KV >= 32k 103-106% of the copy, B=1 KV=128k 92%.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_KERNEL_CUH
 
@@ -88,7 +88,214 @@ FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *
   }
 }
 
-template <typename T, int kD, int kWM, int kStages, int kPath>
+// Row r's output of one split: out and lse (one split), or the split's
+// normalized partial and its lse (several).
+template <typename T, int kD>
+FUSED_DEV void decode_put(const attn_decode_params &p, const decode_seq &sq, int split, int hk,
+                          int rr, int col, float val, float lse2) {
+  const int t = rr / p.group, h = hk * p.group + rr % p.group;
+  if (p.splits == 1) {
+    ((T *)p.o)[sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col] =
+        fused_from_f32<T>(val);
+    if (col == 0 && p.lse)
+      p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
+  } else {
+    const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
+    p.o_part[((int64_t)split * p.part_rows + prow) * kD + col] = val;
+    if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
+  }
+}
+
+// The key groups' merge and the write, behind one barrier: each warp puts
+// its unscaled O rows (only rows of a token) and its (m, l) in shared
+// memory, a row padded by 8 floats so that a warp's float2 stores take the
+// two wavefronts they must; then every thread sums the kWK groups of its
+// elements with weights 2^(m_kg - M). Replaces kWK serialized phases (a
+// barrier each, 32-bit stores 8-way bank conflicted) that ran the same time
+// whatever the rows (ATTNPROF_DECODE_FIX bit 0; issue 13).
+template <typename T, int kD, int kWM>
+FUSED_DEV void decode_merge_write(const attn_decode_params &p, const decode_seq &sq,
+                                  float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
+                                  float *buf, int split, int hk, int r0, int R, int wm, int kg,
+                                  int lane) {
+  constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kDP = kD + 8;
+  float *slab = buf;                          // [kWK][kRows][kDP]
+  float *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows; // [kWK][kRows]
+  const int g4 = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    const int r = wm * 16 + g4 + 8 * hh;
+    if (r0 + r >= R) continue; // no token's row: never read
+    if (t4 == 0) st_m[kg * kRows + r] = m[hh], st_l[kg * kRows + r] = l[hh];
+    float *dst = slab + (kg * kRows + r) * kDP + 2 * t4;
+#pragma unroll
+    for (int i = 0; i < kD / 8; i++)
+      *(float2 *)(dst + i * 8) = make_float2(o[i][2 * hh], o[i][2 * hh + 1]);
+  }
+  __syncthreads();
+  const int rows = min(kRows, R - r0);
+  for (int idx = threadIdx.x; idx < rows * kD; idx += DECODE_THREADS) {
+    const int r = idx / kD, col = idx % kD;
+    float M = -INFINITY, L = 0.f, acc = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
+#pragma unroll
+    for (int w = 0; w < kWK; w++) {
+      const float mw = st_m[w * kRows + r];
+      const float f = mw == -INFINITY ? 0.f : fused_exp2(mw - M);
+      L += f * st_l[w * kRows + r], acc += f * slab[(w * kRows + r) * kDP + col];
+    }
+    decode_put<T, kD>(p, sq, split, hk, r0 + r, col, L > 0.f ? acc / L : 0.f,
+                      L > 0.f ? M + log2f(L) : -INFINITY);
+  }
+}
+
+// Runs 1-10's merge (ATTNPROF_DECODE_FIX bit 0 clear): row max M, sum L,
+// O = sum_kg 2^(m_kg - M) O_kg, the key groups added one after another.
+template <typename T, int kD, int kWM>
+FUSED_DEV void decode_merge_write_serial(const attn_decode_params &p, const decode_seq &sq,
+                                         float (&o)[kD / 8][4], const float (&m)[2],
+                                         const float (&l)[2], float *buf, int split, int hk,
+                                         int r0, int R, int wm, int kg, int lane) {
+  constexpr int kRows = 16 * kWM, kWK = 4 / kWM;
+  float *acc = buf; // [kRows][kD]
+  float *st_m = buf + kRows * kD, *st_l = st_m + 4 * kRows;
+  float *row_m = st_l + 4 * kRows, *row_l = row_m + kRows;
+  const int g4 = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++)
+    if (t4 == 0) st_m[kg * kRows + wm * 16 + g4 + 8 * hh] = m[hh],
+                 st_l[kg * kRows + wm * 16 + g4 + 8 * hh] = l[hh];
+  __syncthreads();
+  float f[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    const int r = wm * 16 + g4 + 8 * hh;
+    float M = -INFINITY, L = 0.f;
+    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
+    for (int w = 0; w < kWK; w++)
+      if (st_m[w * kRows + r] != -INFINITY) L += fused_exp2(st_m[w * kRows + r] - M) * st_l[w * kRows + r];
+    f[hh] = m[hh] == -INFINITY ? 0.f : fused_exp2(m[hh] - M);
+    if (kg == 0 && t4 == 0) row_m[r] = M, row_l[r] = L;
+  }
+  for (int w = 0; w < kWK; w++) {
+    if (kg == w)
+#pragma unroll
+      for (int i = 0; i < kD / 8; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const int r = wm * 16 + g4 + 8 * (e >> 1), col = i * 8 + 2 * t4 + (e & 1);
+          const float x = o[i][e] * f[e >> 1];
+          acc[r * kD + col] = w == 0 ? x : acc[r * kD + col] + x;
+        }
+    __syncthreads();
+  }
+  for (int idx = threadIdx.x; idx < kRows * kD; idx += DECODE_THREADS) {
+    const int r = idx / kD, col = idx % kD;
+    if (r0 + r >= R) break; // rows past R are all at the end
+    const float L = row_l[r], M = row_m[r];
+    decode_put<T, kD>(p, sq, split, hk, r0 + r, col, L > 0.f ? acc[idx] / L : 0.f,
+                      L > 0.f ? M + log2f(L) : -INFINITY);
+  }
+}
+
+// One partial row prow's merge over the splits by one warp (lane), wsm
+// the warp's DECODE_MAX_SPLITS floats of shared memory (decode_combine_kernel).
+template <typename T, int kD, int kEarly>
+FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int lane, float *wsm) {
+  const float *src = p.o_part + prow * kD + lane;
+  const int64_t step = p.part_rows * kD;
+  constexpr int kS = kD == 256 ? 4 : 16;
+  float x[kS][kD / 32];
+  auto load = [&](int s0) {
+#pragma unroll
+    for (int j = 0; j < kS; j++)
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++)
+        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
+  };
+  if (kEarly) load(0);
+  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    const int s = lane + 32 * i;
+    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
+    M = fmaxf(M, ls[i]);
+  }
+  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
+#pragma unroll
+  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
+    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
+    L += w[i];
+    if (kEarly) wsm[lane + 32 * i] = w[i];
+  }
+  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
+  if (kEarly) __syncwarp();
+  float acc[kD / 32];
+#pragma unroll
+  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
+  for (int s0 = 0; s0 < p.splits; s0 += kS) {
+    if (!kEarly || s0 > 0) load(s0);
+#pragma unroll
+    for (int j = 0; j < kS; j++) {
+      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
+      float ws = 0.f;
+      if (kEarly) {
+        ws = wsm[s];
+      } else {
+#pragma unroll
+        for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
+          if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
+      }
+#pragma unroll
+      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
+    }
+  }
+  if (kEarly) __syncwarp(); // wsm is free for the warp's next row
+  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
+  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
+  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
+  if (lane == 0 && p.lse)
+    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+}
+
+// ATTNPROF_DECODE_FIX bit 2: after writing its partials, a CTA counts
+// itself in at its (sequence, KV head, row group); the last of the splits
+// to arrive merges them for its rows (a warp a row), so no combine kernel
+// is launched. The counter goes back to zero for the next call (the next
+// kernel in the stream starts after this one ends). The fences make each
+// CTA's partials visible before its arrival counts; the merge reads them
+// through L2.
+template <typename T, int kD, int kWM>
+FUSED_DEV void decode_last_combines(const attn_decode_params &p, const decode_seq &sq,
+                                    float *buf, int b, int hk, int rg, int r0, int R) {
+  // buf: the warps' weights, then the flag (no static shared memory: two
+  // 113 KB CTAs fill an SM)
+  int *last = (int *)buf + DECODE_THREADS / 32 * DECODE_MAX_SPLITS;
+  __threadfence();
+  __syncthreads(); // also: every thread is done with buf's merge slab
+  if (threadIdx.x == 0) {
+    int *c = p.arrive + ((int64_t)b * p.hkv + hk) * p.row_groups + rg;
+    *last = atomicAdd(c, 1) == p.splits - 1;
+    if (*last) atomicExch(c, 0);
+  }
+  __syncthreads();
+  if (!*last) return;
+  __threadfence();
+  const int warp = threadIdx.x / 32, rows = min(16 * kWM, R - r0);
+  for (int r = warp; r < rows; r += DECODE_THREADS / 32) {
+    const int rr = r0 + r, t = rr / p.group, h = hk * p.group + rr % p.group;
+    const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
+    decode_combine_row<T, kD, 1>(p, prow, threadIdx.x % 32, buf + warp * DECODE_MAX_SPLITS);
+  }
+}
+
+// kMerge: 1 the one-barrier key-group merge (decode_merge_write), 0 runs
+// 1-10's (decode_merge_write_serial), 2 as 1 and then the last split's CTA
+// combines (decode_last_combines); a template argument, so that each kernel
+// carries one variant's code (ATTNPROF_DECODE_FIX picks it).
+template <typename T, int kD, int kWM, int kStages, int kPath, int kMerge>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
   constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kNK = DECODE_BK / kWK;
@@ -98,10 +305,10 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   T *qs = (T *)decode_smem;
   T *ring = qs + kRows * kD; // [kStages][2][kTile]
   int *rows = (int *)(ring + kStages * 2 * kTile); // [2][kBK][batch or page, row]
-  // After the loop: [kRows][kD] fp32 sums, then the statistics.
-  float *st_m = (float *)ring + kRows * kD, *st_l = st_m + 4 * kRows;
-  float *row_m = st_l + 4 * kRows, *row_l = row_m + kRows;
+  // After the loop the ring holds the key groups' merge (decode_merge_write).
   static_assert((kRows * kD + 10 * kRows) * 4 <= kStages * 2 * kTile * 2, "merge fits the ring");
+  static_assert(((4 / kWM) * kRows * (kD + 8) + 8 * kRows) * 4 <= kStages * 2 * kTile * 2,
+                "padded merge fits the ring");
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
@@ -317,60 +524,18 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   }
   fused_cp_async_wait<0>();
   __syncthreads(); // the rings are free: they become the fp32 merge buffer
-
-  // Merge the key groups: row max M, sum L, O = sum_kg 2^(m_kg - M) O_kg.
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
-    if (t4 == 0) st_m[kg * kRows + wm * 16 + g4 + 8 * hh] = m[hh],
-                 st_l[kg * kRows + wm * 16 + g4 + 8 * hh] = l[hh];
   }
-  __syncthreads();
-  float f[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    const int r = wm * 16 + g4 + 8 * hh;
-    float M = -INFINITY, L = 0.f;
-    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
-    for (int w = 0; w < kWK; w++)
-      if (st_m[w * kRows + r] != -INFINITY) L += fused_exp2(st_m[w * kRows + r] - M) * st_l[w * kRows + r];
-    f[hh] = m[hh] == -INFINITY ? 0.f : fused_exp2(m[hh] - M);
-    if (kg == 0 && t4 == 0) row_m[r] = M, row_l[r] = L;
-  }
-  float *acc = (float *)ring; // [kRows][kD]
-  for (int w = 0; w < kWK; w++) {
-    if (kg == w)
-#pragma unroll
-      for (int i = 0; i < kD / 8; i++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-          const int r = wm * 16 + g4 + 8 * (e >> 1), col = i * 8 + 2 * t4 + (e & 1);
-          const float x = o[i][e] * f[e >> 1];
-          acc[r * kD + col] = w == 0 ? x : acc[r * kD + col] + x;
-        }
-    __syncthreads();
-  }
-
-  // Write: out and lse (one split), or the split's normalized partials.
-  for (int idx = tid; idx < kRows * kD; idx += DECODE_THREADS) {
-    const int r = idx / kD, col = idx % kD, rr = r0 + r;
-    if (rr >= R) break; // rows past R are all at the end
-    const int t = rr / G, h = hk * G + rr % G;
-    const float L = row_l[r], M = row_m[r];
-    const float val = L > 0.f ? acc[idx] / L : 0.f;
-    const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
-    if (p.splits == 1) {
-      ((T *)p.o)[sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col] =
-          fused_from_f32<T>(val);
-      if (col == 0 && p.lse)
-        p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
-    } else {
-      const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
-      p.o_part[((int64_t)split * p.part_rows + prow) * kD + col] = val;
-      if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
-    }
-  }
+  if (kMerge) {
+    decode_merge_write<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg, lane);
+    if (kMerge == 2 && p.splits > 1)
+      decode_last_combines<T, kD, kWM>(p, sq, (float *)ring, b, hk, rg, r0, R);
+  } else
+    decode_merge_write_serial<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg,
+                                          lane);
 }
 
 // Merges the splits: one warp per (query row, head). The lanes read the
@@ -379,76 +544,43 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 // issued before any is used; a split that saw no key adds 0 x 0. Loading and
 // summing one split at a time ran as a chain of L2 round trips: 7.4 us for
 // 32 splits at B=1 KV=8k against 4.1 us (bench/serving/NOTES.md, runs 7-8).
-template <typename T, int kD>
+// kEarly (ATTNPROF_DECODE_FIX bit 1): the first kS splits' partials are
+// loaded before the lse (they do not depend on it: one L2 round trip less on
+// the chain), and a split's weight comes from shared memory (one broadcast
+// load) instead of four shuffles, which made 22 KB of code for a few
+// hundred ns of work.
+template <typename T, int kD, int kEarly>
 __global__ void __launch_bounds__(DECODE_THREADS)
     decode_combine_kernel(const attn_decode_params p) {
+  __shared__ float wsm[DECODE_THREADS / 32][DECODE_MAX_SPLITS];
   const int64_t prow = (int64_t)blockIdx.x * (DECODE_THREADS / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
   decode_pdl_wait();
   if (prow >= p.part_rows) return;
-  float ls[DECODE_MAX_SPLITS / 32], M = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    const int s = lane + 32 * i;
-    ls[i] = s < p.splits ? __ldcg(p.lse_part + s * p.part_rows + prow) : -INFINITY;
-    M = fmaxf(M, ls[i]);
-  }
-  for (int o = 16; o > 0; o /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-  float w[DECODE_MAX_SPLITS / 32], L = 0.f;
-#pragma unroll
-  for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++) {
-    w[i] = ls[i] == -INFINITY ? 0.f : exp2f(ls[i] - M);
-    L += w[i];
-  }
-  for (int o = 16; o > 0; o /= 2) L += __shfl_xor_sync(0xffffffffu, L, o);
-  float acc[kD / 32];
-#pragma unroll
-  for (int i = 0; i < kD / 32; i++) acc[i] = 0.f;
-  const float *src = p.o_part + prow * kD + lane;
-  const int64_t step = p.part_rows * kD;
-  constexpr int kS = kD == 256 ? 4 : 16;
-  for (int s0 = 0; s0 < p.splits; s0 += kS) {
-    float x[kS][kD / 32];
-#pragma unroll
-    for (int j = 0; j < kS; j++)
-#pragma unroll
-      for (int i = 0; i < kD / 32; i++)
-        x[j][i] = s0 + j < p.splits ? __ldcg(src + (s0 + j) * step + 32 * i) : 0.f;
-#pragma unroll
-    for (int j = 0; j < kS; j++) {
-      const int s = s0 + j; // past the splits: w is 0 (lse -inf), or no i matches
-      float ws = 0.f;
-#pragma unroll
-      for (int i = 0; i < DECODE_MAX_SPLITS / 32; i++)
-        if (s / 32 == i) ws = __shfl_sync(0xffffffffu, w[i], s % 32);
-#pragma unroll
-      for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
-    }
-  }
-  const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
-  T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
-  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
-  if (lane == 0 && p.lse)
-    p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+  decode_combine_row<T, kD, kEarly>(p, prow, threadIdx.x % 32, wsm[threadIdx.x / 32]);
 }
 
 // Raises the kernel's shared-memory limit and asks for the largest carveout
 // (two 113 KB CTAs per SM need all 228 KB), for it and its combine, once per device.
 template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_prepare(void) {
-  static int smem_done[64], carve_done[64];
-  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath>;
-  attn_status st = attn_fused_smem_limit(fn, decode_smem_bytes<kD, kWM, kStages>(), smem_done);
+  static int smem_done[3][64], carve_done[64];
+  constexpr int smem = decode_smem_bytes<kD, kWM, kStages>();
+  const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>;
+  const void *fn0 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>;
+  const void *fn2 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 2>;
+  attn_status st = attn_fused_smem_limit(fn, smem, smem_done[0]);
+  if (!st) st = attn_fused_smem_limit(fn0, smem, smem_done[1]);
+  if (!st) st = attn_fused_smem_limit(fn2, smem, smem_done[2]);
   int dev = 0;
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
     return st;
-  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     cudaSharedmemCarveoutMaxShared));
   // The combine asks for the same split (it reads through L2, not L1), so
   // that under PDL its CTAs can start on SMs the split kernel still holds.
-  ATTN_CUDA_TRY(cudaFuncSetAttribute((const void *)decode_combine_kernel<T, kD>,
-                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     cudaSharedmemCarveoutMaxShared));
+  const void *fns[5] = {fn, fn0, fn2, (const void *)decode_combine_kernel<T, kD, 1>,
+                        (const void *)decode_combine_kernel<T, kD, 0>};
+  for (int i = 0; i < 5; i++)
+    ATTN_CUDA_TRY(cudaFuncSetAttribute(fns[i], cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
   carve_done[dev] = 1;
   return ATTN_STATUS_OK;
 }
@@ -473,12 +605,16 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   attn_status st = decode_prepare<T, kD, kWM, kStages, kPath>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  cudaError_t e = decode_launch_one(decode_fwd_kernel<T, kD, kWM, kStages, kPath>, grid, smem, p,
-                                    stream);
+  const bool fuse = p.arrive && p.splits > 1;
+  cudaError_t e = decode_launch_one(fuse        ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 2>
+                                    : p.fix & 1 ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>
+                                                : decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>,
+                                    grid, smem, p, stream);
   if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
-  if (p.splits > 1) {
+  if (p.splits > 1 && !fuse) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
-    e = decode_launch_one(decode_combine_kernel<T, kD>, dim3(blocks), 0, p, stream);
+    e = decode_launch_one(p.fix & 2 ? decode_combine_kernel<T, kD, 1> : decode_combine_kernel<T, kD, 0>,
+                          dim3(blocks), 0, p, stream);
     if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_combine_kernel");
   }
   return ATTN_STATUS_OK;
@@ -490,7 +626,7 @@ template <typename T, int kD, int kWM, int kStages, int kPath>
 int decode_occupancy(void) {
   int n = 0;
   if (decode_prepare<T, kD, kWM, kStages, kPath>()) return 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM, kStages, kPath>,
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>,
                                                     DECODE_THREADS,
                                                     decode_smem_bytes<kD, kWM, kStages>()) != cudaSuccess)
     return 1;
