@@ -30,6 +30,13 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
                 before O went out from registers there; run right after ws,
                 so the two share their neighbours (on two-buffer cells both
                 run the same code: the pair's noise)
+  ws-eager      (--eager, ablation build) ws with the plain online softmax
+                (=128), O rescaled on every key tile: the kernel before the
+                lazy softmax (a row's max moves only when it rose by more
+                than 8 in log2 units; warps whose rows all kept theirs skip
+                O's rescale); run right after ws, as ws-osm
+  ws-ctl        (--control) ws again (=0), after the variants above: the
+                noise of one pair when every cell runs a changed kernel
   ws-cl         (--cluster, ablation build) ws in clusters of two CTAs that
                 share each K and V tile by TMA multicast (=64; non-causal
                 bf16; causal cells run ws's code: more noise pairs)
@@ -72,6 +79,8 @@ def main():
     ap.add_argument("--sched", action="store_true")
     ap.add_argument("--osmem", action="store_true")
     ap.add_argument("--cluster", action="store_true")
+    ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--control", action="store_true")
     opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
     engines = {k: attnprof.Engine(flash_kernel=k) for k in ("ws", "wgmma")}
@@ -97,7 +106,7 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
-    variants = {"ws-osm": [], "ws-cl": []}
+    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-ctl": []}
     scheds = []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
@@ -118,6 +127,10 @@ def main():
                 ("ws", ours(q, k, v, o, causal, "ws"))]
         if opt.osmem:
             runs.append(("ws-osm", ours(q, k, v, o, causal, "ws", ab="32")))
+        if opt.eager:
+            runs.append(("ws-eager", ours(q, k, v, o, causal, "ws", ab="128")))
+        if opt.control:
+            runs.append(("ws-ctl", ours(q, k, v, o, causal, "ws", ab="0")))
         if opt.cluster:
             runs.append(("ws-cl", ours(q, k, v, o, causal, "ws", ab="64")))
         if opt.tiles:
@@ -188,7 +201,11 @@ def main():
     titles = {"ws-osm": "osmem: TFLOP/s of ws (O from registers where one Q buffer fits) and "
                         "ws-osm (O staged in the Q buffer, TMA store); ws/var = var time / ws time",
               "ws-cl": "cluster: TFLOP/s of ws and ws-cl (clusters of two sharing K and V by "
-                       "multicast; non-causal); ws/var = var time / ws time, var/cudnn"}
+                       "multicast; non-causal); ws/var = var time / ws time, var/cudnn",
+              "ws-eager": "eager: TFLOP/s of ws (lazy softmax) and ws-eager (O rescaled on every "
+                          "key tile); ws/var = var time / ws time",
+              "ws-ctl": "control: TFLOP/s of ws and ws-ctl (the same kernel again); "
+                        "ws/var = ctl time / ws time: the noise of one pair"}
     for vn, rows in variants.items():
         if not rows:
             continue

@@ -33,7 +33,7 @@
 #     build), the ws sweep and the three sanitizers again with
 #     ATTNPROF_FLASH_WS_AB=$VERIFY_AB (a bench variant, e.g. 64: clusters).
 #  9. versus (not in the default steps; an ablation build): ws_vs_torch.py
-#     with VERSUS_ARGS (e.g. "--osmem --cluster --tiles --rounds 4"),
+#     with VERSUS_ARGS (e.g. "--osmem --cluster --eager --tiles --rounds 4"),
 #     VERSUS_TIMEOUT (default 90 s).
 # 10. sweep (not in the default steps): the sweep AUTO's table comes from
 #     (attnprof compare --sweep, as the ab and sched steps run it).
@@ -200,7 +200,7 @@ if [[ $steps == *versus* ]]; then
   # shellcheck disable=SC2086
   PYTHONUNBUFFERED=1 timeout "${VERSUS_TIMEOUT:-90}" python3 ../bench/fused/ws_vs_torch.py \
     --lib ./lib/libattnprof.so --reps 10 --no-wgmma ${VERSUS_ARGS:-} >"$out/ws_versus.txt" 2>&1 || rc=1
-  sed -n '/^\(osmem\|cluster\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
+  sed -n '/^\(osmem\|cluster\|eager\|control\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
   grep -E "FAIL|refused|Error" "$out/ws_versus.txt" | head -5
   echo "($SECONDS s in)"
 fi

@@ -81,9 +81,13 @@ FUSED_DEV void wg_mask(float (&s)[kSR], const attn_fused_params &p, int row_g, i
 // pa as the register A fragments of the P V product (16 keys per fragment),
 // and alpha is O's rescale factor per row half. O is not touched here: in
 // the ws kernel its previous product may still be in flight.
+// tau (log2 units, >= 0): a row's running max m moves only when the tile's
+// max exceeds it by more than tau; otherwise alpha is exactly 1 and P may
+// reach 2^tau (bf16 and fp16 hold it; l, O and the final O / l stay exact
+// to rounding, as m cancels). tau = 0 is the plain online softmax.
 template <typename T, int kSR>
 FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
-                          float (&alpha)[2], float c) {
+                          float (&alpha)[2], float c, float tau = 0.f) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     float mx = m[hh];
@@ -91,6 +95,7 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_
     for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    if (!(mx * c - m[hh] * c > tau)) mx = m[hh]; // false for NaN: m stays -inf
     const float base = mx == -INFINITY ? 0.f : mx * c;
     alpha[hh] = fused_exp2(m[hh] * c - base);
     m[hh] = mx;

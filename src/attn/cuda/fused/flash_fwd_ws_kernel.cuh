@@ -14,7 +14,9 @@
 //      issue S(j) = Q K(j)^T  (SS wgmma, kD/16 steps of m64 n{kBN} k16)
 //      issue O += P(j+1) V(j+1)   (RS wgmma, P in registers)
 //      wait S, release K(j); mask; online softmax -> P(j), alpha
-//      wait O, release V(j+1); O *= alpha
+//      wait O, release V(j+1); O *= alpha, skipped by a warp whose rows all
+//      kept their max (it moves only when it rose by more than 8 in log2
+//      units: most key tiles after the first; bench/NOTES.md "lazy softmax")
 //    so the softmax of tile j runs under the P V product of the previous one
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
@@ -185,11 +187,20 @@ FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], 
 // The per-tile softmax step, or its bench-only stand-in.
 template <typename T, int kFlags, int kSR>
 FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
-                       float (&alpha)[2], float c) {
+                       float (&alpha)[2], float c, float tau) {
   if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
     ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
   else
-    wg_softmax<T>(s, m, l, pa, alpha, c);
+    wg_softmax<T>(s, m, l, pa, alpha, c, tau);
+}
+
+// O *= alpha after a tile's softmax. When lazy, a warp skips it when none
+// of its 16 rows moved its max (every alpha exactly 1): with tau = 8 that is
+// most key tiles after the first, and the multiplies are kD / 2 per thread
+// against kBN / 2 softmax elements (4 per element at D256 128 x 64).
+template <int kOR>
+FUSED_DEV void ws_rescale(float (&o)[kOR], const float (&alpha)[2], bool lazy) {
+  if (!lazy || __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) wg_rescale(o, alpha);
 }
 
 // Shared-memory barrier addresses: Q full/empty per Q buffer (two slots),
@@ -402,6 +413,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const int cw = wg - 1, ctid = tid & 127, g = lane >> 2, t4 = lane & 3;
   const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
   const float c = p.scale_log2;
+  // Lazy softmax: a row's max moves only by more than 8 (log2 units), and
+  // warps whose rows all kept theirs skip O's rescale (D256 +5-8 %, D64 +0-3
+  // %, D128 within noise). Bench switch WS_AB_EAGER: every tile's, as before.
+  const bool lazy = (p.ws_ab & WS_AB_EAGER) == 0;
+  const float tau = lazy ? 8.f : 0.f;
   if ((kFlags & WS_PINGPONG) && cw == kCons - 1) ws_named_arrive(1, 256); // consumer 0 goes first
   const int nq = ws_q_bufs<C::kQBufs>(p), rounds = ws_rounds(sc);
   uint32_t it = 0, tc = 0;
@@ -466,7 +482,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
-        ws_soft<T, kFlags>(s, m, l, pa, alpha, c);
+        ws_soft<T, kFlags>(s, m, l, pa, alpha, c, tau);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
@@ -493,7 +509,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           wg_hold(o);
           ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
-          ws_soft<T, kFlags>(s, m, l, pn, a2, c);
+          ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
         } else {
           issue_pv(pc, jv);
           ws_turn_pass<kFlags, kCons>(cw);
@@ -502,12 +518,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
           q_done(i);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
-          ws_soft<T, kFlags>(s, m, l, pn, a2, c);
+          ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
           wg_wait_all();
           wg_hold(o);
           ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
         }
-        wg_rescale(o, a2);
+        ws_rescale(o, a2, lazy);
       };
       auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
         const uint32_t jv = it + n - 1;

@@ -23,9 +23,12 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // straight from registers there). WS_AB_CLUSTER (non-causal, bf16): the
 // instance with kFlags WS_CLUSTER, CTAs in clusters of two on adjacent m
 // blocks of one head, each loading half of every K and V tile into both by
-// TMA multicast (half the L2-to-SM reads per CTA).
+// TMA multicast (half the L2-to-SM reads per CTA). WS_AB_EAGER: the plain
+// online softmax, O rescaled on every key tile (the kernel before the lazy
+// softmax, which moves a row's max only when it rose by more than 8 in log2
+// units and skips O's rescale in warps whose rows all kept theirs).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
-       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64 };
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128 };
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
