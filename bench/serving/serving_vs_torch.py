@@ -545,17 +545,15 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # ran PDL on and off, the deep ring and forced split counts (NOTES.md); issue
 # 13's round runs the fixed-cost changes against the code before them:
 # ATTNPROF_DECODE_FIX bit 0 the one-barrier key-group merge, bit 1 the
-# combine's early partial loads (default 3: both), bit 2 (with bit 0) the last
-# split's CTA combines, no combine launch (7: all three). Cells of <= 2k keys run
+# combine's early partial loads (default 3: both). Cells of <= 2k keys run
 # them paged too (pages of 16, shuffled table).
 KNOBS = (("default", {}),
          ("pdl=1", {"ATTNPROF_DECODE_PDL": 1}),
          ("fix=0", {"ATTNPROF_DECODE_FIX": 0}),
          ("fix=1", {"ATTNPROF_DECODE_FIX": 1}),
-         ("fix=2", {"ATTNPROF_DECODE_FIX": 2}),
-         ("fix=7", {"ATTNPROF_DECODE_FIX": 7}))
+         ("fix=2", {"ATTNPROF_DECODE_FIX": 2}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "fix=0", "fix=7")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "fix=0")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):

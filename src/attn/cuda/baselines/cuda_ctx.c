@@ -16,8 +16,6 @@ static void ctx_free_memory(attn_cuda_ctx *c, int keep_handles) {
   if (cudaSetDevice(c->device) != cudaSuccess) return;
   cudaFree(c->scratch); /* cudaFree waits for the device */
   c->scratch = NULL, c->scratch_bytes = 0;
-  cudaFree(c->counters);
-  c->counters = NULL, c->counters_n = 0;
   if (keep_handles) return;
   attn_cuda_graphs_free(c);
   if (c->have_lanes) {
@@ -142,25 +140,6 @@ attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *c) {
   for (int i = 0; i < events; i++) cudaEventDestroy(c->lane_done[i]);
   if (go) cudaEventDestroy(c->lane_go);
   return st;
-}
-
-attn_status attn_cuda_ctx_counters(attn_cuda_ctx *c, size_t n, int **out) {
-  if (n > c->counters_n) {
-    cudaFree(c->counters); /* waits for the device */
-    c->counters = NULL, c->counters_n = 0;
-    cudaError_t err = cudaMalloc((void **)&c->counters, n * sizeof(int));
-    if (err == cudaSuccess) err = cudaMemset(c->counters, 0, n * sizeof(int));
-    if (err == cudaSuccess) err = cudaDeviceSynchronize(); /* zero before any stream uses them */
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      cudaFree(c->counters);
-      c->counters = NULL;
-      return attn_cuda_fail(err, "allocation of decode's arrival counters");
-    }
-    c->counters_n = n;
-  }
-  *out = c->counters;
-  return ATTN_STATUS_OK;
 }
 
 attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *c, size_t bytes, void **out) {

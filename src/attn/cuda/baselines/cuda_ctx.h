@@ -27,8 +27,6 @@ typedef struct attn_cuda_ctx {
   int used;               /* whether `stream` is meaningful */
   void *scratch;          /* the scores and fp32 copies; grows, never shrinks */
   size_t scratch_bytes;
-  int *counters;          /* zeroed once; users leave them zero after each call */
-  size_t counters_n;
   struct attn_cuda_graphs *graphs; /* graph_cache.c: the capture stream, last call */
   cudaStream_t lanes[ATTN_CUDA_LANES]; /* side streams for independent launches */
   cudaEvent_t lane_done[ATTN_CUDA_LANES], lane_go; /* their fork and join */
@@ -69,11 +67,6 @@ attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *ctx);
 /* The scratch buffer, grown to at least `bytes` (contents are lost); refused
  * past the handle's workspace_limit. */
 attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *ctx, size_t bytes, void **out);
-
-/* At least n int counters of ctx's own (no other user writes them), zero
- * when first handed out; a user must leave them zero again after each call
- * (decode's arrival counters). Growth waits for the device. */
-attn_status attn_cuda_ctx_counters(attn_cuda_ctx *ctx, size_t n, int **out);
 
 /* naive's causal mask for (Sq, Sk, offset) on ctx's device: an entry of the
  * handle's cache, built on the first call with that shape. */

@@ -199,7 +199,7 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   const int bf = a->q.dtype == ATTN_DTYPE_BF16, deep = decode_knob("ATTNPROF_DECODE_DEEP", 0, 0, 1);
   const int path = pick_path(p);
   p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 0, 0, 1);
-  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 3, 0, 7);
+  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 3, 0, 3);
   decode_occ_fn occ = NULL;
   decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
   if (!fn) return NULL;
@@ -230,9 +230,6 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
     if (!st) st = attn_cuda_ctx_scratch(ctx, part + (size_t)(p.splits * p.part_rows) * 4, &ws);
     if (st) return st;
     p.o_part = (float *)ws, p.lse_part = (float *)((char *)ws + part);
-    if ((p.fix & 5) == 5)
-      st = attn_cuda_ctx_counters(ctx, (size_t)(p.batch * p.hkv * p.row_groups), &p.arrive);
-    if (st) return st;
   }
   return fn(p, stream);
 }

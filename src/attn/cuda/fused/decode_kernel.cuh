@@ -260,41 +260,11 @@ FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int
     p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
 }
 
-// ATTNPROF_DECODE_FIX bit 2: after writing its partials, a CTA counts
-// itself in at its (sequence, KV head, row group); the last of the splits
-// to arrive merges them for its rows (a warp a row), so no combine kernel
-// is launched. The counter goes back to zero for the next call (the next
-// kernel in the stream starts after this one ends). The fences make each
-// CTA's partials visible before its arrival counts; the merge reads them
-// through L2.
-template <typename T, int kD, int kWM>
-FUSED_DEV void decode_last_combines(const attn_decode_params &p, const decode_seq &sq,
-                                    float *buf, int b, int hk, int rg, int r0, int R) {
-  // buf: the warps' weights, then the flag (no static shared memory: two
-  // 113 KB CTAs fill an SM)
-  int *last = (int *)buf + DECODE_THREADS / 32 * DECODE_MAX_SPLITS;
-  __threadfence();
-  __syncthreads(); // also: every thread is done with buf's merge slab
-  if (threadIdx.x == 0) {
-    int *c = p.arrive + ((int64_t)b * p.hkv + hk) * p.row_groups + rg;
-    *last = atomicAdd(c, 1) == p.splits - 1;
-    if (*last) atomicExch(c, 0);
-  }
-  __syncthreads();
-  if (!*last) return;
-  __threadfence();
-  const int warp = threadIdx.x / 32, rows = min(16 * kWM, R - r0);
-  for (int r = warp; r < rows; r += DECODE_THREADS / 32) {
-    const int rr = r0 + r, t = rr / p.group, h = hk * p.group + rr % p.group;
-    const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
-    decode_combine_row<T, kD, 1>(p, prow, threadIdx.x % 32, buf + warp * DECODE_MAX_SPLITS);
-  }
-}
-
 // kMerge: 1 the one-barrier key-group merge (decode_merge_write), 0 runs
-// 1-10's (decode_merge_write_serial), 2 as 1 and then the last split's CTA
-// combines (decode_last_combines); a template argument, so that each kernel
-// carries one variant's code (ATTNPROF_DECODE_FIX picks it).
+// 1-10's (decode_merge_write_serial); a template argument, so that each
+// kernel carries one variant's code (ATTNPROF_DECODE_FIX picks it). A
+// variant whose last split's CTA combined (no combine kernel) measured
+// 0.3-0.7 us slower at B=1 and was taken out (bench/serving/NOTES.md, run 12).
 template <typename T, int kD, int kWM, int kStages, int kPath, int kMerge>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
@@ -529,11 +499,9 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
   }
-  if (kMerge) {
+  if (kMerge)
     decode_merge_write<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg, lane);
-    if (kMerge == 2 && p.splits > 1)
-      decode_last_combines<T, kD, kWM>(p, sq, (float *)ring, b, hk, rg, r0, R);
-  } else
+  else
     decode_merge_write_serial<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg,
                                           lane);
 }
@@ -563,22 +531,20 @@ __global__ void __launch_bounds__(DECODE_THREADS)
 // (two 113 KB CTAs per SM need all 228 KB), for it and its combine, once per device.
 template <typename T, int kD, int kWM, int kStages, int kPath>
 attn_status decode_prepare(void) {
-  static int smem_done[3][64], carve_done[64];
+  static int smem_done[2][64], carve_done[64];
   constexpr int smem = decode_smem_bytes<kD, kWM, kStages>();
   const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>;
   const void *fn0 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>;
-  const void *fn2 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 2>;
   attn_status st = attn_fused_smem_limit(fn, smem, smem_done[0]);
   if (!st) st = attn_fused_smem_limit(fn0, smem, smem_done[1]);
-  if (!st) st = attn_fused_smem_limit(fn2, smem, smem_done[2]);
   int dev = 0;
   if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
     return st;
   // The combine asks for the same split (it reads through L2, not L1), so
   // that under PDL its CTAs can start on SMs the split kernel still holds.
-  const void *fns[5] = {fn, fn0, fn2, (const void *)decode_combine_kernel<T, kD, 1>,
+  const void *fns[4] = {fn, fn0, (const void *)decode_combine_kernel<T, kD, 1>,
                         (const void *)decode_combine_kernel<T, kD, 0>};
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 4; i++)
     ATTN_CUDA_TRY(cudaFuncSetAttribute(fns[i], cudaFuncAttributePreferredSharedMemoryCarveout,
                                        cudaSharedmemCarveoutMaxShared));
   carve_done[dev] = 1;
@@ -605,13 +571,11 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   attn_status st = decode_prepare<T, kD, kWM, kStages, kPath>();
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  const bool fuse = p.arrive && p.splits > 1;
-  cudaError_t e = decode_launch_one(fuse        ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 2>
-                                    : p.fix & 1 ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>
-                                                : decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>,
+  cudaError_t e = decode_launch_one(p.fix & 1 ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>
+                                              : decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>,
                                     grid, smem, p, stream);
   if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
-  if (p.splits > 1 && !fuse) {
+  if (p.splits > 1) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);
     e = decode_launch_one(p.fix & 2 ? decode_combine_kernel<T, kD, 1> : decode_combine_kernel<T, kD, 0>,
                           dim3(blocks), 0, p, stream);

@@ -30,10 +30,7 @@ typedef struct {
   int64_t part_rows;     /* Bq * q_rows * Hq */
   int pdl;               /* launch with programmatic dependent launch (sm_90+) */
   int fix;               /* A/B (ATTNPROF_DECODE_FIX): bit 0 one-barrier key-group merge,
-                            bit 1 the combine's first partial loads before its lse,
-                            bit 2 the last split's CTA combines (no combine launch) */
-  int *arrive;           /* [B, Hkv, row_groups] splits arrived, zero between calls;
-                            non-NULL: the last split's CTA combines */
+                            bit 1 the combine's first partial loads before its lse */
 } attn_decode_params;
 
 #endif
