@@ -62,7 +62,7 @@ run_mode() {
   local t0=$EPOCHREALTIME
   env "${env[@]}" "${pin[@]}" "${prog[@]}" >"$log" 2>&1
   echo "$loop $mode round $r exit $? start $t0 wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
-  if [ "$mode" = attnprof ] && [ "$r" = 1 ]; then
+  if [[ $mode == attnprof || $mode == attnprof-synccb ]] && [ "$r" = 1 ]; then
     python3 "$here/trace_links.py" "$trace" >"$out/links_${loop}_$mode.txt" 2>&1
   fi
   rm -f "$trace"

@@ -73,8 +73,13 @@ void cupti_collector_set_sink(cupti_sink_fn sink, void *ctx, size_t chunk_events
 
 void cupti_collector_stats(cupti_stats *out) {
   cupti_buffers_stats(out);
+  cupti_api_cb_counts(out->callbacks);
   out->api_all = api_all;
 }
+
+_Static_assert(CUPTI_API_CB_COUNTS == sizeof ((cupti_stats *)0)->callbacks / sizeof(int64_t),
+               "cupti_stats.callbacks holds cupti_api_cb_counts");
+void cupti_collector_bench_count_calls(void) { cupti_api_cb_count(1); }
 
 /* The clock CUPTI stamps every record with: the CPU collector's. */
 static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)prof_clock_ns(); }

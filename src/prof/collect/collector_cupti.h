@@ -41,6 +41,8 @@ typedef struct {
   int64_t open_ranges;      /* NVTX ranges still open when the session stopped */
   int64_t buffers_on_starter; /* of buffers: completed on the thread that started
                                  the session (injected: the one that called cuInit) */
+  int64_t callbacks[3];     /* bench only (cupti_collector_bench_count_calls): runtime,
+                               driver, driver inside a recorded runtime call */
   uint32_t cupti_version;
   int api_all;              /* 1: every runtime/driver call recorded */
 } cupti_stats;
@@ -70,6 +72,10 @@ int64_t cupti_collector_bench_set(unsigned mask);
  * instead of the default set (nothing is switched on and off again: the cost
  * of a process traced that way from its start). mask < 0: the default. */
 void cupti_collector_bench_start(int mask);
+
+/* Bench only: from now on the collector counts the runtime and driver
+ * callbacks it gets (cupti_stats.callbacks), enter and exit each. */
+void cupti_collector_bench_count_calls(void);
 
 /* Stops CUPTI for good at process exit: forced flush into whatever target is
  * still set, then cuptiFinalize (CUDA 13.0/13.1's CUPTI can crash at exit
