@@ -64,7 +64,10 @@ enum {
   CUPTI_BENCH_MEMSET = 256,
   CUPTI_BENCH_SYNC = 512,
   CUPTI_BENCH_MARKER = 1024,
-  CUPTI_BENCH_SYNC_CALLBACK = 2048 /* sync records from the sync calls' callbacks */
+  CUPTI_BENCH_SYNC_CALLBACK = 2048, /* sync records from the sync calls' callbacks */
+  /* CALLBACK's runtime ids alone: no driver callbacks, so none inside a
+   * runtime launch either (and no direct driver launch recorded) */
+  CUPTI_BENCH_CALLBACK_RT = 4096
 };
 int64_t cupti_collector_bench_set(unsigned mask);
 

@@ -10,12 +10,16 @@
  * Timing: the enter callback stamps the start into CUPTI's per-call slot
  * (correlationData), the exit callback writes the record. A driver call made
  * inside a recorded runtime call is left out: the runtime call is the launch
- * its GPU work is correlated with, as in CUPTI's own activity records.
+ * its GPU work is correlated with, as in CUPTI's own activity records. On the
+ * H200 every runtime launch and sync made one such driver call (CUPTI calls
+ * us 4 times per launch, bench/TRACE_COST.md ninth pass); its ids stay on for
+ * programs that call the driver themselves (Triton's launches).
  *
- * Sync records (ATTNPROF_CUPTI_SYNC=callback): the exit of a successful sync
- * call also writes the CUpti_ActivitySynchronization2 record that CUPTI's
- * SYNCHRONIZATION kind would have (type from the call, its context, the
- * stream it names, the call's correlation id), timed by the call itself. The
+ * Sync records (the default; ATTNPROF_CUPTI_SYNC=kind leaves them to CUPTI's
+ * kind): the exit of a successful sync call also writes the
+ * CUpti_ActivitySynchronization2 record that CUPTI's SYNCHRONIZATION kind
+ * would have (type from the call, its context, the stream it names, the
+ * call's correlation id), timed by the call itself. The
  * kind costs on every launch (bench/TRACE_COST.md); these cost only at the
  * syncs, which block anyway, so they go to one list under a lock. */
 #include "prof/collect/cupti_api_cb.h"

@@ -25,7 +25,8 @@ void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpt
  * sync records below; called for every subscribed id before they are on. */
 void cupti_api_cb_classify(CUpti_CallbackDomain dom, uint32_t cbid, const char *name);
 /* f non-NULL: a successful sync call also writes the record CUPTI's
- * SYNCHRONIZATION kind would (ATTNPROF_CUPTI_SYNC=callback); NULL: not. */
+ * SYNCHRONIZATION kind would (the default; not under ATTNPROF_CUPTI_SYNC=kind);
+ * NULL: not. */
 void cupti_api_cb_set_sync(const cupti_fns *f);
 /* Hands every record written so far to take, oldest block first; the caller
  * serializes drains (cupti_buffers.c holds its converter lock). */
