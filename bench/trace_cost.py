@@ -3,7 +3,7 @@ bench/trace_overhead.py, measured inside one traced process so that the
 5-9 us this host moves between processes does not drown it.
 
 usage: ATTNPROF_BENCH=1 attnprof trace --stream-only --out T.json -- \
-           python3 trace_cost.py [ROUNDS] [N] [all|split|sync]
+           python3 trace_cost.py [ROUNDS] [N] [all|split|sync|nested]
 
 The injection library exports attnprof_bench_set(mask) (with ATTNPROF_BENCH=1
 only): it flushes, switches every CUPTI kind and call record off, then on the
@@ -24,7 +24,7 @@ from launch_loop import burst_loop, warm_tensor
 
 # attnprof_bench_set's bits (src/prof/collect/collector_cupti.h)
 K, G, R, D, S, C, W = 1, 2, 4, 8, 16, 32, 64
-MEMCPY, MEMSET, SYNC, MARKER, SYNC_CB = 128, 256, 512, 1024, 2048
+MEMCPY, MEMSET, SYNC, MARKER, SYNC_CB, C_RT = 128, 256, 512, 1024, 2048, 4096
 VARIANTS = [
     ("none (subscribed only)", 0),
     ("kernel", K),
@@ -53,15 +53,26 @@ SYNCS = [
     ("k+callback+SYNC kind, no c/w", K | C | SYNC | W),
     ("k+callback+sync cb, no c/w", K | C | SYNC_CB | W),
 ]
+# The driver callbacks CUPTI makes inside every runtime launch (2 of the 4
+# per launch, dropped by us): the callback ids of both domains, of the runtime
+# alone, and the runtime's with the DRIVER kind (filtered to the same ids)
+# for the driver's calls, which records no driver call inside a runtime one.
+NESTED = [
+    ("none (subscribed only)", 0),
+    ("kernel+callback ids, no c/w", K | C | W),
+    ("k+callback rt ids, no c/w", K | C_RT | W),
+    ("k+cb rt+DRIVER kind, no c/w", K | C_RT | D | W),
+]
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 5120
     which = sys.argv[3] if len(sys.argv) > 3 else "all"
-    if which not in ("all", "split", "sync"):
-        sys.exit("usage: trace_cost.py [ROUNDS] [N] [all|split|sync]")
-    variants = {"all": VARIANTS, "split": SPLIT, "sync": SYNCS}[which]
+    sets = {"all": VARIANTS, "split": SPLIT, "sync": SYNCS, "nested": NESTED}
+    if which not in sets:
+        sys.exit("usage: trace_cost.py [ROUNDS] [N] [all|split|sync|nested]")
+    variants = sets[which]
     x = warm_tensor()
     lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
     bench_set = lib.attnprof_bench_set

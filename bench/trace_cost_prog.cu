@@ -7,8 +7,10 @@
  * million events/s: give 11 rounds of 20480 a minute. SET "split" runs only
  * "none" and the variants that split the four other GPU kinds, none of them
  * converted or written (a few seconds); "sync" runs "none" and the sync
- * records through the kind or the sync calls' callbacks.
- *   usage: trace_cost_prog [ROUNDS] [N] [all|split|sync] */
+ * records through the kind or the sync calls' callbacks; "nested" the launch
+ * callbacks of both domains, of the runtime alone, and the runtime's with the
+ * DRIVER kind (the driver callbacks inside each runtime launch, trace_cost.py).
+ *   usage: trace_cost_prog [ROUNDS] [N] [all|split|sync|nested] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,7 @@
 
 #include "launch_loop.cuh"
 
-enum { MAX_ROUNDS = 64, NV = 18 };
+enum { MAX_ROUNDS = 64, NV = 20 };
 static const char *const names[NV] = {
     "none (subscribed only)",  "kernel",           "gpu kinds",
     "gpu + RUNTIME kind",      "gpu + RUNTIME+DRIVER kinds",
@@ -25,10 +27,11 @@ static const char *const names[NV] = {
     "kernel, no convert/write", "kernel+MEMCPY, no c/w",
     "kernel+MEMSET, no c/w",   "kernel+SYNC, no c/w",
     "kernel+MARKER, no c/w",   "gpu kinds, no c/w",
-    "kernel+callback ids, no c/w", "k+callback+SYNC kind, no c/w", "k+callback+sync cb, no c/w"};
+    "kernel+callback ids, no c/w", "k+callback+SYNC kind, no c/w", "k+callback+sync cb, no c/w",
+    "k+callback rt ids, no c/w", "k+cb rt+DRIVER kind, no c/w"};
 /* Bits of attnprof_bench_set (src/prof/collect/collector_cupti.h). */
 static const unsigned masks[NV] = {0,  1,   3,   7,    15, 19,  35,  79,  99,
-                                   65, 193, 321, 577, 1089, 67, 97, 609, 2145};
+                                   65, 193, 321, 577, 1089, 67, 97, 609, 2145, 4161, 4169};
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -42,24 +45,28 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/* Indices into names/masks: every variant, "none" and the kinds' split, or
- * "none" and the sync records by kind or by callbacks (ATTNPROF_CUPTI_SYNC). */
+/* Indices into names/masks: every variant, "none" and the kinds' split,
+ * "none" and the sync records by kind or by callbacks (ATTNPROF_CUPTI_SYNC),
+ * or "none" and the launch callbacks by domain. */
 static const int all_set[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
 static const int split_set[] = {0, 9, 10, 11, 12, 13, 14};
 static const int sync_set[] = {0, 15, 16, 17};
+static const int nested_set[] = {0, 15, 18, 19};
 
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 15;
   long n = argc > 2 ? atol(argv[2]) : 20480;
   const char *which = argc > 3 ? argv[3] : "all";
-  int split = !strcmp(which, "split"), sync = !strcmp(which, "sync");
-  if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST || (!split && !sync && strcmp(which, "all")))
-    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split|sync]\n",
+  int split = !strcmp(which, "split"), sync = !strcmp(which, "sync"), nested = !strcmp(which, "nested");
+  if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST ||
+      (!split && !sync && !nested && strcmp(which, "all")))
+    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split|sync|nested]\n",
                    MAX_ROUNDS, BURST), 2;
-  const int *set_of = split ? split_set : sync ? sync_set : all_set;
-  int nv = split ? (int)(sizeof split_set / sizeof *split_set)
-           : sync ? (int)(sizeof sync_set / sizeof *sync_set)
-                  : (int)(sizeof all_set / sizeof *all_set);
+  const int *set_of = split ? split_set : sync ? sync_set : nested ? nested_set : all_set;
+  int nv = split    ? (int)(sizeof split_set / sizeof *split_set)
+           : sync   ? (int)(sizeof sync_set / sizeof *sync_set)
+           : nested ? (int)(sizeof nested_set / sizeof *nested_set)
+                    : (int)(sizeof all_set / sizeof *all_set);
   setvbuf(stdout, NULL, _IOLBF, 0); /* every round out at once: a timeout keeps what ran */
   burst_loop(4 * BURST);            /* cuInit: the injection starts here */
   const char *path = getenv("CUDA_INJECTION64_PATH");

@@ -26,10 +26,13 @@
 #             compaction stalls): the search for what persists between
 #             processes (bench/TRACE_COST.md, eighth pass)
 # Modes: plain; torch-cuda, torch-cpu-cuda (PyTorch loop); attnprof (the
-# default); attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback); attnprof-API
+# default, sync records from the sync calls' callbacks); attnprof-synckind
+# (ATTNPROF_CUPTI_SYNC=kind: CUPTI's SYNCHRONIZATION kind, the default before
+# the ninth pass); attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback); attnprof-API
 # (ATTNPROF_CUPTI_API_MODE=API, e.g. kinds); none,
 # kernel, nowrite, maskM (attnprof trace started with ATTNPROF_BENCH_START=0,
-# 1, 99 = the default's parts, records neither converted nor written, M);
+# 1, 3553 = the default's parts, records neither converted nor written (99
+# before the ninth pass, with the SYNCHRONIZATION kind: mask99), M);
 # floor-load, floor-kernel (libbench_cupti_floor.so injected alone).
 set -uo pipefail
 out=${1:-/tmp/attnprof_rounds}
@@ -52,9 +55,10 @@ run_mode() {
     case $mode in
     none) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=0) ;;
     kernel) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=1) ;;
-    nowrite) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=99) ;;
+    nowrite) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=3553) ;;
     mask*) env=(ATTNPROF_BENCH=1 "ATTNPROF_BENCH_START=${mode#mask}") ;;
     attnprof-synccb) env=(ATTNPROF_CUPTI_SYNC=callback) ;;
+    attnprof-synckind) env=(ATTNPROF_CUPTI_SYNC=kind) ;;
     attnprof-*) env=("ATTNPROF_CUPTI_API_MODE=${mode#attnprof-}") ;;
     esac
     prog=(./bin/attnprof trace --stream-only --out "$trace" -- "${prog[@]}") ;;
@@ -62,7 +66,7 @@ run_mode() {
   local t0=$EPOCHREALTIME
   env "${env[@]}" "${pin[@]}" "${prog[@]}" >"$log" 2>&1
   echo "$loop $mode round $r exit $? start $t0 wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
-  if [ "$mode" = attnprof ] && [ "$r" = 1 ]; then
+  if [[ $mode == attnprof || $mode == attnprof-sync* ]] && [ "$r" = 1 ]; then
     python3 "$here/trace_links.py" "$trace" >"$out/links_${loop}_$mode.txt" 2>&1
   fi
   rm -f "$trace"

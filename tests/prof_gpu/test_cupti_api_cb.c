@@ -1,5 +1,5 @@
 /* The callback path's sync records (cupti_api_cb.c, ATTNPROF_CUPTI_SYNC=
- * callback) on callbacks built by hand, through the converter that CUPTI's
+ * callback), and its nested driver calls, on callbacks built by hand, through the converter that CUPTI's
  * own records go through: which calls make one, its type, context, stream
  * (the special stream handles included), correlation and times, and that a
  * failed call or a launch makes none. Needs CUPTI's headers, not a GPU;
@@ -143,7 +143,54 @@ static void sync_records_from_calls(void **state) {
   drain();
 }
 
+static CUpti_ActivityAPI api_got[4];
+static int n_api;
+static void take_api(const CUpti_Activity *rec) {
+  if ((rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME || rec->kind == CUPTI_ACTIVITY_KIND_DRIVER) && n_api < 4)
+    memcpy(&api_got[n_api++], rec, sizeof api_got[0]);
+}
+
+/* The driver call a runtime launch makes inside itself is left out (the
+ * runtime call is the launch its kernel is correlated with), a driver call of
+ * its own is kept; the bench's counts say which callbacks came. */
+static void nested_driver_calls(void **state) {
+  (void)state;
+  enum { CB_DRV_LAUNCH = 21 };
+  cupti_api_cb_switched();
+  cupti_api_cb_count(1);
+  int64_t before[CUPTI_API_CB_COUNTS], after[CUPTI_API_CB_COUNTS];
+  cupti_api_cb_counts(before);
+  uint64_t rt_slot = 0, drv_slot = 0;
+  uint32_t ret = 0;
+  CUpti_CallbackData rt, drv;
+  memset(&rt, 0, sizeof rt);
+  rt.correlationId = 30, rt.correlationData = &rt_slot, rt.functionReturnValue = &ret;
+  drv = rt;
+  drv.correlationId = 31, drv.correlationData = &drv_slot;
+  rt.callbackSite = drv.callbackSite = CUPTI_API_ENTER;
+  cupti_api_cb_on(CUPTI_CB_DOMAIN_RUNTIME_API, CB_LAUNCH, &rt);
+  cupti_api_cb_on(CUPTI_CB_DOMAIN_DRIVER_API, CB_DRV_LAUNCH, &drv);
+  rt.callbackSite = drv.callbackSite = CUPTI_API_EXIT;
+  cupti_api_cb_on(CUPTI_CB_DOMAIN_DRIVER_API, CB_DRV_LAUNCH, &drv);
+  cupti_api_cb_on(CUPTI_CB_DOMAIN_RUNTIME_API, CB_LAUNCH, &rt);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, CB_DRV_LAUNCH, NULL, 0, 32);
+  cupti_api_cb_counts(after);
+  cupti_api_cb_count(0);
+  n_api = 0;
+  cupti_api_cb_drain(take_api);
+  assert_int_equal(n_api, 2);
+  assert_int_equal(api_got[0].kind, CUPTI_ACTIVITY_KIND_RUNTIME);
+  assert_int_equal(api_got[0].cbid, CB_LAUNCH);
+  assert_int_equal(api_got[0].correlationId, 30);
+  assert_int_equal(api_got[1].kind, CUPTI_ACTIVITY_KIND_DRIVER);
+  assert_int_equal(api_got[1].correlationId, 32);
+  assert_int_equal(after[CUPTI_API_CB_RUNTIME] - before[CUPTI_API_CB_RUNTIME], 2);
+  assert_int_equal(after[CUPTI_API_CB_DRIVER_NESTED] - before[CUPTI_API_CB_DRIVER_NESTED], 2);
+  assert_int_equal(after[CUPTI_API_CB_DRIVER] - before[CUPTI_API_CB_DRIVER], 2);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(sync_records_from_calls)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(sync_records_from_calls),
+                                     cmocka_unit_test(nested_driver_calls)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

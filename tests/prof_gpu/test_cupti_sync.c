@@ -1,6 +1,5 @@
-/* GPU test (label "gpu"): sync records from the sync calls' callbacks
- * (ATTNPROF_CUPTI_SYNC=callback) against CUPTI's SYNCHRONIZATION kind (the
- * default), on the same 10 sync calls (planted_syncs) in two sessions of one
+/* GPU test (label "gpu"): sync records from the sync calls' callbacks (the
+ * default) against CUPTI's SYNCHRONIZATION kind (ATTNPROF_CUPTI_SYNC=kind), on the same 10 sync calls (planted_syncs) in two sessions of one
  * process, so the streams and their ids are the same in both. The trace must
  * hold the same sync events either way: one per call, in call order, with the
  * same name, stream, lane and device, tied by correlation id to the call that
@@ -46,7 +45,7 @@ static int traced(const char *sync_mode, prof_trace **t, row *rows) {
   prof_stop();
   if (rc) return -1;
   int n = syncs_of(*t, t0, t1, rows);
-  printf("%s: %d sync events\n", sync_mode ? sync_mode : "SYNCHRONIZATION kind", n);
+  printf("%s: %d sync events\n", sync_mode ? sync_mode : "default", n);
   for (int i = 0; i < n; i++)
     printf("  %-18s stream %d lane %lld device %d <- %s (%lld ns; call %lld ns)\n", rows[i].sync->name,
            (int)rows[i].sync->stream, (long long)rows[i].sync->tid, (int)rows[i].sync->device,
@@ -59,8 +58,8 @@ int main(void) {
   prof_trace *tk, *tc;
   if (planted_device_count() < 1) return printf("SKIP: no GPU\n"), GPU_TEST_SKIP;
   CHECK(planted_syncs_setup() == 0);
-  int nk = traced(NULL, &tk, kind);
-  int nc = traced("callback", &tc, cb);
+  int nk = traced("kind", &tk, kind);
+  int nc = traced(NULL, &tc, cb); /* the default: the callbacks (checked by their times below) */
   CHECK(nc == PLANTED_SYNC_CALLS);
   CHECK(nk == nc);
   for (int i = 0; i < nc; i++) {

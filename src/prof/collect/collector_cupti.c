@@ -14,7 +14,9 @@
  * per launch to no purpose (the same ones Kineto silences);
  * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
  * Of the four other GPU kinds only SYNCHRONIZATION costs per launch (+0.15-
- * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop); converting and
+ * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop), so by default the
+ * sync records come from the sync calls' callbacks instead (-0.24 us per
+ * launch in the CUDA loop, process against process); converting and
  * streaming the records cost +0.52 in the CUDA loop before the writer was
  * made cheaper and +0.10 after (bench/TRACE_COST.md, "The process ladder"
  * and "The merged tree on the H200"). */
@@ -36,8 +38,9 @@
 static const cupti_fns *F;
 static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
-/* ATTNPROF_CUPTI_SYNC=callback: sync records from the sync calls' callbacks
- * (cupti_api_cb.c) instead of the SYNCHRONIZATION kind; callback mode only. */
+/* Sync records from the sync calls' callbacks (cupti_api_cb.c) instead of the
+ * SYNCHRONIZATION kind: the default in callback mode (bench/TRACE_COST.md,
+ * ninth pass); ATTNPROF_CUPTI_SYNC=kind keeps the kind. */
 static int sync_cb;
 /* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; bench/TRACE_COST.md). */
 static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
@@ -73,8 +76,13 @@ void cupti_collector_set_sink(cupti_sink_fn sink, void *ctx, size_t chunk_events
 
 void cupti_collector_stats(cupti_stats *out) {
   cupti_buffers_stats(out);
+  cupti_api_cb_counts(out->callbacks);
   out->api_all = api_all;
 }
+
+_Static_assert(CUPTI_API_CB_COUNTS == sizeof ((cupti_stats *)0)->callbacks / sizeof(int64_t),
+               "cupti_stats.callbacks holds cupti_api_cb_counts");
+void cupti_collector_bench_count_calls(void) { cupti_api_cb_count(1); }
 
 /* The clock CUPTI stamps every record with: the CPU collector's. */
 static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)prof_clock_ns(); }
@@ -201,14 +209,17 @@ static void set_api_select(uint8_t on) {
     if (keep_drv[cbid]) F->ActivityEnableDriverApi(cbid, on);
 }
 
-/* API_CALLBACK: the wanted ids through the callback API (cupti_api_cb.c). */
-static void set_api_callback(uint8_t on) {
+/* API_CALLBACK: the wanted ids through the callback API (cupti_api_cb.c), of
+ * the runtime domain, the driver's, or both (the default). */
+static void set_api_callback_in(uint8_t on, int runtime, int driver) {
   cupti_api_cb_switched();
-  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+  for (uint32_t cbid = 1; runtime && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
     if (keep_rt[cbid]) F->EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+  for (uint32_t cbid = 1; driver && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
     if (keep_drv[cbid]) F->EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
+
+static void set_api_callback(uint8_t on) { set_api_callback_in(on, 1, 1); }
 
 static void set_api(uint8_t on) {
   switch (api_mode) {
@@ -236,6 +247,7 @@ static void bench_apply(unsigned mask) {
     set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
   if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
   if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
+  else if (mask & CUPTI_BENCH_CALLBACK_RT) set_api_callback_in(1, 1, 0);
   if (mask & CUPTI_BENCH_SYNC_CALLBACK) cupti_api_cb_set_sync(F);
 }
 
@@ -291,7 +303,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
              : mode && !strcmp(mode, "callback")        ? API_CALLBACK
                                                          : API_DEFAULT;
   const char *sync = getenv("ATTNPROF_CUPTI_SYNC");
-  sync_cb = api_mode == API_CALLBACK && sync && !strcmp(sync, "callback");
+  sync_cb = api_mode == API_CALLBACK && !(sync && !strcmp(sync, "kind"));
   cupti_buffers_configure(F);
   cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();

@@ -41,6 +41,8 @@ typedef struct {
   int64_t open_ranges;      /* NVTX ranges still open when the session stopped */
   int64_t buffers_on_starter; /* of buffers: completed on the thread that started
                                  the session (injected: the one that called cuInit) */
+  int64_t callbacks[3];     /* bench only (cupti_collector_bench_count_calls): runtime,
+                               driver, driver inside a recorded runtime call */
   uint32_t cupti_version;
   int api_all;              /* 1: every runtime/driver call recorded */
 } cupti_stats;
@@ -62,7 +64,10 @@ enum {
   CUPTI_BENCH_MEMSET = 256,
   CUPTI_BENCH_SYNC = 512,
   CUPTI_BENCH_MARKER = 1024,
-  CUPTI_BENCH_SYNC_CALLBACK = 2048 /* sync records from the sync calls' callbacks */
+  CUPTI_BENCH_SYNC_CALLBACK = 2048, /* sync records from the sync calls' callbacks */
+  /* CALLBACK's runtime ids alone: no driver callbacks, so none inside a
+   * runtime launch either (and no direct driver launch recorded) */
+  CUPTI_BENCH_CALLBACK_RT = 4096
 };
 int64_t cupti_collector_bench_set(unsigned mask);
 
@@ -70,6 +75,10 @@ int64_t cupti_collector_bench_set(unsigned mask);
  * instead of the default set (nothing is switched on and off again: the cost
  * of a process traced that way from its start). mask < 0: the default. */
 void cupti_collector_bench_start(int mask);
+
+/* Bench only: from now on the collector counts the runtime and driver
+ * callbacks it gets (cupti_stats.callbacks), enter and exit each. */
+void cupti_collector_bench_count_calls(void);
 
 /* Stops CUPTI for good at process exit: forced flush into whatever target is
  * still set, then cuptiFinalize (CUDA 13.0/13.1's CUPTI can crash at exit

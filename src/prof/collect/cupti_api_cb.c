@@ -10,12 +10,16 @@
  * Timing: the enter callback stamps the start into CUPTI's per-call slot
  * (correlationData), the exit callback writes the record. A driver call made
  * inside a recorded runtime call is left out: the runtime call is the launch
- * its GPU work is correlated with, as in CUPTI's own activity records.
+ * its GPU work is correlated with, as in CUPTI's own activity records. On the
+ * H200 every runtime launch and sync made one such driver call (CUPTI calls
+ * us 4 times per launch, bench/TRACE_COST.md ninth pass); its ids stay on for
+ * programs that call the driver themselves (Triton's launches).
  *
- * Sync records (ATTNPROF_CUPTI_SYNC=callback): the exit of a successful sync
- * call also writes the CUpti_ActivitySynchronization2 record that CUPTI's
- * SYNCHRONIZATION kind would have (type from the call, its context, the
- * stream it names, the call's correlation id), timed by the call itself. The
+ * Sync records (the default; ATTNPROF_CUPTI_SYNC=kind leaves them to CUPTI's
+ * kind): the exit of a successful sync call also writes the
+ * CUpti_ActivitySynchronization2 record that CUPTI's SYNCHRONIZATION kind
+ * would have (type from the call, its context, the stream it names, the
+ * call's correlation id), timed by the call itself. The
  * kind costs on every launch (bench/TRACE_COST.md); these cost only at the
  * syncs, which block anyway, so they go to one list under a lock. */
 #include "prof/collect/cupti_api_cb.h"
@@ -56,6 +60,10 @@ static _Thread_local int rt_depth; /* recorded runtime calls open on this thread
  * must not leave this thread's depth counting (its enter or exit was missed). */
 static atomic_uint generation;
 static _Thread_local unsigned my_generation;
+/* Bench only (ATTNPROF_BENCH=1): callbacks counted by where they came from,
+ * to see what CUPTI calls us for per launch (bench/TRACE_COST.md, ninth pass). */
+static atomic_int counting;
+static atomic_llong n_calls[CUPTI_API_CB_COUNTS];
 
 /* Sync calls by callback id: the CUpti_ActivitySynchronizationType, and
  * whether the first parameter names a stream (SYNC_STREAM) that is the
@@ -169,10 +177,21 @@ static void add_sync(const cupti_fns *f, uint8_t how, const CUpti_CallbackData *
   pthread_mutex_unlock(&sync_mu);
 }
 
+void cupti_api_cb_count(int on) { atomic_store(&counting, on); }
+
+void cupti_api_cb_counts(int64_t out[CUPTI_API_CB_COUNTS]) {
+  for (int i = 0; i < CUPTI_API_CB_COUNTS; i++) out[i] = atomic_load(&n_calls[i]);
+}
+
 void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *d) {
   int rt = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
   unsigned g = atomic_load_explicit(&generation, memory_order_relaxed);
   if (g != my_generation) my_generation = g, rt_depth = 0;
+  if (atomic_load_explicit(&counting, memory_order_relaxed))
+    atomic_fetch_add_explicit(&n_calls[rt ? CUPTI_API_CB_RUNTIME
+                                          : rt_depth ? CUPTI_API_CB_DRIVER_NESTED
+                                                     : CUPTI_API_CB_DRIVER],
+                              1, memory_order_relaxed);
   if (d->callbackSite == CUPTI_API_ENTER) {
     if (rt) rt_depth++;
     else if (rt_depth) return;

@@ -87,9 +87,13 @@ static void finish(void) {
   write_ns += prof_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
-  if (bench_on()) /* bench/TRACE_COST.md: does the writing run on the launching thread? */
+  if (bench_on()) { /* bench/TRACE_COST.md: does the writing run on the launching thread? */
     fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
             (long long)st.buffers_on_starter, (long long)st.buffers);
+    /* ... and which callbacks CUPTI makes per launch (enter and exit each) */
+    fprintf(stderr, "attnprof bench: callbacks runtime %lld driver %lld driver-inside-runtime %lld\n",
+            (long long)st.callbacks[0], (long long)st.callbacks[1], (long long)st.callbacks[2]);
+  }
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
 }
 
@@ -179,6 +183,7 @@ static int start(void) {
   if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;
   const char *chunk = getenv("ATTNPROF_TRACE_CHUNK");
   cupti_collector_set_injected(1);
+  if (bench_on()) cupti_collector_bench_count_calls();
   bench_start();
   cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
   session = prof_trace_create();
