@@ -30,10 +30,6 @@ WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 1
 # sharing K and V by TMA multicast), bf16, both tiles, built with the
 # ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
 WS_CLUSTER_DIMS = [64, 128, 256]
-# The next-S instances (flags WS_ALL | WS_NEXT_S: the next tile's first S
-# issued with this tile's last P V), bf16, the shapes with two Q buffers,
-# built with the ablation option (bench only, ATTNPROF_FLASH_WS_AB=256).
-WS_NEXT_SHAPES = [(64, "WS_TILE_BASE", ""), (64, "WS_TILE_FA3", "fa3_"), (128, "WS_TILE_BASE", "")]
 
 def ws_body(ctype, d, flags, tile):
     """One explicit instance of the ws kernel."""
@@ -77,8 +73,6 @@ def main():
            for fl, d in WS_ABLATION]
     ws += [(f"flash_ws_cluster_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_CLUSTER", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_CLUSTER_DIMS]
-    ws += [(f"flash_ws_next_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_NEXT_S", tile)
-           for d, tile, tag in WS_NEXT_SHAPES]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

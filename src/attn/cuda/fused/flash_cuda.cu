@@ -61,14 +61,6 @@ static fused_fn ws_cluster_inst(int64_t d) {
   return d == 64 ? ws_run<__nv_bfloat16, 64, f, kTile>
          : d == 128 ? ws_run<__nv_bfloat16, 128, f, kTile> : ws_run<__nv_bfloat16, 256, f, kTile>;
 }
-// Bench only: the next-S instance (bf16) where the tile has two Q buffers,
-// else NULL (the caller keeps the default).
-static fused_fn ws_next_inst(int64_t d, int tile) {
-  constexpr int f = WS_ALL | WS_NEXT_S;
-  if (d == 64) return tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, f, WS_TILE_FA3>
-                                          : ws_run<__nv_bfloat16, 64, f, WS_TILE_BASE>;
-  return d == 128 && tile == WS_TILE_BASE ? ws_run<__nv_bfloat16, 128, f, WS_TILE_BASE> : NULL;
-}
 #endif
 #endif
 
@@ -101,7 +93,6 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
   if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
-  if (ab && (atoi(ab) & WS_AB_NEXT) && bf && ws_next_inst(d, tile)) return ws_next_inst(d, tile);
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");

@@ -172,15 +172,6 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
   return true;
 }
 
-// WS_NEXT_S: whether this CTA's next tile (after round r) has key tiles.
-template <int kBM, int kBN>
-FUSED_DEV bool ws_next_has_keys(const attn_fused_params &p, const ws_sched &s, int r, int rounds) {
-  ws_tile w;
-  for (int r2 = r + 1; r2 < rounds; ++r2)
-    if (ws_tile_at<kBM, kBN>(p, s, r2, w)) return w.n_blocks > 0;
-  return false;
-}
-
 // Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
 // mask: what is left is the tensor-core and copy time of the tile loop.
 template <typename T, int kSR>
@@ -434,14 +425,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // One Q buffer: O goes out from registers (ws_store_out) and each warp
   // hands Q back as soon as its last S product is done.
   const bool q_early = nq == 1 && !(p.ws_ab & WS_AB_O_SMEM);
-  // WS_NEXT_S (bench only, two Q buffers): the next tile's S(0) is issued in
-  // the same turn as this tile's last P V and lands in sx; the next tile
-  // starts at its softmax (have_sx), so its first product no longer waits
-  // for this tile's epilogue and the tensor cores get it under the epilogue.
-  constexpr bool kNext = (kFlags & WS_NEXT_S) != 0;
-  static_assert(!kNext || C::kQBufs == 2, "WS_NEXT_S needs two Q buffers");
-  float sx[kSR];
-  bool have_sx = false;
   for (int r = 0; r < rounds; ++r) {
     ws_tile w;
     if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
@@ -453,27 +436,23 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
     const int n = w.n_blocks;
     const int mrow0 = w.m0 + cw * 64; // first row of this warpgroup
-    // WS_NEXT_S: S(0) of the next tile goes with this tile's last P V.
-    const bool nx = kNext && nq == 2 && n > 0 && ws_next_has_keys<kBM, kBN>(p, sc, r, rounds);
     // After S of tile index i: Q's last reader done when i is the last.
     auto q_done = [&](int i) {
       if (q_early && i == n - 1) ws_release(br.q_empty(qb), lane);
     };
     if (n == 0) q_done(-1);
-    // S(j) into s from the Q buffer at aq: the product of ring index j.
-    auto issue_sq = [&](float (&s)[kSR], uint32_t j, uint32_t aq) {
+    // S(j) into s: the product of tile index i (key tile n - 1 - i).
+    auto issue_s = [&](float (&s)[kSR], uint32_t j) {
       const uint32_t kv = aK + (j % kS) * C::kKV;
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t off = (uint32_t)((kk % 4) * 32);
-        const uint64_t da = wg_desc(aq + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+        const uint64_t da = wg_desc(aQt + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
         const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
         wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
       }
       wg_commit();
     };
-    // S of tile index i (key tile n - 1 - i) from this tile's Q.
-    auto issue_s = [&](float (&s)[kSR], uint32_t j) { issue_sq(s, j, aQt); };
     auto issue_pv = [&](const uint32_t (&pa)[kSR / 8][4], uint32_t j) {
       const uint32_t vv = aV + (j % kS) * C::kKV;
 #pragma unroll
@@ -491,20 +470,17 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       uint32_t pa[kSR / 8][4];
       float alpha[2];
       {
-        float s_own[kSR];
-        float (&s)[kSR] = kNext ? sx : s_own;
-        if (!(kNext && have_sx)) {
-          ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
-          ws_turn_wait<kFlags>(cw);
-          wg_fence();
-          issue_s(s, it);
-          ws_turn_pass<kFlags, kCons>(cw);
-          ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
-          wg_wait_all();
-          wg_hold(s);
-          ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
-          q_done(0);
-        }
+        float s[kSR];
+        ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
+        ws_turn_wait<kFlags>(cw);
+        wg_fence();
+        issue_s(s, it);
+        ws_turn_pass<kFlags, kCons>(cw);
+        ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
+        wg_wait_all();
+        wg_hold(s);
+        ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
+        q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
         ws_soft<T, kFlags>(s, m, l, pa, alpha, c, tau);
       }
@@ -520,7 +496,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wg_hold(o);
         wg_fence();
         issue_s(s, j);
-        if constexpr (kNext) ws_q_release(br, q_held, ctid); // S(0) came with the last tile's P V
         float a2[2];
         if (!(kFlags & WS_OVERLAP)) {
           ws_turn_pass<kFlags, kCons>(cw);
@@ -552,30 +527,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       };
       auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
         const uint32_t jv = it + n - 1;
-        if constexpr (kNext) {
-          if (nx) { // P V of the last key tile, then S(0) of the next tile (ring index jv + 1)
-            const uint32_t jn = jv + 1, qn = (tc + 1) % 2u;
-            ws_q_release(br, q_held, ctid); // its Q buffer is the next tile's
-            ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
-            ws_bar_wait(br.q_full((int)qn), ((tc + 1) / 2u) & 1);
-            ws_bar_wait(br.k_full(jn % kS), (jn / kS) & 1);
-            ws_turn_wait<kFlags>(cw);
-            wg_hold(o);
-            wg_fence();
-            issue_pv(pc, jv);
-            issue_sq(sx, jn, aQ + qn * C::kQ);
-            ws_turn_pass<kFlags, kCons>(cw);
-            wg_wait_all();
-            wg_hold(o);
-            wg_hold(sx);
-            ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
-            ws_release_kv<kFlags>(br.k_empty(jn % kS), lane);
-            return;
-          }
-          // Defined on this path too, so that sx is not live across the steps.
-#pragma unroll
-          for (int e = 0; e < kSR; ++e) sx[e] = 0.f;
-        }
         ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
         ws_turn_wait<kFlags>(cw);
         wg_hold(o);
@@ -600,7 +551,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       }
     }
     it += (uint32_t)n;
-    have_sx = nx;
 
     // Epilogue: O / l into this warpgroup's rows of its Q buffer (its
     // products are done with them), then TMA stores of 64 x 64 boxes. The

@@ -27,15 +27,8 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // online softmax, O rescaled on every key tile (the kernel before the lazy
 // softmax, which moves a row's max only when it rose by more than 8 in log2
 // units and skips O's rescale in warps whose rows all kept theirs).
-// WS_AB_NEXT (bf16, shapes with two Q buffers: D64, D128 128 x 128): the
-// instance with kFlags WS_NEXT_S, the next tile's first S product issued in
-// the same ping-pong turn as this tile's last P V (elsewhere: the default).
-// kFlags of the bench-only next-S instances (beside fused_launch.h's WS_*):
-// the next tile's first S issued with this tile's last P V.
-enum { WS_NEXT_S = 32 };
-
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
-       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_NEXT = 256 };
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128 };
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

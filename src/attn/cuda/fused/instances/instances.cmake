@@ -50,7 +50,4 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_cluster_fa3_bf16_d64.cu
   instances/flash_ws_cluster_fa3_bf16_d128.cu
   instances/flash_ws_cluster_fa3_bf16_d256.cu
-  instances/flash_ws_next_bf16_d64.cu
-  instances/flash_ws_next_fa3_bf16_d64.cu
-  instances/flash_ws_next_bf16_d128.cu
 )
