@@ -7,14 +7,13 @@ ATTNPROF_FLASH_WS_AB value (read per call by an ablation build), in order.
 Usage: ncu ... python3 ws_ncu.py --lib build-gpu/lib/libattnprof.so
        [--cells 8x16x1024x64c,1x16x16384x128] [--calls 1] [--ab 0,256]
 A cell is BxHxSxD, with a trailing c for causal (top-left)."""
-import argparse
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from torch_setup import load_attnprof, raw_runner  # noqa: E402
+from torch_setup import each_knob, load_attnprof, ncu_driver_args, raw_runner  # noqa: E402
 
 
 def cell(attnprof, engine, spec, calls):
@@ -35,19 +34,12 @@ def cell(attnprof, engine, spec, calls):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--cells", default="8x16x1024x64c,1x16x16384x128")
-    ap.add_argument("--calls", type=int, default=1)
-    ap.add_argument("--ab", default="", help="ATTNPROF_FLASH_WS_AB values, comma list")
-    opt = ap.parse_args()
+    opt = ncu_driver_args("8x16x1024x64c,1x16x16384x128", 1, "--ab",
+                          "ATTNPROF_FLASH_WS_AB values, comma list").parse_args()
     attnprof = load_attnprof(opt.lib)
     engine = attnprof.Engine(flash_kernel="ws")
     torch.manual_seed(0)
-    for ab in opt.ab.split(",") if opt.ab else [None]:
-        if ab is not None:
-            os.environ["ATTNPROF_FLASH_WS_AB"] = ab
-            print(f"ATTNPROF_FLASH_WS_AB={ab}", flush=True)
+    for _ in each_knob("ATTNPROF_FLASH_WS_AB", opt.ab):
         for spec in opt.cells.split(","):
             cell(attnprof, engine, spec, opt.calls)
 
