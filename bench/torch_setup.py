@@ -7,6 +7,7 @@ Each script puts this folder on sys.path and imports what it needs:
   sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
   from torch_setup import median_us, load_attnprof, raw_runner
 """
+import argparse
 import os
 import statistics
 import sys
@@ -38,6 +39,29 @@ def load_attnprof(lib):
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
     import attnprof
     return attnprof
+
+
+def ncu_driver_args(cells, calls, knob, knob_help):
+    """The options every driver run under ncu takes: --lib, --cells (its
+    default `cells`), --calls (default `calls`) and the comma list of one
+    environment knob's values (option `knob`)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cells", default=cells)
+    ap.add_argument("--calls", type=int, default=calls)
+    ap.add_argument(knob, default="", help=knob_help)
+    return ap
+
+
+def each_knob(name, values):
+    """Sets the environment variable `name` to each value of the comma list
+    `values` in turn, printing it, and yields the value (the drivers run
+    under ncu read such knobs per call); once, setting nothing, when empty."""
+    for v in values.split(",") if values else [None]:
+        if v is not None:
+            os.environ[name] = v
+            print(f"{name}={v}", flush=True)
+        yield v
 
 
 def raw_runner(attnprof, call, backend, before=None):

@@ -8,7 +8,6 @@ as a graph replay would (the K/V warm in L2 after the first call).
 Usage: ncu ... python3 decode_ncu.py --lib build-gpu/lib/libattnprof.so
        [--cells 1x2048,16x1024] [--calls 3] [--paged] [--fix 0,3]
 --fix: the cells once per ATTNPROF_DECODE_FIX value (read per call), in order."""
-import argparse
 import os
 import sys
 
@@ -16,6 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serving_vs_torch import Lib, knob_cell, knob_paged  # noqa: E402
+from torch_setup import each_knob, ncu_driver_args  # noqa: E402  (bench/ is on the path by then)
 
 
 def cell(lib, B, kv, calls, paged, hq=32, hkv=8, d=128):
@@ -36,18 +36,11 @@ def cell(lib, B, kv, calls, paged, hq=32, hkv=8, d=128):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--cells", default="1x2048,16x1024")
-    ap.add_argument("--calls", type=int, default=3)
+    ap = ncu_driver_args("1x2048,16x1024", 3, "--fix", "ATTNPROF_DECODE_FIX values, comma list")
     ap.add_argument("--paged", action="store_true", help="also the paged twin of each cell")
-    ap.add_argument("--fix", default="", help="ATTNPROF_DECODE_FIX values, comma list")
     opt = ap.parse_args()
     lib = Lib(opt.lib)
-    for fix in opt.fix.split(",") if opt.fix else [None]:
-        if fix is not None:
-            os.environ["ATTNPROF_DECODE_FIX"] = fix
-            print(f"ATTNPROF_DECODE_FIX={fix}", flush=True)
+    for _ in each_knob("ATTNPROF_DECODE_FIX", opt.fix):
         for c in opt.cells.split(","):
             B, kv = (int(x) for x in c.split("x"))
             cell(lib, B, kv, opt.calls, False)

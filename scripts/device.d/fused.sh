@@ -37,6 +37,10 @@
 #     VERSUS_TIMEOUT (default 90 s).
 # 10. sweep (not in the default steps): the sweep AUTO's table comes from
 #     (attnprof compare --sweep, as the ab and sched steps run it).
+# 11. ncu (not in the default steps): Nsight Compute (--set full, warm L2,
+#     free clocks) over ws_ncu.py's cells (NCU_ARGS: its options; NCU_TIMEOUT,
+#     default 60 s); the report stays on the device, its details, raw and
+#     per-SASS-instruction (source) pages come back as text.
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -206,5 +210,20 @@ if [[ $steps == *versus* ]]; then
 fi
 if [[ $steps == *sweep* ]]; then
   sweep_table
+fi
+if [[ $steps == *ncu* ]]; then
+  nc=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  rep=/tmp/ws_ncu
+  echo "== ncu --set full over ws_ncu.py ${NCU_ARGS:-} ($SECONDS s in)"
+  # shellcheck disable=SC2086
+  timeout "${NCU_TIMEOUT:-60}" "$nc" --set full --import-source yes --cache-control none \
+    --clock-control none -k regex:flash_fwd_ws -f -o "$rep" python3 ../bench/fused/ws_ncu.py \
+    --lib ./lib/libattnprof.so ${NCU_ARGS:-} >"$out/ncu_run.txt" 2>&1 || rc=1
+  grep -vE "^==PROF== Profiling" "$out/ncu_run.txt" | tail -12
+  "$nc" -i "$rep.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1 || rc=1
+  "$nc" -i "$rep.ncu-rep" --page raw --csv >"$out/ncu_raw.csv" 2>&1 || rc=1
+  "$nc" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$out/ncu_source.csv" 2>&1 || rc=1
+  ls -la "$out"/ncu_* | awk '{print $5, $9}'
+  echo "($SECONDS s in)"
 fi
 exit $rc

@@ -244,7 +244,7 @@ static void threads(void) {
  * comment), in the preference cudnn, flash, efficient, math: the fixed order
  * where nothing was measured, and on the H200 the order its measured sweep
  * ranks at the causal points nearest this grid (S = 128 is nearest S = 1024
- * or 4096: bench/results/h200-2026-12-01h-fa3c/run2/sweep.txt ranks cudnn,
+ * or 4096: bench/results/h200-2026-12-01m-fa3c/sweep.txt ranks cudnn,
  * flash, efficient, math there at D64 and D128 and flash, cudnn, ... at
  * D256 (the rule's flash first, cuDNN allowed); flash also leads at D64 and
  * D128 S16384 non-causal and D256 S4096 non-causal;

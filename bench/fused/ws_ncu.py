@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Cells of flash's ws kernel for Nsight Compute: each cell's call run
+--calls times on the same tensors (bf16, BHSD), nothing else launched
+between them once the tensors exist, so that `ncu -k regex:flash_fwd_ws -c N`
+sees the ws kernels back to back; --ab runs the cells once per
+ATTNPROF_FLASH_WS_AB value (read per call by an ablation build), in order.
+Usage: ncu ... python3 ws_ncu.py --lib build-gpu/lib/libattnprof.so
+       [--cells 8x16x1024x64c,1x16x16384x128] [--calls 1] [--ab 0,256]
+A cell is BxHxSxD, with a trailing c for causal (top-left)."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_setup import each_knob, load_attnprof, ncu_driver_args, raw_runner  # noqa: E402
+
+
+def cell(attnprof, engine, spec, calls):
+    causal = spec.endswith("c")
+    b, h, s, d = (int(x) for x in spec.rstrip("c").split("x"))
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = torch.empty_like(q)
+    run = raw_runner(attnprof, attnprof.Call(q, k, v, o, causal="top-left" if causal else None,
+                                             engine=engine), "flash")
+    torch.cuda.synchronize()
+    for _ in range(calls):
+        run()
+    torch.cuda.synchronize()
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                           is_causal=causal)
+    err = ((o.float() - ref).norm() / ref.norm()).item()
+    print(f"{spec}: {calls} calls, rel_err {err:.1e}", flush=True)
+
+
+def main():
+    opt = ncu_driver_args("8x16x1024x64c,1x16x16384x128", 1, "--ab",
+                          "ATTNPROF_FLASH_WS_AB values, comma list").parse_args()
+    attnprof = load_attnprof(opt.lib)
+    engine = attnprof.Engine(flash_kernel="ws")
+    torch.manual_seed(0)
+    for _ in each_knob("ATTNPROF_FLASH_WS_AB", opt.ab):
+        for spec in opt.cells.split(","):
+            cell(attnprof, engine, spec, opt.calls)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
