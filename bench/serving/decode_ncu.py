@@ -7,7 +7,8 @@ nothing else launched between them once the tensors exist, so that
 as a graph replay would (the K/V warm in L2 after the first call).
 Usage: ncu ... python3 decode_ncu.py --lib build-gpu/lib/libattnprof.so
        [--cells 1x2048,16x1024] [--calls 3] [--paged] [--fix 0,3]
---fix: the cells once per ATTNPROF_DECODE_FIX value (read per call), in order."""
+--fix: the cells once per value of --knob (default ATTNPROF_DECODE_FIX; read
+per call), in order; e.g. --knob ATTNPROF_DECODE_CLUSTER --fix 1,0."""
 import argparse
 import os
 import sys
@@ -41,13 +42,14 @@ def main():
     ap.add_argument("--cells", default="1x2048,16x1024")
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--paged", action="store_true", help="also the paged twin of each cell")
-    ap.add_argument("--fix", default="", help="ATTNPROF_DECODE_FIX values, comma list")
+    ap.add_argument("--fix", default="", help="values of --knob, comma list")
+    ap.add_argument("--knob", default="ATTNPROF_DECODE_FIX", help="the variable --fix sets")
     opt = ap.parse_args()
     lib = Lib(opt.lib)
     for fix in opt.fix.split(",") if opt.fix else [None]:
         if fix is not None:
-            os.environ["ATTNPROF_DECODE_FIX"] = fix
-            print(f"ATTNPROF_DECODE_FIX={fix}", flush=True)
+            os.environ[opt.knob] = fix
+            print(f"{opt.knob}={fix}", flush=True)
         for c in opt.cells.split(","):
             B, kv = (int(x) for x in c.split("x"))
             cell(lib, B, kv, opt.calls, False)

@@ -23,9 +23,10 @@
 // from all C CTAs' P and lse (ld.shared::cluster) and writes out and lse; a
 // last cluster barrier keeps each CTA's shared memory alive until its peers
 // have read it.
-// Shared memory: Q [16 x kD], then K and V [chunk x kD] as 16-row slices
-// each XOR-swizzled (fused_swz<16, kD>), 16-bit; after the keys, the warps'
-// merge slab reuses that region; P and lse apart (peers read them).
+// Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
+// as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit; after the
+// keys, the warps' merge slab reuses that region; P and lse apart (peers
+// read them).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -34,16 +35,19 @@
 #define DECODE_CL_WARPS 8
 #define DECODE_CL_THREADS (DECODE_CL_WARPS * 32)
 
+// The K/V region of a CTA of `chunk` keys, which the warps' merge slab reuses.
 template <int kD>
-__host__ __device__ constexpr int decode_cl_region_bytes() {
-  constexpr int kv = 2 * DECODE_CLUSTER_KEYS(kD) * kD * 2;
-  constexpr int slab = (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4;
-  return kv > slab ? kv : slab;
+__host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
+  return 2 * chunk * kD * 2 > (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4
+             ? 2 * chunk * kD * 2
+             : (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4;
 }
-// Q, the K/V (or merge slab) region, P and the 16 rows' lse.
+// Q, the region, P and the 16 rows' lse. Sized by the chunk, so that where
+// it allows two CTAs an SM the device can place 16-CTA clusters (run 13, call
+// 1: at 143 KB, one CTA an SM, an H200 ran fewer than 8 clusters of 16).
 template <int kD>
-__host__ __device__ constexpr int decode_cl_smem_bytes() {
-  return 16 * kD * 2 + decode_cl_region_bytes<kD>() + 16 * kD * 4 + 16 * 4;
+__host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
+  return 16 * kD * 2 + decode_cl_region_bytes<kD>(chunk) + 16 * kD * 4 + 16 * 4;
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -80,7 +84,10 @@ FUSED_DEV float4 decode_cluster_ld4(uint32_t a) {
 
 // Rows [0, n) of this CTA's keys, K (kV 0) or V (kV 1), by cp.async; rows
 // [n, n16) zero-filled. Thread tid copies chunk tid % kChunks of rows
-// tid / kChunks + kPass * i.
+// tid / kChunks + kPass * i. Unpaged K/V: one base address per thread and a
+// fixed stride per row (run 13, call 1: a lookup and two 64-bit multiplies
+// per 16-byte copy, ~50 instructions each, on 32 copies a thread); pages:
+// each row's page from the table.
 template <typename T, int kD, int kV>
 FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_begin, int n,
                               int n16, T *dst) {
@@ -89,12 +96,25 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
   const int lr0 = threadIdx.x / kChunks, ch = threadIdx.x % kChunks;
   const T *g = (const T *)(kV ? p.v : p.k);
   const int64_t sb = kV ? p.v_sb : p.k_sb, sh = kV ? p.v_sh : p.k_sh, ss = kV ? p.v_ss : p.k_ss;
+  int64_t tb = 0;
+  int row = 0;
+  if (p.kv_kind != DECODE_KV_PAGED) {
+    decode_kv_at(p, b, k_begin + lr0, &tb, &row);
+    const T *src = g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8;
+    const int64_t step = (int64_t)kPass * ss;
+#pragma unroll
+    for (int i = 0; i < kIters; i++, src += step) {
+      const int r = lr0 + i * kPass;
+      if (r >= n16) break;
+      T *at = dst + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+      fused_cp_async16(fused_smem_addr(at), r < n ? src : g, r < n ? 16 : 0);
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kIters; i++) {
     const int r = lr0 + i * kPass;
     if (r >= n16) break;
-    int64_t tb = 0;
-    int row = 0;
     if (r < n) decode_kv_at(p, b, k_begin + r, &tb, &row);
     const T *src = r < n ? g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8 : g;
     T *at = dst + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
@@ -112,8 +132,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
   T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kD;
-  float *part = (float *)(decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD>()); // [16][kD]
-  float *part_lse = part + 16 * kD;                                                  // [16]
+  unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD>(p.cl_chunk);
+  float *part = (float *)after, *part_lse = part + 16 * kD; // [16][kD], [16]
 
   const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -280,7 +300,7 @@ attn_status decode_cluster_prepare(void) {
   if (dev >= 0 && dev < 64 && done[dev]) return ATTN_STATUS_OK;
   const void *fn = (const void *)decode_cluster_kernel<T, kD>;
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     decode_cl_smem_bytes<kD>()));
+                                     decode_cl_smem_bytes<kD>(DECODE_CLUSTER_KEYS(kD))));
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
@@ -308,33 +328,37 @@ attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream)
   if (st) return st;
   cudaLaunchAttribute attr[2];
   const dim3 grid((unsigned)p.splits, (unsigned)p.hkv, (unsigned)p.batch);
-  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD>(), p.pdl,
-                                            stream, attr);
+  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD>(p.cl_chunk),
+                                            p.pdl, stream, attr);
   cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD>, p);
   return e == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(e, "launch of decode_cluster_kernel");
 }
 
-// Clusters of c CTAs the device runs at once (0 when it cannot say), per device and c.
+// Clusters of c CTAs of `chunk` keys the device runs at once (0 when it
+// cannot say), asked once per device, c and chunk.
 template <typename T, int kD>
-int decode_cluster_fit(int c) {
-  static int fit[64][5]; // c = 2^i; 0 unknown, else fit + 1
+int decode_cluster_fit(int c, int chunk) {
+  constexpr int kSizes = DECODE_CLUSTER_KEYS(kD) / 16 + 1;
+  static int fit[64][5][kSizes]; // c = 2^i, chunk / 16; 0 unknown, else fit + 1
   int dev = 0, lg = 0;
   while ((1 << lg) < c && lg < 4) lg++;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
-  if (fit[dev][lg]) return fit[dev][lg] - 1;
+  const int ci = chunk / 16;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || ci < 0 || ci >= kSizes)
+    return 0;
+  if (fit[dev][lg][ci]) return fit[dev][lg][ci] - 1;
   int n = 0;
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD>(), 0,
-                                            0, attr);
+  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD>(chunk),
+                                            0, 0, attr);
   if (decode_cluster_prepare<T, kD>() ||
       cudaOccupancyMaxActiveClusters(&n, decode_cluster_kernel<T, kD>, &cfg) != cudaSuccess)
     n = 0, cudaGetLastError();
-  fit[dev][lg] = n + 1;
+  fit[dev][lg][ci] = n + 1;
   return n;
 }
 
 #define DECODE_CLUSTER_INSTANCE(T, D)                                                    \
   template attn_status decode_cluster_run<T, D>(const attn_decode_params &, cudaStream_t); \
-  template int decode_cluster_fit<T, D>(int);
+  template int decode_cluster_fit<T, D>(int, int);
 
 #endif

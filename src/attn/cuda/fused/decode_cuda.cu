@@ -178,7 +178,7 @@ static int pick_path(const attn_decode_params *p) {
                                                                        : DECODE_PATH_LOOKUP;
 }
 
-typedef int (*decode_fit_fn)(int);
+typedef int (*decode_fit_fn)(int, int);
 
 static decode_fn cluster_instance(int bf, int64_t d, decode_fit_fn *fit) {
 #define DECODE_CL(T, D)                                                                    \
@@ -222,7 +222,7 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
-    if (fit(c) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
+    if (fit(c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
     if (forced) return NULL;
   }
   return NULL;

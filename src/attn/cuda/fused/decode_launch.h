@@ -44,8 +44,8 @@ int decode_occupancy(void);
 #define DECODE_CLUSTER_KEYS(d) (32768 / (d))
 template <typename T, int kD>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream);
-// Clusters of c CTAs the device runs at once (0 when it cannot say).
+// Clusters of c CTAs of `chunk` keys the device runs at once (0: cannot say).
 template <typename T, int kD>
-int decode_cluster_fit(int c);
+int decode_cluster_fit(int c, int chunk);
 
 #endif
