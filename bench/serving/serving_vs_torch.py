@@ -550,9 +550,9 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # (label, environment) candidates; None = unset (the built-in default). Run 10
 # ran PDL on and off, the deep ring and forced split counts, run 11 the
 # fixed-cost changes (NOTES.md). Run 13: the cluster kernel (the default where
-# the plan takes it, decode_cluster.cuh) against the split + combine kernels
-# (cluster=0); splits=8/4 force the cluster size where the cluster kernel
-# takes the cell, else the old path's split count. Cells of <= 2k keys run
+# the plan takes it, decode_cluster.cuh: unpaged small grids) against the split
+# + combine kernels (cluster=0); splits=8/4 force the cluster size where the
+# cluster kernel takes the cell, else the old path's split count. Cells of <= 2k keys run
 # them paged too (pages of 16, shuffled table).
 KNOBS = (("default", {}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),

@@ -176,9 +176,10 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
 
 /* Small grids that the plan gives the cluster kernel (decode_cluster.cuh):
  * B 1..4, Hkv 1, 2 or 8, G 1..8 with G x new tokens <= 16, D 64/128/256,
- * contiguous cache, pages of 16 and 7, dense and packed K/V, dense and
- * packed queries; lengths fixed per sequence: a long one (up to what 16
- * CTAs hold, odd), 1, a multiple of 64 and an odd one. */
+ * contiguous cache, dense and packed K/V, pages of 16 and 7 (through
+ * ATTNPROF_DECODE_CLUSTER=2), dense and packed queries; lengths fixed per
+ * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
+ * and an odd one. The environment must leave ATTNPROF_DECODE_CLUSTER unset. */
 static int cluster_cases_run(int quick) {
   static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
   static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
@@ -206,7 +207,11 @@ static int cluster_cases_run(int quick) {
         s.lens[0] = gi == 3 && !packed ? 960 : most - 2 * gi, s.lens[1] = 1;
         s.lens[2] = packed ? 128 : 640, s.lens[3] = packed ? 65 : 333;
         s.max_kv = s.lens[0];
+        /* the plan keeps pages on split + combine (measured faster there);
+         * ATTNPROF_DECODE_CLUSTER=2 gives the cluster kernel pages too */
+        if (s.kv == SEQS_KV_PAGED) setenv("ATTNPROF_DECODE_CLUSTER", "2", 1);
         run_case(&s, test_rng_next(&r));
+        if (s.kv == SEQS_KV_PAGED) unsetenv("ATTNPROF_DECODE_CLUSTER");
         ran++;
       }
   return ran;

@@ -27,6 +27,10 @@
 // as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit; after the
 // keys, the warps' merge slab reuses that region; P and lse apart (peers
 // read them).
+// Measured (H200, bf16, D128, GQA 32/8, contiguous, graph-timed; NOTES.md run
+// 13): B=1 KV=2k 7.4 us per call at C=8 against 8.7 for split + combine
+// (cuDNN via PyTorch 7.4), KV=1k 6.4 against 8.0 (6.7); paged p16 slower than
+// split + combine (11.6 against 9.4 at 2k), so the plan keeps pages off it.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -180,8 +184,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
 #pragma unroll
     for (int kk = 0; kk < kD / 16; kk++) {
       uint32_t a[4], bf[4];
-      fused_ldmatrix_x4(a, fused_smem_addr(qs + fused_swz<16, kD>((mi % 2) * 8 + r8, kk * 2 + mi / 2)));
-      fused_ldmatrix_x4(bf, fused_smem_addr(kt + fused_swz<16, kD>((mi / 2) * 8 + r8, kk * 2 + mi % 2)));
+      const int qa = fused_swz<16, kD>((mi % 2) * 8 + r8, kk * 2 + mi / 2);
+      const int ka = fused_swz<16, kD>((mi / 2) * 8 + r8, kk * 2 + mi % 2);
+      fused_ldmatrix_x4(a, fused_smem_addr(qs + qa));
+      fused_ldmatrix_x4(bf, fused_smem_addr(kt + ka));
       fused_mma<T>(s[i][0], a, bf[0], bf[1]);
       fused_mma<T>(s[i][1], a, bf[2], bf[3]);
     }
@@ -231,13 +237,15 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   for (int i = 0; i < kSl; i++) {
     const int sl = warp + DECODE_CL_WARPS * i;
     if (sl >= nsl) continue;
-    const uint32_t a[4] = {fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
-                           fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
+    const uint32_t a[4] = {
+        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
+        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
     const T *vt = vs + sl * 16 * kD;
 #pragma unroll
     for (int dn = 0; dn < kD / 16; dn++) {
       uint32_t bf[4];
-      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vt + fused_swz<16, kD>((mi % 2) * 8 + r8, dn * 2 + mi / 2)));
+      const int va = fused_swz<16, kD>((mi % 2) * 8 + r8, dn * 2 + mi / 2);
+      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vt + va));
       fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
       fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
     }
@@ -276,7 +284,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
 #pragma unroll
     for (int c = 0; c < 16; c++) {
       const float w = ls[c] == -INFINITY ? 0.f : fused_exp2(ls[c] - M);
-      L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y, acc[2] += w * x[c].z, acc[3] += w * x[c].w;
+      L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y;
+      acc[2] += w * x[c].z, acc[3] += w * x[c].w;
     }
     const int t = r / G, h = hk * G + r % G;
     T *dst = (T *)p.o + sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col;
@@ -315,7 +324,8 @@ static inline cudaLaunchConfig_t decode_cl_config(dim3 grid, int c, int smem, in
   cfg.gridDim = grid, cfg.blockDim = dim3(DECODE_CL_THREADS), cfg.dynamicSmemBytes = (size_t)smem;
   cfg.stream = stream;
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = (unsigned)c, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  attr[0].val.clusterDim.x = (unsigned)c;
+  attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
   attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr, cfg.numAttrs = pdl ? 2 : 1;

@@ -22,8 +22,9 @@
 // (decode_kernel.cuh). Off by default: a kernel launched early has its trace
 // span include its wait, so this tool's own device_us would overstate it.
 // ATTNPROF_DECODE_CLUSTER=0 keeps small grids on the split + combine kernels
-// instead of the cluster kernel (decode_cluster.cuh; cluster_plan); with it,
-// ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the cluster size.
+// instead of the cluster kernel (decode_cluster.cuh; cluster_plan), =2 gives
+// it paged K/V too; with it, ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the
+// cluster size.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,26 +197,31 @@ static decode_fn cluster_instance(int bf, int64_t d, decode_fit_fn *fit) {
   return NULL;
 }
 
-// The cluster kernel where the grid is small: one row atom (G x new tokens
-// <= 16), sm_90, and C >= 2 CTAs per (sequence, KV head), C the largest power
-// of 2 <= 16 with B x Hkv x C <= the SMs and >= 64 keys a CTA, every cluster
-// running at once and a CTA's keys in shared memory. Why: one kernel, no
-// partials through global memory and no combine launch (issue 13, B=1 KV=2k;
-// bench/serving/NOTES.md run 13). Else NULL: the split + combine kernels.
 extern "C" int attn_decode_cuda_cluster_capable(int device) {
   const struct cudaDeviceProp *pr = attn_cuda_props(device);
   return pr && pr->major >= 9;
 }
 
+// The cluster kernel where the grid is small: sm_90, one row atom (G x new
+// tokens <= 16), unpaged K/V, C >= 2 CTAs per (sequence, KV head), C the
+// largest power of 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA,
+// a CTA's keys in shared memory and every cluster running at once. Why: one
+// kernel, no partials through global memory, no combine launch; measured
+// (NOTES.md run 13, call 2) B=1 KV=2k 8.7 -> 7.4 us and KV=1k 8.0 -> 6.4 at
+// C = 8, where C = 16 ran 7.8 and 6.7 and paged K/V ran slower (9.4 -> 11.6).
+// ATTNPROF_DECODE_CLUSTER: 0 never, 2 paged K/V too; ATTNPROF_DECODE_SPLITS
+// = 2..16 (a power of 2) forces C. Else NULL: the split + combine kernels.
+#define DECODE_CLUSTER_MOST 8
 static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p,
                               int wm, int64_t sms) {
-  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1 ||
-      !decode_knob("ATTNPROF_DECODE_CLUSTER", 1, 0, 1))
+  const int knob = decode_knob("ATTNPROF_DECODE_CLUSTER", 1, 0, 2);
+  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1 || !knob ||
+      (knob == 1 && p->kv_kind == DECODE_KV_PAGED))
     return NULL;
   const int64_t base = (int64_t)p->batch * p->hkv;
   const int forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
   if (forced && (forced < 2 || forced > 16 || (forced & (forced - 1)))) return NULL;
-  int c = forced ? forced : 16;
+  int c = forced ? forced : DECODE_CLUSTER_MOST;
   while (!forced && c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
   decode_fit_fn fit = NULL;
   decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, &fit);
