@@ -7,7 +7,8 @@ nothing else launched between them once the tensors exist, so that
 as a graph replay would (the K/V warm in L2 after the first call).
 Usage: ncu ... python3 decode_ncu.py --lib build-gpu/lib/libattnprof.so
        [--cells 1x2048,16x1024] [--calls 3] [--paged] [--fix 0,3]
---fix: the cells once per ATTNPROF_DECODE_FIX value (read per call), in order."""
+--fix: the cells once per value of --knob (default ATTNPROF_DECODE_FIX; read
+per call), in order; e.g. --knob ATTNPROF_DECODE_CLUSTER --fix 1,0."""
 import os
 import sys
 
@@ -36,11 +37,12 @@ def cell(lib, B, kv, calls, paged, hq=32, hkv=8, d=128):
 
 
 def main():
-    ap = ncu_driver_args("1x2048,16x1024", 3, "--fix", "ATTNPROF_DECODE_FIX values, comma list")
+    ap = ncu_driver_args("1x2048,16x1024", 3, "--fix", "values of --knob, comma list")
     ap.add_argument("--paged", action="store_true", help="also the paged twin of each cell")
+    ap.add_argument("--knob", default="ATTNPROF_DECODE_FIX", help="the variable --fix sets")
     opt = ap.parse_args()
     lib = Lib(opt.lib)
-    for _ in each_knob("ATTNPROF_DECODE_FIX", opt.fix):
+    for _ in each_knob(opt.knob, opt.fix):
         for c in opt.cells.split(","):
             B, kv = (int(x) for x in c.split("x"))
             cell(lib, B, kv, opt.calls, False)

@@ -242,10 +242,16 @@ class Lib:
         # the split count is internal (not exported by a hidden-visibility build)
         self.splits = getattr(self.lib, "attn_decode_cuda_splits", None)
         if self.splits:
-            self.splits.argtypes = [C.POINTER(Args)]
+            self.splits.argtypes = [C.POINTER(Args), C.POINTER(C.c_int)]
 
     def split_count(self, args):
-        return self.splits(C.byref(args)) if self.splits else -1
+        """The split count as text, "16c" when the splits run as one cluster
+        kernel (decode_cluster.cuh), "-1" when unknown."""
+        if not self.splits:
+            return "-1"
+        cl = C.c_int(0)
+        n = self.splits(C.byref(args), C.byref(cl))
+        return f"{n}{'c' if cl.value else ''}"
 
     def call(self, args):
         def run():
@@ -395,7 +401,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
              f"{nbytes / (fast * 1e-6) / rbw:.1%} of the read roof; 1.5x it would need "
              f"{1.5 * nbytes / (fast * 1e-6) / 1e12:.2f} TB/s" if fast and new == 1 else "")
     print(f"{name:34s} paged: {' | '.join(cells)} | contiguous "
-          f"{us_c or 0:7.1f} {frac(us_c, nbytes):6.1%}{f' s={sc}' if sc > 0 else ''} | vs torch fastest {ratio} | "
+          f"{us_c or 0:7.1f} {frac(us_c, nbytes):6.1%}{f' s={sc}' if sc != '-1' else ''} | vs torch fastest {ratio} | "
           f"torch us: {tcol} | paged checked (per call) {us_checked:.1f} us | worst err {max(errs):.1e}"
           f"{troof}", flush=True)
     for line in sweeps:
@@ -540,20 +546,22 @@ def varlen_row(lib, reps):
 
 
 KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
-              (1, 131072, 32, 8), (16, 32768, 32, 8))
+              (2, 2048, 32, 8), (1, 4096, 32, 8), (1, 131072, 32, 8), (16, 32768, 32, 8))
 # (label, environment) candidates; None = unset (the built-in default). Run 10
-# ran PDL on and off, the deep ring and forced split counts (NOTES.md); issue
-# 13's round runs the fixed-cost changes against the code before them:
-# ATTNPROF_DECODE_FIX bit 0 the one-barrier key-group merge, bit 1 the
-# combine's early partial loads (default 3: both). Cells of <= 2k keys run
+# ran PDL on and off, the deep ring and forced split counts, run 11 the
+# fixed-cost changes (NOTES.md). Run 13: the cluster kernel (the default where
+# the plan takes it, decode_cluster.cuh: unpaged small grids) against the split
+# + combine kernels (cluster=0); splits=8/4 force the cluster size where the
+# cluster kernel takes the cell, else the old path's split count. Cells of <= 2k keys run
 # them paged too (pages of 16, shuffled table).
 KNOBS = (("default", {}),
+         ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
          ("pdl=1", {"ATTNPROF_DECODE_PDL": 1}),
-         ("fix=0", {"ATTNPROF_DECODE_FIX": 0}),
-         ("fix=1", {"ATTNPROF_DECODE_FIX": 1}),
-         ("fix=2", {"ATTNPROF_DECODE_FIX": 2}))
+         ("cluster=0 pdl=1", {"ATTNPROF_DECODE_CLUSTER": 0, "ATTNPROF_DECODE_PDL": 1}),
+         ("splits=8", {"ATTNPROF_DECODE_SPLITS": 8}),
+         ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "fix=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):
@@ -592,7 +600,7 @@ def knob_print(res, kern, nbytes, bw, fast):
     for tag, rs in res.items():
         us = [abs(x[0]) for x in rs if x[0]]
         best = min(us) if us else None
-        print(f"  {tag:18s} s={rs[0][2]:<3d} " + " / ".join(us_str(x[0]) for x in rs)
+        print(f"  {tag:18s} s={rs[0][2]:<4s} " + " / ".join(us_str(x[0]) for x in rs)
               + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
               f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
               f"  err {max(x[1] for x in rs):.1e} | kernels: {kern.get(tag, '')}", flush=True)

@@ -120,7 +120,9 @@ static int make_kv(seqs_case *c, test_rng *r) {
   const seqs_spec *s = &c->spec;
   int64_t es = (int64_t)attn_dtype_size(s->dtype), rows = 0, kb = s->b, max_pages = 0;
   c->kv_len = malloc((size_t)s->b * sizeof(int32_t));
-  for (int64_t b = 0; b < s->b; b++) c->kv_len[b] = (int32_t)draw_len(r, s, s->kv != SEQS_KV_DENSE);
+  for (int64_t b = 0; b < s->b; b++)
+    c->kv_len[b] = (int32_t)(s->lens[0] > 0 ? s->lens[b % 4]
+                                            : draw_len(r, s, s->kv != SEQS_KV_DENSE));
   if (s->kv == SEQS_KV_DENSE) {
     rows = s->max_kv;
   } else if (s->kv == SEQS_KV_PACKED) {

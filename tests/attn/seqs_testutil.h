@@ -19,6 +19,7 @@ typedef struct {
   int64_t max_kv;        /* keys per sequence up to this */
   attn_causal causal;    /* NONE or BOTTOM_RIGHT */
   int lse;
+  int64_t lens[4];       /* lens[0] > 0: sequence b has lens[b % 4] keys (<= max_kv) */
 } seqs_spec;
 
 typedef struct {

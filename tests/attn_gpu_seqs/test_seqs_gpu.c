@@ -5,7 +5,8 @@
  * shared pages, partly filled last pages, page sizes 1..64, lengths 0, 1 and
  * multiples of the page size), GQA 1..8, long caches that take several
  * splits (the combine kernel), prefill runs of 128+ rows (the dense flash
- * kernel per sequence), causal bottom-right or none, lse; each run
+ * kernel per sequence), small grids through the cluster kernel (fixed
+ * lengths per sequence), causal bottom-right or none, lse; each run
  * with the tables checked (a host copy) and again trusted. AUTO must take
  * it; math and naive (pages gathered) must pass the smaller cases; backends
  * that do not take several sequences must say so. Bad tables in
@@ -19,7 +20,8 @@
  * entries are not pages, of page sizes off powers of 2 (7) and of an lse
  * with packed queries. SEQS_CUDNN_MAP=1 first prints what cuDNN
  * takes per D, new tokens, page size, causal and pool layout.
- * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer). No GPU: exit 77. */
+ * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer); 2: only six of the
+ * cluster kernel's small-grid cases; 3: three of them. No GPU: exit 77. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@
 #include "attn/cuda/fused/decode_cuda.h"
 #include "attn/seqs_testutil.h"
 
-static int failures, passes, split_cases;
+static int failures, passes, split_cases, cluster_cases;
 
 typedef struct {
   void *q, *k, *v, *out, *tab[4];
@@ -101,7 +103,9 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
     seqs_case_free(&c);
     return;
   }
-  if (attn_decode_cuda_splits(&d.args) > 1) split_cases++;
+  int cluster = 0;
+  if (attn_decode_cuda_splits(&d.args, &cluster) > 1) split_cases += !cluster;
+  cluster_cases += cluster > 0;
   static const attn_backend bs[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_AUTO};
   for (int i = 0; i < 3; i++) {
     d.seqs.trusted = i == 2;
@@ -168,6 +172,49 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
   s.max_kv = i % 5 == 0 ? test_rng_int(r, 1000, 6000) : test_rng_int(r, 1, 300);
   if (s.max_kv > 1000) s.b = test_rng_int(r, 1, 2), s.hkv = 1; /* several splits */
   return s;
+}
+
+/* Small grids that the plan gives the cluster kernel (decode_cluster.cuh):
+ * B 1..4, Hkv 1, 2 or 8, G 1..8 with G x new tokens <= 16, D 64/128/256,
+ * contiguous cache, dense and packed K/V, pages of 16 and 7 (through
+ * ATTNPROF_DECODE_CLUSTER=2), dense and packed queries; lengths fixed per
+ * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
+ * and an odd one. The environment must leave ATTNPROF_DECODE_CLUSTER unset. */
+static int cluster_cases_run(int quick) {
+  static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
+  static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
+  test_rng r = {test_seed(0xc105e9)};
+  int n = 0, ran = 0;
+  for (int di = 0; di < 3; di++)
+    for (int ki = 0; ki < 4; ki++)
+      for (int gi = 0; gi < 4; gi++, n++) {
+        if (quick == 3 ? n % 16 != 6 : quick && n % 8) continue;
+        seqs_spec s;
+        memset(&s, 0, sizeof s);
+        s.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
+        s.d = ds[di], s.kv = kinds[ki], s.group = groups[gi];
+        s.hkv = gi == 2 ? 8 : 1 + n % 2, s.b = gi == 2 ? 1 : 1 + n % 4;
+        s.page_size = n % 3 ? 16 : 7;
+        s.max_new = 16 / s.group > 3 ? 3 : 16 / s.group;
+        s.q_packed = n % 5 == 1;
+        s.causal = n % 3 == 2 ? ATTN_CAUSAL_NONE : ATTN_CAUSAL_BOTTOM_RIGHT;
+        s.lse = n % 2 == 0;
+        /* 8 CTAs of DECODE_CLUSTER_KEYS (2048 keys at D128), so that the
+         * plan's C = 8 or 16 both hold them; pages past the last and the
+         * cache's spare rows keep max_kv within it */
+        const int packed = s.kv == SEQS_KV_PACKED; /* max_kv: the packed total */
+        const int64_t most = 8 * (32768 / s.d) - 81 - (packed ? 200 : 0);
+        s.lens[0] = gi == 3 && !packed ? 960 : most - 2 * gi, s.lens[1] = 1;
+        s.lens[2] = packed ? 128 : 640, s.lens[3] = packed ? 65 : 333;
+        s.max_kv = s.lens[0];
+        /* the plan keeps pages on split + combine (measured faster there);
+         * ATTNPROF_DECODE_CLUSTER=2 gives the cluster kernel pages too */
+        if (s.kv == SEQS_KV_PAGED) setenv("ATTNPROF_DECODE_CLUSTER", "2", 1);
+        run_case(&s, test_rng_next(&r));
+        if (s.kv == SEQS_KV_PAGED) unsetenv("ATTNPROF_DECODE_CLUSTER");
+        ran++;
+      }
+  return ran;
 }
 
 /* A paged decode whose table (in device memory) has a page out of range. */
@@ -413,19 +460,29 @@ int main(int argc, char **argv) {
     printf("skipped: %s\n", why);
     return 77;
   }
-  int quick = getenv("SEQS_TEST_QUICK") && atoi(getenv("SEQS_TEST_QUICK"));
+  int quick = getenv("SEQS_TEST_QUICK") ? atoi(getenv("SEQS_TEST_QUICK")) : 0;
   if (argc > 1 && !strcmp(argv[1], "--cudnn")) return cudnn_main(quick);
   test_rng r = {test_seed(0x5e9513)};
-  int n = quick ? 12 : 240;
+  int n = quick >= 2 ? 0 : quick ? 12 : 240; /* 2, 3: only the cluster kernel's cases */
   for (int i = 0; i < n; i++) {
     seqs_spec s = gpu_spec(&r, i);
     run_case(&s, test_rng_next(&r));
   }
+  const int random_clusters = cluster_cases;
+  const int fixed = cluster_cases_run(quick);
   bad_device_table();
-  printf("%d passed, %d failed; %d cases ran several splits\n", passes, failures, split_cases);
+  printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
+         "kernel (%d of them random)\n", passes, failures, split_cases, cluster_cases,
+         random_clusters);
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);
+    return 1;
+  }
+  /* on sm_90 the plan must give the fixed small-grid cases the cluster kernel */
+  if (attn_decode_cuda_cluster_capable(0) && cluster_cases - random_clusters < fixed) {
+    printf("FAIL only %d of the %d small-grid cases took the cluster kernel\n",
+           cluster_cases - random_clusters, fixed);
     return 1;
   }
   return failures ? 1 : 0;

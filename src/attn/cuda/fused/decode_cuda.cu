@@ -21,6 +21,10 @@
 // ATTNPROF_DECODE_PDL=1 launches with programmatic dependent launch on sm_90+
 // (decode_kernel.cuh). Off by default: a kernel launched early has its trace
 // span include its wait, so this tool's own device_us would overstate it.
+// ATTNPROF_DECODE_CLUSTER=0 keeps small grids on the split + combine kernels
+// instead of the cluster kernel (decode_cluster.cuh; cluster_plan), =2 gives
+// it paged K/V too; with it, ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the
+// cluster size.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +179,61 @@ static int pick_path(const attn_decode_params *p) {
                                                                        : DECODE_PATH_LOOKUP;
 }
 
+typedef int (*decode_fit_fn)(int, int);
+
+static decode_fn cluster_instance(int bf, int64_t d, decode_fit_fn *fit) {
+#define DECODE_CL(T, D)                                                                    \
+  do {                                                                                     \
+    *fit = decode_cluster_fit<T, D>;                                                       \
+    return decode_cluster_run<T, D>;                                                       \
+  } while (0)
+  if (bf && d == 64) DECODE_CL(__nv_bfloat16, 64);
+  if (bf && d == 128) DECODE_CL(__nv_bfloat16, 128);
+  if (bf && d == 256) DECODE_CL(__nv_bfloat16, 256);
+  if (d == 64) DECODE_CL(__half, 64);
+  if (d == 128) DECODE_CL(__half, 128);
+  if (d == 256) DECODE_CL(__half, 256);
+#undef DECODE_CL
+  return NULL;
+}
+
+extern "C" int attn_decode_cuda_cluster_capable(int device) {
+  const struct cudaDeviceProp *pr = attn_cuda_props(device);
+  return pr && pr->major >= 9;
+}
+
+// The cluster kernel where the grid is small: sm_90, one row atom (G x new
+// tokens <= 16), unpaged K/V, C >= 2 CTAs per (sequence, KV head), C the
+// largest power of 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA,
+// a CTA's keys in shared memory and every cluster running at once. Why: one
+// kernel, no partials through global memory, no combine launch; measured
+// (NOTES.md run 13, call 2) B=1 KV=2k 8.7 -> 7.4 us and KV=1k 8.0 -> 6.4 at
+// C = 8, where C = 16 ran 7.8 and 6.7 and paged K/V ran slower (9.4 -> 11.6).
+// ATTNPROF_DECODE_CLUSTER: 0 never, 2 paged K/V too; ATTNPROF_DECODE_SPLITS
+// = 2..16 (a power of 2) forces C. Else NULL: the split + combine kernels.
+#define DECODE_CLUSTER_MOST 8
+static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p,
+                              int wm, int64_t sms) {
+  const int knob = decode_knob("ATTNPROF_DECODE_CLUSTER", 1, 0, 2);
+  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1 || !knob ||
+      (knob == 1 && p->kv_kind == DECODE_KV_PAGED))
+    return NULL;
+  const int64_t base = (int64_t)p->batch * p->hkv;
+  const int forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
+  if (forced && (forced < 2 || forced > 16 || (forced & (forced - 1)))) return NULL;
+  int c = forced ? forced : DECODE_CLUSTER_MOST;
+  while (!forced && c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
+  decode_fit_fn fit = NULL;
+  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, &fit);
+  for (; fn && c >= 2; c /= 2) {
+    const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
+    if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
+    if (fit(c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
+    if (forced) return NULL;
+  }
+  return NULL;
+}
+
 // The instance, its row groups and its split count for a filled p. Splits
 // are counted against one CTA per SM on LINEAR (run 9: at B=16 KV=1k one
 // split of 128 CTAs ran 23.7 us, two splits on 256 CTAs two per SM 29.6,
@@ -200,6 +259,10 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   const int path = pick_path(p);
   p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 0, 0, 1);
   p->fix = decode_knob("ATTNPROF_DECODE_FIX", 3, 0, 3);
+  if (path != DECODE_PATH_LOOKUP) {
+    decode_fn cl = cluster_plan(a, v, p, wm, sms);
+    if (cl) return cl;
+  }
   decode_occ_fn occ = NULL;
   decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
   if (!fn) return NULL;
@@ -221,7 +284,7 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash_cuda: no decode kernel for D=%lld",
                             (long long)v->d);
   cudaStream_t stream = (cudaStream_t)a->stream;
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.cl_chunk) {
     attn_cuda_ctx *ctx;
     void *ws;
     size_t part = attn_cuda_align((size_t)(p.splits * p.part_rows * v->d) * 4);
@@ -261,12 +324,14 @@ extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *
   return st;
 }
 
-extern "C" int attn_decode_cuda_splits(const attn_args *a) {
+extern "C" int attn_decode_cuda_splits(const attn_args *a, int *cluster) {
   attn_seqs_view v;
+  if (cluster) *cluster = 0;
   if (attn_seqs_view_make(a, &v)) return -1;
   attn_decode_params p;
   fill_params(a, &v, &p);
   const int splits = decode_plan(a, &v, &p) ? p.splits : -1;
+  if (cluster && splits > 0 && p.cl_chunk) *cluster = p.splits;
   attn_seqs_view_free(&v);
   return splits;
 }

@@ -20,8 +20,12 @@ attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, size_t len);
  * sequence on views instead, when dense is not NULL. */
 attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
                                      attn_cuda_dense_fn dense);
-/* The split count it would use (for the bench's table), -1 if refused. */
-int attn_decode_cuda_splits(const attn_args *a);
+/* The split count it would use (for the bench's table), -1 if refused;
+ * *cluster (when not NULL): the cluster size when the splits run as one
+ * cluster kernel (decode_cluster.cuh), else 0. */
+int attn_decode_cuda_splits(const attn_args *a, int *cluster);
+/* 1 when the device runs thread-block clusters (sm_90+): the cluster kernel's. */
+int attn_decode_cuda_cluster_capable(int device);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-// Instances of the split-KV decode kernel for D = 256 (decode_kernel.cuh).
-#include "attn/cuda/fused/decode_kernel.cuh"
+// Instances of the split-KV decode kernels for D = 256 (decode_kernel.cuh, decode_cluster.cuh).
+#include "attn/cuda/fused/decode_cluster.cuh"
 
 DECODE_INSTANCE(__nv_bfloat16, 256, 1)
 DECODE_INSTANCE(__nv_bfloat16, 256, 2)
@@ -7,3 +7,5 @@ DECODE_INSTANCE(__nv_bfloat16, 256, 4)
 DECODE_INSTANCE(__half, 256, 1)
 DECODE_INSTANCE(__half, 256, 2)
 DECODE_INSTANCE(__half, 256, 4)
+DECODE_CLUSTER_INSTANCE(__nv_bfloat16, 256)
+DECODE_CLUSTER_INSTANCE(__half, 256)

@@ -1,5 +1,5 @@
-// Instances of the split-KV decode kernel for D = 64 (decode_kernel.cuh).
-#include "attn/cuda/fused/decode_kernel.cuh"
+// Instances of the split-KV decode kernels for D = 64 (decode_kernel.cuh, decode_cluster.cuh).
+#include "attn/cuda/fused/decode_cluster.cuh"
 
 DECODE_INSTANCE(__nv_bfloat16, 64, 1)
 DECODE_INSTANCE(__nv_bfloat16, 64, 2)
@@ -7,3 +7,5 @@ DECODE_INSTANCE(__nv_bfloat16, 64, 4)
 DECODE_INSTANCE(__half, 64, 1)
 DECODE_INSTANCE(__half, 64, 2)
 DECODE_INSTANCE(__half, 64, 4)
+DECODE_CLUSTER_INSTANCE(__nv_bfloat16, 64)
+DECODE_CLUSTER_INSTANCE(__half, 64)

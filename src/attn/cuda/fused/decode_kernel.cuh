@@ -106,19 +106,18 @@ FUSED_DEV void decode_put(const attn_decode_params &p, const decode_seq &sq, int
   }
 }
 
-// The key groups' merge and the write, behind one barrier: each warp puts
-// its unscaled O rows (only rows of a token) and its (m, l) in shared
-// memory, a row padded by 8 floats so that a warp's float2 stores take the
-// two wavefronts they must; then every thread sums the kWK groups of its
-// elements with weights 2^(m_kg - M). Replaces kWK serialized phases (a
-// barrier each, 32-bit stores 8-way bank conflicted) that ran the same time
-// whatever the rows (ATTNPROF_DECODE_FIX bit 0; issue 13).
-template <typename T, int kD, int kWM>
-FUSED_DEV void decode_merge_write(const attn_decode_params &p, const decode_seq &sq,
-                                  float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
-                                  float *buf, int split, int hk, int r0, int R, int wm, int kg,
-                                  int lane) {
-  constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kDP = kD + 8;
+// The key groups' merge, behind one barrier: each warp puts its unscaled O
+// rows (only rows of a token) and its (m, l) in shared memory, a row padded
+// by 8 floats so that a warp's float2 stores take the two wavefronts they
+// must; then every thread sums the kWK groups of its elements with weights
+// 2^(m_kg - M) and hands put(row, col, normalized value, lse in log2) the
+// result. Replaces kWK serialized phases (a barrier each, 32-bit stores
+// 8-way bank conflicted) that ran the same time whatever the rows
+// (ATTNPROF_DECODE_FIX bit 0; issue 13). kThreads: the CTA's threads.
+template <int kD, int kRows, int kWK, int kThreads, typename Put>
+FUSED_DEV void decode_merge_groups(float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
+                                   float *buf, int r0, int R, int wm, int kg, int lane, Put put) {
+  constexpr int kDP = kD + 8;
   float *slab = buf;                          // [kWK][kRows][kDP]
   float *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows; // [kWK][kRows]
   const int g4 = lane / 4, t4 = lane % 4;
@@ -134,7 +133,7 @@ FUSED_DEV void decode_merge_write(const attn_decode_params &p, const decode_seq 
   }
   __syncthreads();
   const int rows = min(kRows, R - r0);
-  for (int idx = threadIdx.x; idx < rows * kD; idx += DECODE_THREADS) {
+  for (int idx = threadIdx.x; idx < rows * kD; idx += kThreads) {
     const int r = idx / kD, col = idx % kD;
     float M = -INFINITY, L = 0.f, acc = 0.f;
 #pragma unroll
@@ -145,9 +144,20 @@ FUSED_DEV void decode_merge_write(const attn_decode_params &p, const decode_seq 
       const float f = mw == -INFINITY ? 0.f : fused_exp2(mw - M);
       L += f * st_l[w * kRows + r], acc += f * slab[(w * kRows + r) * kDP + col];
     }
-    decode_put<T, kD>(p, sq, split, hk, r0 + r, col, L > 0.f ? acc / L : 0.f,
-                      L > 0.f ? M + log2f(L) : -INFINITY);
+    put(r, col, L > 0.f ? acc / L : 0.f, L > 0.f ? M + log2f(L) : -INFINITY);
   }
+}
+
+// The key groups' merge (decode_merge_groups) and the write of row r0 + r.
+template <typename T, int kD, int kWM>
+FUSED_DEV void decode_merge_write(const attn_decode_params &p, const decode_seq &sq,
+                                  float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
+                                  float *buf, int split, int hk, int r0, int R, int wm, int kg,
+                                  int lane) {
+  decode_merge_groups<kD, 16 * kWM, 4 / kWM, DECODE_THREADS>(
+      o, m, l, buf, r0, R, wm, kg, lane, [&](int r, int col, float val, float lse2) {
+        decode_put<T, kD>(p, sq, split, hk, r0 + r, col, val, lse2);
+      });
 }
 
 // Runs 1-10's merge (ATTNPROF_DECODE_FIX bit 0 clear): row max M, sum L,

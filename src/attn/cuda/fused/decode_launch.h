@@ -37,4 +37,15 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream);
 template <typename T, int kD, int kWM, int kStages, int kPath>
 int decode_occupancy(void);
 
+// The cluster kernel (decode_cluster.cuh, sm_90): the splits of a (sequence,
+// KV head) as one cluster of p.splits CTAs of at most DECODE_CLUSTER_KEYS
+// keys each (K and V of a CTA in 128 KB of shared memory), merged through
+// distributed shared memory; at most 16 query rows per KV head.
+#define DECODE_CLUSTER_KEYS(d) (32768 / (d))
+template <typename T, int kD>
+attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream);
+// Clusters of c CTAs of `chunk` keys the device runs at once (0: cannot say).
+template <typename T, int kD>
+int decode_cluster_fit(int c, int chunk);
+
 #endif

@@ -1,0 +1,374 @@
+// Split-KV decode for small grids in ONE kernel (sm_90): the splits of one
+// (sequence, KV head) form a thread-block cluster and merge their partial
+// outputs through distributed shared memory, so no combine kernel runs and
+// no partial goes through global memory (issue 13: at B=1 KV=2k the combine
+// and its launch were 2.3 of 8.6 us).
+//
+// Work split. Grid (C, Hkv, B), cluster (C, 1, 1), C = p.splits in 2..16.
+// CTA c owns keys [c * chunk, (c + 1) * chunk) of its sequence (chunk =
+// p.cl_chunk, a multiple of 16, at most DECODE_CLUSTER_KEYS(kD)) and all R =
+// G * nq <= 16 query rows of its KV head (one m16 row atom; row r = t * G +
+// g as in decode_kernel.cuh). 8 warps; warp w owns the 16-key slices w, w +
+// 8, ... of the chunk.
+// Loads: Q and every K row of the chunk in one cp.async group, every V row
+// in a second: all of a CTA's bytes are in flight at once, so its chain pays
+// one round trip, and S = Q K^T runs while V lands. Contiguous K/V (DENSE,
+// CACHE) are addressed without the sequence's length: rows up to the cache's
+// capacity go out before kv_len arrives, and V rows past the keys are zeroed
+// once they land (a garbage V row times p = 0 could be NaN).
+// Softmax: a warp holds all its scores in registers, so it is one pass.
+// Merge: the 8 warps through shared memory (decode_merge_groups) into the
+// CTA's normalized partial P [16 x kD] fp32 and its lse (log2); a cluster
+// barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
+// from all C CTAs' P and lse (ld.shared::cluster) and writes out and lse; a
+// last cluster barrier keeps each CTA's shared memory alive until its peers
+// have read it.
+// Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
+// as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit; after the
+// keys, the warps' merge slab reuses that region; P and lse apart (peers
+// read them).
+// Measured (H200, bf16, D128, GQA 32/8, contiguous, graph-timed; NOTES.md run
+// 13): B=1 KV=2k 7.4 us per call at C=8 against 8.7 for split + combine
+// (cuDNN via PyTorch 7.4), KV=1k 6.4 against 8.0 (6.7); paged p16 slower than
+// split + combine (11.6 against 9.4 at 2k), so the plan keeps pages off it.
+#ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
+#define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
+
+#include "attn/cuda/fused/decode_kernel.cuh"
+
+#define DECODE_CL_WARPS 8
+#define DECODE_CL_THREADS (DECODE_CL_WARPS * 32)
+
+// The K/V region of a CTA of `chunk` keys, which the warps' merge slab reuses.
+template <int kD>
+__host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
+  return 2 * chunk * kD * 2 > (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4
+             ? 2 * chunk * kD * 2
+             : (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4;
+}
+// Q, the region, P and the 16 rows' lse. Sized by the chunk, so that where
+// it allows two CTAs an SM the device can place 16-CTA clusters (run 13, call
+// 1: at 143 KB, one CTA an SM, an H200 ran fewer than 8 clusters of 16).
+template <int kD>
+__host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
+  return 16 * kD * 2 + decode_cl_region_bytes<kD>(chunk) + 16 * kD * 4 + 16 * 4;
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Every thread of every CTA of the cluster arrives; this CTA's shared-memory
+// writes before it are visible to the cluster's reads after it.
+FUSED_DEV void decode_cluster_sync(void) {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+FUSED_DEV uint32_t decode_cluster_rank(void) {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Shared address a of this CTA, as the same offset in CTA rank's window.
+FUSED_DEV uint32_t decode_cluster_map(uint32_t a, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+FUSED_DEV float decode_cluster_ld(uint32_t a) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
+  return v;
+}
+FUSED_DEV float4 decode_cluster_ld4(uint32_t a) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(a)
+               : "memory");
+  return v;
+}
+
+// Rows [0, n) of this CTA's keys, K (kV 0) or V (kV 1), by cp.async; rows
+// [n, n16) zero-filled. Thread tid copies chunk tid % kChunks of rows
+// tid / kChunks + kPass * i. Unpaged K/V: one base address per thread and a
+// fixed stride per row (run 13, call 1: a lookup and two 64-bit multiplies
+// per 16-byte copy, ~50 instructions each, on 32 copies a thread); pages:
+// each row's page from the table.
+template <typename T, int kD, int kV>
+FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_begin, int n,
+                              int n16, T *dst) {
+  constexpr int kChunks = kD / 8, kPass = DECODE_CL_THREADS / kChunks;
+  constexpr int kIters = DECODE_CLUSTER_KEYS(kD) / kPass;
+  const int lr0 = threadIdx.x / kChunks, ch = threadIdx.x % kChunks;
+  const T *g = (const T *)(kV ? p.v : p.k);
+  const int64_t sb = kV ? p.v_sb : p.k_sb, sh = kV ? p.v_sh : p.k_sh, ss = kV ? p.v_ss : p.k_ss;
+  int64_t tb = 0;
+  int row = 0;
+  if (p.kv_kind != DECODE_KV_PAGED) {
+    decode_kv_at(p, b, k_begin + lr0, &tb, &row);
+    const T *src = g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8;
+    const int64_t step = (int64_t)kPass * ss;
+#pragma unroll
+    for (int i = 0; i < kIters; i++, src += step) {
+      const int r = lr0 + i * kPass;
+      if (r >= n16) break;
+      T *at = dst + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+      fused_cp_async16(fused_smem_addr(at), r < n ? src : g, r < n ? 16 : 0);
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kIters; i++) {
+    const int r = lr0 + i * kPass;
+    if (r >= n16) break;
+    if (r < n) decode_kv_at(p, b, k_begin + r, &tb, &row);
+    const T *src = r < n ? g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8 : g;
+    T *at = dst + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+    fused_cp_async16(fused_smem_addr(at), src, r < n ? 16 : 0);
+  }
+}
+#endif
+
+template <typename T, int kD>
+__global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
+    decode_cluster_kernel(const attn_decode_params p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kSl = DECODE_CLUSTER_KEYS(kD) / 16 / DECODE_CL_WARPS; // slices per warp, most
+  constexpr int kChunks = kD / 8;
+  extern __shared__ __align__(128) unsigned char decode_smem[];
+  T *qs = (T *)decode_smem;
+  T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kD;
+  unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD>(p.cl_chunk);
+  float *part = (float *)after, *part_lse = part + 16 * kD; // [16][kD], [16]
+
+  const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  decode_pdl_wait();
+  const decode_seq sq = decode_seq_of(p, b);
+  const int G = p.group, R = G * sq.nq;
+  const int chunk = p.cl_chunk, k_begin = blockIdx.x * chunk;
+  // One row group: its last token sees all keys. No rows (an empty query run): no keys.
+  const int k_stop = R == 0 ? k_begin : max(k_begin, min(sq.nk, k_begin + chunk));
+  const bool early = p.kv_kind == DECODE_KV_DENSE || p.kv_kind == DECODE_KV_CACHE;
+  int n = R == 0 ? 0 : early ? min(chunk, p.sk - k_begin) : k_stop - k_begin;
+  n = max(n, 0);
+  const int n16 = (n + 15) / 16 * 16;
+
+  for (int c = tid; c < 16 * kChunks; c += DECODE_CL_THREADS) {
+    const int r = c / kChunks, ch = c % kChunks, t = r / G, h = hk * G + r % G;
+    const bool ok = r < R;
+    const T *src = ok ? (const T *)p.q + sq.qb * p.q_sb + h * p.q_sh +
+                            (int64_t)(sq.q0 + t) * p.q_ss + ch * 8
+                      : (const T *)p.q;
+    fused_cp_async16(fused_smem_addr(qs + fused_swz<16, kD>(r, ch)), src, ok ? 16 : 0);
+  }
+  decode_cl_copy<T, kD, 0>(p, b, hk, k_begin, n, n16, ks);
+  fused_cp_async_commit();
+  decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs);
+  fused_cp_async_commit();
+
+  const int keys = k_stop - k_begin, nsl = (keys + 15) / 16;
+  const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
+  int lim[2];
+  for (int hh = 0; hh < 2; hh++)
+    lim[hh] = p.causal ? (g4 + 8 * hh) / G + sq.nk - sq.nq : 0x7fffffff;
+
+  fused_cp_async_wait<1>();
+  __syncthreads(); // Q and K landed
+  float s[kSl][2][4];
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+#pragma unroll
+    for (int e = 0; e < 8; e++) s[i][e / 4][e % 4] = 0.f;
+    const int sl = warp + DECODE_CL_WARPS * i;
+    if (sl >= nsl) continue;
+    const T *kt = ks + sl * 16 * kD;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; kk++) {
+      uint32_t a[4], bf[4];
+      const int qa = fused_swz<16, kD>((mi % 2) * 8 + r8, kk * 2 + mi / 2);
+      const int ka = fused_swz<16, kD>((mi / 2) * 8 + r8, kk * 2 + mi % 2);
+      fused_ldmatrix_x4(a, fused_smem_addr(qs + qa));
+      fused_ldmatrix_x4(bf, fused_smem_addr(kt + ka));
+      fused_mma<T>(s[i][0], a, bf[0], bf[1]);
+      fused_mma<T>(s[i][1], a, bf[2], bf[3]);
+    }
+  }
+  // Mask (past the keys, causal bottom-right), then one-pass softmax.
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < kSl; i++)
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      const int sl = warp + DECODE_CL_WARPS * i, hh = (e % 4) >> 1;
+      const int j = k_begin + sl * 16 + (e / 4) * 8 + 2 * t4 + (e & 1);
+      const bool vis = sl < nsl && j < k_stop && j <= lim[hh];
+      s[i][e / 4][e % 4] = vis ? s[i][e / 4][e % 4] * p.scale_log2 : -INFINITY;
+      m[hh] = fmaxf(m[hh], s[i][e / 4][e % 4]);
+    }
+  float base[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
+    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
+    base[hh] = m[hh] == -INFINITY ? 0.f : m[hh];
+  }
+#pragma unroll
+  for (int i = 0; i < kSl; i++)
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      const int hh = (e % 4) >> 1;
+      s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[hh]);
+      l[hh] += s[i][e / 4][e % 4];
+    }
+
+  fused_cp_async_wait<0>();
+  __syncthreads(); // V landed
+  if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
+    for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
+      const int r = keys + c / kChunks;
+      if (r < n) *(uint4 *)(vs + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, c % kChunks)) =
+                     make_uint4(0, 0, 0, 0);
+    }
+    __syncthreads();
+  }
+  float o[kD / 8][4];
+#pragma unroll
+  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+    const int sl = warp + DECODE_CL_WARPS * i;
+    if (sl >= nsl) continue;
+    const uint32_t a[4] = {
+        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
+        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
+    const T *vt = vs + sl * 16 * kD;
+#pragma unroll
+    for (int dn = 0; dn < kD / 16; dn++) {
+      uint32_t bf[4];
+      const int va = fused_swz<16, kD>((mi % 2) * 8 + r8, dn * 2 + mi / 2);
+      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vt + va));
+      fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
+      fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
+    }
+  }
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+  }
+  __syncthreads(); // K and V are read: the region becomes the warps' merge slab
+  decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+      o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
+        part[r * kD + col] = val;
+        if (col == 0) part_lse[r] = lse2;
+      });
+  decode_cluster_sync(); // every CTA's P and lse written
+
+  // Columns [rank * cols, +cols) of every row, 4 a thread, from all C CTAs.
+  const uint32_t rank = decode_cluster_rank();
+  const int cols = kD / C, q4 = cols / 4;
+  const uint32_t part_a = fused_smem_addr(part), lse_a = fused_smem_addr(part_lse);
+  for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
+    const int r = idx / q4, col = (int)rank * cols + (idx % q4) * 4;
+    float ls[16];
+    float4 x[16];
+    float M = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < 16; c++) {
+      ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
+      x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+                   : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int c = 0; c < 16; c++) M = fmaxf(M, ls[c]);
+    float L = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int c = 0; c < 16; c++) {
+      const float w = ls[c] == -INFINITY ? 0.f : fused_exp2(ls[c] - M);
+      L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y;
+      acc[2] += w * x[c].z, acc[3] += w * x[c].w;
+    }
+    const int t = r / G, h = hk * G + r % G;
+    T *dst = (T *)p.o + sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col;
+#pragma unroll
+    for (int e = 0; e < 4; e++) dst[e] = fused_from_f32<T>(L > 0.f ? acc[e] / L : 0.f);
+    if (col == 0 && p.lse)
+      p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] =
+          L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+  }
+  decode_cluster_sync(); // no CTA's shared memory goes while a peer may read it
+#endif
+}
+
+// Raises the shared-memory limit, allows clusters of 16 (non-portable on
+// sm_90) and asks for the largest carveout, once per device.
+template <typename T, int kD>
+attn_status decode_cluster_prepare(void) {
+  static int done[64];
+  int dev = 0;
+  ATTN_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev >= 0 && dev < 64 && done[dev]) return ATTN_STATUS_OK;
+  const void *fn = (const void *)decode_cluster_kernel<T, kD>;
+  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     decode_cl_smem_bytes<kD>(DECODE_CLUSTER_KEYS(kD))));
+  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  if (dev >= 0 && dev < 64) done[dev] = 1;
+  return ATTN_STATUS_OK;
+}
+
+// The launch configuration of clusters of c CTAs; attr holds its attributes.
+static inline cudaLaunchConfig_t decode_cl_config(dim3 grid, int c, int smem, int pdl,
+                                                  cudaStream_t stream, cudaLaunchAttribute *attr) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid, cfg.blockDim = dim3(DECODE_CL_THREADS), cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = (unsigned)c;
+  attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr, cfg.numAttrs = pdl ? 2 : 1;
+  return cfg;
+}
+
+template <typename T, int kD>
+attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream) {
+  attn_status st = decode_cluster_prepare<T, kD>();
+  if (st) return st;
+  cudaLaunchAttribute attr[2];
+  const dim3 grid((unsigned)p.splits, (unsigned)p.hkv, (unsigned)p.batch);
+  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD>(p.cl_chunk),
+                                            p.pdl, stream, attr);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD>, p);
+  return e == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(e, "launch of decode_cluster_kernel");
+}
+
+// Clusters of c CTAs of `chunk` keys the device runs at once (0 when it
+// cannot say), asked once per device, c and chunk.
+template <typename T, int kD>
+int decode_cluster_fit(int c, int chunk) {
+  constexpr int kSizes = DECODE_CLUSTER_KEYS(kD) / 16 + 1;
+  static int fit[64][5][kSizes]; // c = 2^i, chunk / 16; 0 unknown, else fit + 1
+  int dev = 0, lg = 0;
+  while ((1 << lg) < c && lg < 4) lg++;
+  const int ci = chunk / 16;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || ci < 0 || ci >= kSizes)
+    return 0;
+  if (fit[dev][lg][ci]) return fit[dev][lg][ci] - 1;
+  int n = 0;
+  cudaLaunchAttribute attr[2];
+  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD>(chunk),
+                                            0, 0, attr);
+  if (decode_cluster_prepare<T, kD>() ||
+      cudaOccupancyMaxActiveClusters(&n, decode_cluster_kernel<T, kD>, &cfg) != cudaSuccess)
+    n = 0, cudaGetLastError();
+  fit[dev][lg][ci] = n + 1;
+  return n;
+}
+
+#define DECODE_CLUSTER_INSTANCE(T, D)                                                    \
+  template attn_status decode_cluster_run<T, D>(const attn_decode_params &, cudaStream_t); \
+  template int decode_cluster_fit<T, D>(int, int);
+
+#endif
