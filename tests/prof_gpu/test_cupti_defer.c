@@ -17,6 +17,7 @@
 
 #include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_buffers.h"
+#include "prof_gpu/api_cb_call.h"
 
 enum { CB_LAUNCH = 15, CB_DEVICE = 14, N_BUFFERS = 40, PER_BUFFER = 100, CHUNK = 500 };
 enum { STRIDE = (sizeof(CUpti_ActivityKernel10) + 7) & ~7 };
@@ -88,18 +89,7 @@ static void on_chunk(prof_trace *chunk, void *ctx) {
 }
 
 static void call(uint32_t cbid, uint32_t corr) {
-  uint64_t slot = 0;
-  uint32_t ret = 0;
-  CUpti_CallbackData d;
-  memset(&d, 0, sizeof d);
-  d.context = (CUcontext)(uintptr_t)0x1000;
-  d.correlationId = corr;
-  d.correlationData = &slot;
-  d.functionReturnValue = &ret;
-  d.callbackSite = CUPTI_API_ENTER;
-  cupti_api_cb_on(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
-  d.callbackSite = CUPTI_API_EXIT;
-  cupti_api_cb_on(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, NULL, 0, corr);
 }
 
 static void kernel_record(uint8_t *at, uint32_t corr) {
