@@ -28,7 +28,9 @@
 # Modes: plain; torch-cuda, torch-cpu-cuda (PyTorch loop); attnprof (the
 # default, sync records from the sync calls' callbacks); attnprof-synckind
 # (ATTNPROF_CUPTI_SYNC=kind: CUPTI's SYNCHRONIZATION kind, the default before
-# the ninth pass); attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback); attnprof-API
+# the ninth pass); attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback); attnprof-defer
+# (ATTNPROF_CUPTI_DEFER=DEFER_MB, default 1024: buffers converted and written
+# at the end, not during the run; tenth pass); attnprof-API
 # (ATTNPROF_CUPTI_API_MODE=API, e.g. kinds); none,
 # kernel, nowrite, maskM (attnprof trace started with ATTNPROF_BENCH_START=0,
 # 1, 3553 = the default's parts, records neither converted nor written (99
@@ -59,6 +61,7 @@ run_mode() {
     mask*) env=(ATTNPROF_BENCH=1 "ATTNPROF_BENCH_START=${mode#mask}") ;;
     attnprof-synccb) env=(ATTNPROF_CUPTI_SYNC=callback) ;;
     attnprof-synckind) env=(ATTNPROF_CUPTI_SYNC=kind) ;;
+    attnprof-defer) env=("ATTNPROF_CUPTI_DEFER=${DEFER_MB:-1024}") ;;
     attnprof-*) env=("ATTNPROF_CUPTI_API_MODE=${mode#attnprof-}") ;;
     esac
     prog=(./bin/attnprof trace --stream-only --out "$trace" -- "${prog[@]}") ;;
@@ -66,7 +69,7 @@ run_mode() {
   local t0=$EPOCHREALTIME
   env "${env[@]}" "${pin[@]}" "${prog[@]}" >"$log" 2>&1
   echo "$loop $mode round $r exit $? start $t0 wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
-  if [[ $mode == attnprof || $mode == attnprof-sync* ]] && [ "$r" = 1 ]; then
+  if [[ $mode == attnprof || $mode == attnprof-sync* || $mode == attnprof-defer ]] && [ "$r" = 1 ]; then
     python3 "$here/trace_links.py" "$trace" >"$out/links_${loop}_$mode.txt" 2>&1
   fi
   rm -f "$trace"

@@ -27,7 +27,7 @@
 
 static const char trace_usage[] =
     "usage: attnprof trace [--out FILE] [--format F] [--range NAME] [--json] [--all-api] [--stream-only] "
-    "-- CMD [ARGS...]\n"
+    "[--defer MB] -- CMD [ARGS...]\n"
     "  --out FILE      the trace to write (default attnprof_trace.json, or .json.gz /\n"
     "                  .pftrace by --format)\n"
     "  --format F      json, json.gz or pftrace (Perfetto protobuf); default: by FILE's\n"
@@ -38,6 +38,9 @@ static const char trace_usage[] =
     "                  sets and waits (costs more per call)\n"
     "  --stream-only   keep the streamed trace as it is, no summary (memory stays bounded\n"
     "                  here too, for programs of millions of launches)\n"
+    "  --defer MB      keep up to MB of CUPTI's buffers unconverted and write them when\n"
+    "                  the program ends (past MB: written during the run, as without it);\n"
+    "                  a program killed outright (SIGKILL, OOM) loses what was kept\n"
     "NVTX ranges (torch.cuda.nvtx.range_push/pop) become the summary's ranges.\n"
     "Processes the program starts (torchrun's workers) are traced too, one trace each:\n"
     "FILE with .<pid> before .json; attnprof merge puts them on one timeline.\n"
@@ -60,6 +63,13 @@ static int parse(int argc, char **argv, trace_opts *o) {
       if (r < 0) return CLI_USAGE;
       if (f < 0) return cli_usage_error("trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
       o->format = (prof_trace_format)f;
+    } else if ((r = cli_opt_value(argc, argv, &i, "--defer", &v))) {
+      char *end;
+      long mb = r < 0 ? 0 : strtol(v, &end, 10);
+      if (r < 0) return CLI_USAGE;
+      if (!*v || *end || mb < 1 || mb > 1048576)
+        return cli_usage_error("trace: --defer: '%s' is not a size in MB (1 to 1048576)", v);
+      o->defer_mb = v;
     } else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
@@ -110,6 +120,7 @@ static void child(const trace_opts *o, const trace_paths *p, int spawn_fd) {
   setenv("ATTNPROF_TRACE_REPORT", p->report, 1);
   setenv("ATTNPROF_TRACE_ROOT_PID", pid, 1);
   if (o->all_api) setenv("ATTNPROF_CUPTI_API", "all", 1);
+  if (o->defer_mb) setenv("ATTNPROF_CUPTI_DEFER", o->defer_mb, 1);
   if (p->spawn && spawn_fd >= 0) exec_spawn(o, p, spawn_fd);
   execvp(o->argv[0], o->argv);
   fprintf(stderr, "attnprof: cannot run '%s': %s\n", o->argv[0], strerror(errno));

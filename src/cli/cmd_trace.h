@@ -11,6 +11,7 @@ int cmd_trace(int argc, char **argv);
 
 typedef struct {
   const char *out, *range;
+  const char *defer_mb; /* --defer MB: ATTNPROF_CUPTI_DEFER for the program; NULL: stream */
   int json, all_api, stream_only, out_given;
   prof_trace_format format; /* of the final trace; AUTO: by --out's name */
   char **argv; /* the program and its arguments */

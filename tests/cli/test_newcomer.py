@@ -213,7 +213,8 @@ class Help(unittest.TestCase):
 
     def test_usage_errors_one_line(self):
         for args in (["summary", "--bogus"], ["diff", "a"], ["report", "x.json"], ["summary"],
-                     ["run", "--bogus"], ["trace", "--bogus"], ["trace"], []):
+                     ["run", "--bogus"], ["trace", "--bogus"], ["trace"], [],
+                     ["trace", "--defer", "0", "--", "true"], ["trace", "--defer", "5x", "--", "true"]):
             p = run(*args, check_rc=2)
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, f"{args}: {p.stderr}")
             self.assertEqual(p.stdout, "", args)
@@ -225,7 +226,7 @@ class Help(unittest.TestCase):
                           ("summary", ["--range", "--json", "--top", "--verbose"]),
                           ("diff", ["--range", "--threshold", "--min-us"]),
                           ("report", ["--html", "--range"]),
-                          ("trace", ["--out", "--all-api", "--stream-only"])):
+                          ("trace", ["--out", "--all-api", "--stream-only", "--defer"])):
             a = run("help", cmd, check_rc=0).stdout
             b = run(cmd, "--help", check_rc=0).stdout
             self.assertEqual(a, b, cmd)

@@ -15,6 +15,7 @@
 
 #include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_records.h"
+#include "prof_gpu/api_cb_call.h"
 
 enum { CTX_ID = 5, STREAM_BASE = 40, CB_SYNC = 10, CB_SYNC_PTSZ = 11, CB_WAIT = 12,
        CB_EVENT = 13, CB_DEVICE = 14, CB_LAUNCH = 15, CB_CTX = 20 };
@@ -53,22 +54,6 @@ static void take(const CUpti_Activity *rec) {
   memcpy(got[n_got++], rec, sizeof(CUpti_ActivitySynchronization2));
 }
 
-/* One call, enter then exit, with its first parameter and return value. */
-static void call(CUpti_CallbackDomain dom, uint32_t cbid, void *first, uint32_t ret, uint32_t corr) {
-  uint64_t slot = 0;
-  CUpti_CallbackData d;
-  memset(&d, 0, sizeof d);
-  d.context = (CUcontext)(uintptr_t)0x1000;
-  d.correlationId = corr;
-  d.correlationData = &slot;
-  d.functionParams = &first;
-  d.functionReturnValue = &ret;
-  d.callbackSite = CUPTI_API_ENTER;
-  cupti_api_cb_on(dom, cbid, &d);
-  d.callbackSite = CUPTI_API_EXIT;
-  cupti_api_cb_on(dom, cbid, &d);
-}
-
 static void drain(void) {
   for (int i = 0; i < n_got; i++) free(got[i]);
   n_got = 0;
@@ -87,20 +72,20 @@ static void sync_records_from_calls(void **state) {
   cupti_api_cb_switched();
 
   /* Off: no sync record, only the calls. */
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 0, 1);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 0, 1);
   drain();
   assert_int_equal(n_got, 0);
 
   cupti_api_cb_set_sync(&f);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 0, 2);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)CU_STREAM_PER_THREAD, 0, 3);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC_PTSZ, NULL, 0, 4);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_WAIT, (void *)CU_STREAM_LEGACY, 0, 5);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_EVENT, (void *)9, 0, 6);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_DEVICE, NULL, 0, 7);
-  call(CUPTI_CB_DOMAIN_DRIVER_API, CB_CTX, NULL, 0, 8);
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 700, 9); /* failed: CUPTI writes none */
-  call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_LAUNCH, (void *)3, 0, 10);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 0, 2);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)CU_STREAM_PER_THREAD, 0, 3);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC_PTSZ, NULL, 0, 4);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_WAIT, (void *)CU_STREAM_LEGACY, 0, 5);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_EVENT, (void *)9, 0, 6);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_DEVICE, NULL, 0, 7);
+  api_cb_call(CUPTI_CB_DOMAIN_DRIVER_API, CB_CTX, NULL, 0, 8);
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 700, 9); /* failed: CUPTI writes none */
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_LAUNCH, (void *)3, 0, 10);
   drain();
   assert_int_equal(n_got, 7);
 
@@ -173,7 +158,7 @@ static void nested_driver_calls(void **state) {
   rt.callbackSite = drv.callbackSite = CUPTI_API_EXIT;
   cupti_api_cb_on(CUPTI_CB_DOMAIN_DRIVER_API, CB_DRV_LAUNCH, &drv);
   cupti_api_cb_on(CUPTI_CB_DOMAIN_RUNTIME_API, CB_LAUNCH, &rt);
-  call(CUPTI_CB_DOMAIN_DRIVER_API, CB_DRV_LAUNCH, NULL, 0, 32);
+  api_cb_call(CUPTI_CB_DOMAIN_DRIVER_API, CB_DRV_LAUNCH, NULL, 0, 32);
   cupti_api_cb_counts(after);
   cupti_api_cb_count(0);
   n_api = 0;

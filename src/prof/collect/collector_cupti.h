@@ -41,6 +41,8 @@ typedef struct {
   int64_t open_ranges;      /* NVTX ranges still open when the session stopped */
   int64_t buffers_on_starter; /* of buffers: completed on the thread that started
                                  the session (injected: the one that called cuInit) */
+  int64_t buffers_held;     /* of buffers: kept unconverted until the session's end or
+                               the cap (ATTNPROF_CUPTI_DEFER) */
   int64_t callbacks[3];     /* bench only (cupti_collector_bench_count_calls): runtime,
                                driver, driver inside a recorded runtime call */
   uint32_t cupti_version;

@@ -8,6 +8,13 @@
  * memory chunk by chunk, so a program of any length is traced in bounded
  * memory.
  *
+ * Deferral (ATTNPROF_CUPTI_DEFER=MB; bench/TRACE_COST.md, tenth pass): a
+ * completed buffer is kept as CUPTI wrote it, with the launch and sync records
+ * the callbacks wrote meanwhile copied raw beside it, and nothing is converted
+ * or written until the session stops; then the kept steps are replayed in
+ * order, the same calls as streaming would have made, so the output is the
+ * same. Past the cap everything kept is replayed and streaming resumes.
+ *
  * Locking: pool_mu guards the free list and its counts; conv_mu everything
  * else (the converter, the target, the stats). CUPTI asks for buffers on the
  * program's launching thread, so that path takes pool_mu only: a launch
@@ -16,6 +23,7 @@
 #include "prof/collect/cupti_buffers.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -48,6 +56,20 @@ static cupti_stats st;
 static int discard; /* bench only: records are counted, not converted */
 static int starter_tid;
 
+/* One completion (or hand-off, buffer NULL) kept for later (see the top). */
+typedef struct held {
+  struct held *next;
+  uint8_t *buffer;
+  size_t valid, dropped;
+  int64_t calls_lost;
+  uint8_t *calls; /* the callbacks' records drained with it, raw, 8-aligned */
+  size_t calls_bytes, calls_cap;
+} held;
+static size_t defer_cap, defer_bytes; /* bytes: the cap, and what is kept */
+static int defer_over;                /* the cap was reached this session */
+static held *held_head, **held_tail = &held_head, *holding;
+static size_t n_held; /* buffers kept: the pool may allocate that many more */
+
 static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *rt_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static const char *drv_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -66,6 +88,7 @@ void cupti_buffers_configure(const cupti_fns *f) {
   max_buffers = env_size("ATTNPROF_CUPTI_MAX_BUFFERS", 32, 1, 1 << 16);
   pthread_mutex_unlock(&pool_mu);
   pthread_mutex_lock(&conv_mu);
+  defer_cap = env_size("ATTNPROF_CUPTI_DEFER", 0, 1, 1 << 20) << 20;
   fns = f;
   if (!conv) conv = cupti_conv_create(cupti_cbid_name);
   st.cupti_version = f->version;
@@ -105,7 +128,7 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max
   void *b = pool_free;
   if (b) {
     pool_free = pool_free->next;
-  } else if (n_allocated < max_buffers && (b = aligned_alloc(8, buf_bytes))) {
+  } else if (n_allocated < max_buffers + n_held && (b = aligned_alloc(8, buf_bytes))) {
     n_allocated++;
   }
   size_t bytes = buf_bytes;
@@ -134,6 +157,8 @@ static void add_devices_to(prof_trace *t) {
 }
 
 static void take_record(const CUpti_Activity *rec);
+static int hold_locked(uint8_t *buffer, size_t valid, size_t dropped);
+static void replay_held_locked(void);
 
 /* Under conv_mu: the launch calls recorded through the callback API so far,
  * and the ones the pool had no room for. */
@@ -154,6 +179,10 @@ static void hand_off_locked(void) {
 
 void cupti_buffers_hand_off(void) {
   pthread_mutex_lock(&conv_mu);
+  if (hold_locked(NULL, 0, 0)) {
+    pthread_mutex_unlock(&conv_mu);
+    return;
+  }
   drain_api_locked();
   if (target && prof_trace_count(target)) hand_off_locked();
   pthread_mutex_unlock(&conv_mu);
@@ -161,7 +190,9 @@ void cupti_buffers_hand_off(void) {
 
 int cupti_buffers_set_target(prof_trace *t) {
   pthread_mutex_lock(&conv_mu);
-  if (!t) drain_api_locked(); /* the session ends: its last launch calls */
+  if (!t) replay_held_locked(); /* the session ends: what was kept, then */
+  if (!t) drain_api_locked();   /* its last launch calls */
+  if (t) defer_over = 0;
   if (sink) {
     if (!t && target) { /* the session ends: the last chunk goes to the sink */
       prof_trace *chunk = target;
@@ -247,23 +278,129 @@ static void take_record(const CUpti_Activity *rec) {
   }
 }
 
+/* Under conv_mu: what a completed buffer gives, in streaming's order; a kept
+ * one replays the same steps (replay_one). */
+static void convert_locked(uint8_t *buffer, size_t valid) {
+  CUpti_Activity *rec = NULL;
+  while (fns && conv && valid && fns->ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+    take_record(rec);
+}
+
+static void count_dropped_locked(size_t dropped) {
+  if (!dropped) return;
+  st.dropped_by_cupti += (int64_t)dropped;
+  lose((int64_t)dropped);
+}
+
+static void chunk_full_locked(void) {
+  if (sink && target && prof_trace_count(target) >= chunk_events) hand_off_locked();
+}
+
+/* ---- deferral (see the top) ---------------------------------------------------- */
+
+/* cupti_api_cb_drain's taker while holding: the record copied as it is. */
+static void keep_call(const CUpti_Activity *rec) {
+  size_t n = rec->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? sizeof(CUpti_ActivitySynchronization2)
+                                                               : sizeof(CUpti_ActivityAPI);
+  n = (n + 7) & ~(size_t)7;
+  held *h = holding;
+  if (h->calls_bytes + n > h->calls_cap) {
+    size_t cap = h->calls_cap ? 2 * h->calls_cap : 64u << 10;
+    uint8_t *p = realloc(h->calls, cap);
+    if (!p) {
+      h->calls_lost++; /* counted as lost, as the callbacks' own pool does */
+      return;
+    }
+    h->calls = p, h->calls_cap = cap;
+  }
+  memcpy(h->calls + h->calls_bytes, rec, n);
+  h->calls_bytes += n;
+}
+
+/* Under conv_mu: keeps this completion (or hand-off) for the session's end;
+ * 0 when not deferring, or the cap is reached (everything kept is replayed
+ * then, and this one goes the streaming way). */
+static int hold_locked(uint8_t *buffer, size_t valid, size_t dropped) {
+  static int said;
+  if (!defer_cap || defer_over) return 0;
+  held *h = defer_bytes + (buffer ? buf_bytes : 0) < defer_cap ? calloc(1, sizeof *h) : NULL;
+  if (!h) {
+    if (!said++)
+      fprintf(stderr, "attnprof: ATTNPROF_CUPTI_DEFER's %zu MB are full: the trace is written "
+                      "during the run from here on\n", defer_cap >> 20);
+    defer_over = 1;
+    replay_held_locked();
+    return 0;
+  }
+  h->buffer = buffer, h->valid = valid, h->dropped = dropped;
+  holding = h;
+  cupti_api_cb_drain(keep_call);
+  holding = NULL;
+  h->calls_lost += cupti_api_cb_take_lost();
+  *held_tail = h, held_tail = &h->next;
+  defer_bytes += (buffer ? buf_bytes : 0) + h->calls_cap;
+  if (buffer) {
+    st.buffers_held++;
+    pthread_mutex_lock(&pool_mu);
+    n_held++;
+    pthread_mutex_unlock(&pool_mu);
+  }
+  return 1;
+}
+
+/* Under conv_mu: one kept step, as cupti_buffer_completed (or hand_off)
+ * would have done it then. */
+static void replay_one(held *h) {
+  if (h->buffer) convert_locked(h->buffer, h->valid);
+  for (size_t at = 0; at < h->calls_bytes;) {
+    const CUpti_Activity *rec = (const CUpti_Activity *)(const void *)(h->calls + at);
+    take_record(rec);
+    at += ((rec->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? sizeof(CUpti_ActivitySynchronization2)
+                                                             : sizeof(CUpti_ActivityAPI)) + 7) & ~(size_t)7;
+  }
+  if (h->calls_lost) st.dropped_by_cupti += h->calls_lost, lose(h->calls_lost);
+  if (h->buffer) {
+    count_dropped_locked(h->dropped);
+    chunk_full_locked();
+  } else if (target && prof_trace_count(target)) {
+    hand_off_locked();
+  }
+}
+
+static void replay_held_locked(void) {
+  while (held_head) {
+    held *h = held_head;
+    held_head = h->next;
+    replay_one(h);
+    if (h->buffer) {
+      pool_give(h->buffer);
+      pthread_mutex_lock(&pool_mu);
+      n_held--;
+      pthread_mutex_unlock(&pool_mu);
+    }
+    free(h->calls);
+    free(h);
+  }
+  held_tail = &held_head;
+  defer_bytes = 0;
+}
+
 void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                      size_t valid) {
   (void)size;
   pthread_mutex_lock(&conv_mu);
   st.buffers++;
   if (starter_tid && (int)syscall(SYS_gettid) == starter_tid) st.buffers_on_starter++;
-  CUpti_Activity *rec = NULL;
-  while (fns && conv && valid &&
-         fns->ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
-    take_record(rec);
-  drain_api_locked();
   size_t dropped = 0;
-  if (fns && fns->ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
-    st.dropped_by_cupti += (int64_t)dropped;
-    lose((int64_t)dropped);
+  if (fns && fns->ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
+  if (buffer && hold_locked(buffer, valid, dropped)) {
+    pthread_mutex_unlock(&conv_mu);
+    return;
   }
-  if (sink && target && prof_trace_count(target) >= chunk_events) hand_off_locked();
+  convert_locked(buffer, valid);
+  drain_api_locked();
+  count_dropped_locked(dropped);
+  chunk_full_locked();
   pthread_mutex_unlock(&conv_mu);
   if (buffer) pool_give(buffer);
 }

@@ -90,6 +90,8 @@ static void finish(void) {
   if (bench_on()) { /* bench/TRACE_COST.md: does the writing run on the launching thread? */
     fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
             (long long)st.buffers_on_starter, (long long)st.buffers);
+    fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers held unconverted (ATTNPROF_CUPTI_DEFER)\n",
+            (long long)st.buffers_held, (long long)st.buffers);
     /* ... and which callbacks CUPTI makes per launch (enter and exit each) */
     fprintf(stderr, "attnprof bench: callbacks runtime %lld driver %lld driver-inside-runtime %lld\n",
             (long long)st.callbacks[0], (long long)st.callbacks[1], (long long)st.callbacks[2]);
