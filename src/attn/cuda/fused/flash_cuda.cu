@@ -44,13 +44,14 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 }
 
 #ifdef ATTNPROF_HAVE_WGMMA
-// The ws instance for (tile shape, D, dtype).
-template <int kTile>
+// The ws instance for (tile shape, D, dtype), flags kF (the backend's:
+// WS_ALL; bench only: WS_ALL | WS_TREE).
+template <int kTile, int kF = WS_ALL>
 static fused_fn ws_inst(int64_t d, int bf) {
   switch (d) {
-  case 64: return bf ? ws_run<__nv_bfloat16, 64, WS_ALL, kTile> : ws_run<__half, 64, WS_ALL, kTile>;
-  case 128: return bf ? ws_run<__nv_bfloat16, 128, WS_ALL, kTile> : ws_run<__half, 128, WS_ALL, kTile>;
-  default: return bf ? ws_run<__nv_bfloat16, 256, WS_ALL, kTile> : ws_run<__half, 256, WS_ALL, kTile>;
+  case 64: return bf ? ws_run<__nv_bfloat16, 64, kF, kTile> : ws_run<__half, 64, kF, kTile>;
+  case 128: return bf ? ws_run<__nv_bfloat16, 128, kF, kTile> : ws_run<__half, 128, kF, kTile>;
+  default: return bf ? ws_run<__nv_bfloat16, 256, kF, kTile> : ws_run<__half, 256, kF, kTile>;
   }
 }
 #ifdef ATTNPROF_FLASH_WS_ABLATION
@@ -72,7 +73,8 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // ws_tile_pick's shape, and ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
-// results by design).
+// results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER and
+// WS_AB_TREE (ws_tile.h) pick the cluster and the softmax-tree instances.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -93,6 +95,9 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
   if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
+  constexpr int kTree = WS_ALL | WS_TREE;
+  if (ab && (atoi(ab) & WS_AB_TREE))
+    return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");

@@ -85,6 +85,18 @@ FUSED_DEV void wg_mask(float (&s)[kSR], const attn_fused_params &p, int row_g, i
 // max exceeds it by more than tau; otherwise alpha is exactly 1 and P may
 // reach 2^tau (bf16 and fp16 hold it; l, O and the final O / l stay exact
 // to rounding, as m cancels). tau = 0 is the plain online softmax.
+// One row half's new running max from this lane's max mx (taken over m too)
+// and the quad's: sets m and alpha, returns the exp2 offset m * c.
+FUSED_DEV float wg_row_base(float mx, float &m, float &alpha, float c, float tau) {
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  if (!(mx * c - m * c > tau)) mx = m; // false for NaN: m stays -inf
+  const float base = mx == -INFINITY ? 0.f : mx * c;
+  alpha = fused_exp2(m * c - base);
+  m = mx;
+  return base;
+}
+
 template <typename T, int kSR>
 FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                           float (&alpha)[2], float c, float tau = 0.f) {
@@ -93,12 +105,7 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_
     float mx = m[hh];
 #pragma unroll
     for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    if (!(mx * c - m[hh] * c > tau)) mx = m[hh]; // false for NaN: m stays -inf
-    const float base = mx == -INFINITY ? 0.f : mx * c;
-    alpha[hh] = fused_exp2(m[hh] * c - base);
-    m[hh] = mx;
+    const float base = wg_row_base(mx, m[hh], alpha[hh], c, tau);
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < kSR / 4; ++j) {

@@ -184,12 +184,69 @@ FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], 
   alpha[0] = alpha[1] = 1.f;
 }
 
-// The per-tile softmax step, or its bench-only stand-in.
+// Folds kA partial results into a[0] pairwise (log2 kA dependent steps).
+template <int kA, typename F>
+FUSED_DEV float ws_fold(float (&a)[kA], F op) {
+#pragma unroll
+  for (int w = kA / 2; w >= 1; w /= 2)
+#pragma unroll
+    for (int k = 0; k < w; ++k) a[k] = op(a[k], a[k + w]);
+  return a[0];
+}
+
+// wg_softmax with short dependency chains (WS_TREE; bench/NOTES.md "ws:
+// softmax trees"): wg_softmax's row max and row sum are each one chain of
+// kSR / 4 dependent FMNMX / FADD per row half, and each exp2 waits for the
+// FFMA just before it (ncu: the consumers stall on fixed latency). Here each
+// row half keeps kA = 4 partial maxima and sums (8-key group j into partial
+// j % kA; 8 would hold 8 more registers for one step less), folded as a tree,
+// and every FFMA of the tile is issued before the first exp2, in place in s
+// (no extra registers). The max is exact in any order; the sum is rounded in
+// another order within fp32 (the fp64 checks' tolerance is unchanged).
+template <typename T, int kSR>
+FUSED_DEV void ws_softmax_tree(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
+                               float (&alpha)[2], float c, float tau) {
+  constexpr int kG = kSR / 4, kA = 4; // 8-key groups per row half; partials
+  static_assert(kG >= kA, "every partial takes at least one group");
+  const auto max2 = [](float x, float y) { return fmaxf(x, y); };
+  const auto add2 = [](float x, float y) { return x + y; };
+  float base[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float a[kA];
+#pragma unroll
+    for (int j = 0; j < kG; ++j) {
+      const float v = fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+      a[j % kA] = j < kA ? v : fmaxf(a[j % kA], v);
+    }
+    base[hh] = wg_row_base(fmaxf(ws_fold(a, max2), m[hh]), m[hh], alpha[hh], c, tau);
+  }
+#pragma unroll
+  for (int i = 0; i < kSR; ++i) s[i] = fmaf(s[i], c, -base[(i >> 1) & 1]);
+#pragma unroll
+  for (int i = 0; i < kSR; ++i) s[i] = fused_exp2(s[i]);
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float a[kA];
+#pragma unroll
+    for (int j = 0; j < kG; ++j) {
+      const float v = s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+      a[j % kA] = j < kA ? v : a[j % kA] + v;
+      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+    }
+    l[hh] = l[hh] * alpha[hh] + ws_fold(a, add2);
+  }
+}
+
+// The per-tile softmax step, or its bench-only stand-in. WS_TREE runs the
+// other of the two softmax forms than kWsTreeDefault (ws_tile.h) names.
 template <typename T, int kFlags, int kSR>
 FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                        float (&alpha)[2], float c, float tau) {
   if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
     ws_no_softmax<T>(s, pa, alpha), l[0] = l[1] = 1.f;
+  else if constexpr (((kFlags & WS_TREE) != 0) != kWsTreeDefault)
+    ws_softmax_tree<T>(s, m, l, pa, alpha, c, tau);
   else
     wg_softmax<T>(s, m, l, pa, alpha, c, tau);
 }

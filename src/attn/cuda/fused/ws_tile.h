@@ -27,8 +27,18 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // online softmax, O rescaled on every key tile (the kernel before the lazy
 // softmax, which moves a row's max only when it rose by more than 8 in log2
 // units and skips O's rescale in warps whose rows all kept theirs).
+// WS_AB_TREE: the instance with kFlags WS_TREE, the other softmax form than
+// kWsTreeDefault (false: the bit runs the row max and sum as trees of 4
+// partials, every exp2's FFMA first; true: the bit runs the plain chains).
+// With WS_AB_CLUSTER too, the cluster instance (the default form) runs
+// where it applies (non-causal bf16).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
-       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128 };
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256 };
+
+// The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
+// wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
+// trees" measures both).
+constexpr bool kWsTreeDefault = false;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

@@ -50,4 +50,16 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_cluster_fa3_bf16_d64.cu
   instances/flash_ws_cluster_fa3_bf16_d128.cu
   instances/flash_ws_cluster_fa3_bf16_d256.cu
+  instances/flash_ws_tree_bf16_d64.cu
+  instances/flash_ws_tree_bf16_d128.cu
+  instances/flash_ws_tree_bf16_d256.cu
+  instances/flash_ws_tree_f16_d64.cu
+  instances/flash_ws_tree_f16_d128.cu
+  instances/flash_ws_tree_f16_d256.cu
+  instances/flash_ws_tree_fa3_bf16_d64.cu
+  instances/flash_ws_tree_fa3_bf16_d128.cu
+  instances/flash_ws_tree_fa3_bf16_d256.cu
+  instances/flash_ws_tree_fa3_f16_d64.cu
+  instances/flash_ws_tree_fa3_f16_d128.cu
+  instances/flash_ws_tree_fa3_f16_d256.cu
 )
