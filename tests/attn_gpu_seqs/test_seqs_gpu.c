@@ -179,7 +179,9 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * contiguous cache, dense and packed K/V, pages of 16 and 7 (through
  * ATTNPROF_DECODE_CLUSTER=2), dense and packed queries; lengths fixed per
  * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
- * and an odd one. The environment must leave ATTNPROF_DECODE_CLUSTER unset. */
+ * and an odd one; the odd-numbered cases also with the other K/V copies
+ * (ATTNPROF_DECODE_CL_BULK). The environment must leave ATTNPROF_DECODE_CLUSTER
+ * and ATTNPROF_DECODE_CL_BULK unset. */
 static int cluster_cases_run(int quick) {
   static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
   static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
@@ -211,8 +213,15 @@ static int cluster_cases_run(int quick) {
          * ATTNPROF_DECODE_CLUSTER=2 gives the cluster kernel pages too */
         if (s.kv == SEQS_KV_PAGED) setenv("ATTNPROF_DECODE_CLUSTER", "2", 1);
         run_case(&s, test_rng_next(&r));
-        if (s.kv == SEQS_KV_PAGED) unsetenv("ATTNPROF_DECODE_CLUSTER");
         ran++;
+        /* odd cases again with the other K/V copies (bulk or cp.async) */
+        if (!quick && n % 2) {
+          setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk() ? "0" : "1", 1);
+          run_case(&s, test_rng_next(&r));
+          unsetenv("ATTNPROF_DECODE_CL_BULK");
+          ran++;
+        }
+        if (s.kv == SEQS_KV_PAGED) unsetenv("ATTNPROF_DECODE_CLUSTER");
       }
   return ran;
 }
@@ -472,8 +481,9 @@ int main(int argc, char **argv) {
   const int fixed = cluster_cases_run(quick);
   bad_device_table();
   printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
-         "kernel (%d of them random)\n", passes, failures, split_cases, cluster_cases,
-         random_clusters);
+         "kernel (%d of them random; its K/V copies: %s)\n", passes, failures, split_cases,
+         cluster_cases, random_clusters,
+         attn_decode_cuda_cluster_bulk() ? "bulk, one a row" : "16-byte cp.async");
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);

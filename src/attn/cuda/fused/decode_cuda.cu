@@ -24,7 +24,9 @@
 // ATTNPROF_DECODE_CLUSTER=0 keeps small grids on the split + combine kernels
 // instead of the cluster kernel (decode_cluster.cuh; cluster_plan), =2 gives
 // it paged K/V too; with it, ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the
-// cluster size.
+// cluster size. ATTNPROF_DECODE_CL_BULK=0 has the cluster kernel copy K/V by
+// 16-byte cp.async instead of one bulk copy a row (run 14), and
+// ATTNPROF_DECODE_CL_RELAX=1 relaxes its last cluster barrier.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,11 +183,12 @@ static int pick_path(const attn_decode_params *p) {
 
 typedef int (*decode_fit_fn)(int, int);
 
-static decode_fn cluster_instance(int bf, int64_t d, decode_fit_fn *fit) {
+// bulk: K/V rows by bulk copies (decode_cluster.cuh's kBulk).
+static decode_fn cluster_instance(int bf, int64_t d, int bulk, decode_fit_fn *fit) {
 #define DECODE_CL(T, D)                                                                    \
   do {                                                                                     \
-    *fit = decode_cluster_fit<T, D>;                                                       \
-    return decode_cluster_run<T, D>;                                                       \
+    *fit = bulk ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>;               \
+    return bulk ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>;               \
   } while (0)
   if (bf && d == 64) DECODE_CL(__nv_bfloat16, 64);
   if (bf && d == 128) DECODE_CL(__nv_bfloat16, 128);
@@ -200,6 +203,11 @@ static decode_fn cluster_instance(int bf, int64_t d, decode_fit_fn *fit) {
 extern "C" int attn_decode_cuda_cluster_capable(int device) {
   const struct cudaDeviceProp *pr = attn_cuda_props(device);
   return pr && pr->major >= 9;
+}
+
+#define DECODE_CL_BULK_DEFAULT 1
+extern "C" int attn_decode_cuda_cluster_bulk(void) {
+  return decode_knob("ATTNPROF_DECODE_CL_BULK", DECODE_CL_BULK_DEFAULT, 0, 1);
 }
 
 // The cluster kernel where the grid is small: sm_90, one row atom (G x new
@@ -224,7 +232,9 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   int c = forced ? forced : DECODE_CLUSTER_MOST;
   while (!forced && c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
   decode_fit_fn fit = NULL;
-  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, &fit);
+  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
+                                  attn_decode_cuda_cluster_bulk(), &fit);
+  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 0, 0, 1);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
