@@ -10,9 +10,11 @@
 // G * nq <= 16 query rows of its KV head (one m16 row atom; row r = t * G +
 // g as in decode_kernel.cuh). 8 warps; warp w owns the 16-key slices w, w +
 // 8, ... of the chunk.
-// Loads: Q and every K row of the chunk in one cp.async group, every V row
-// in a second: all of a CTA's bytes are in flight at once, so its chain pays
-// one round trip, and S = Q K^T runs while V lands. Contiguous K/V (DENSE,
+// Loads: all of a CTA's bytes in flight at once, so its chain pays one
+// round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
+// and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
+// by cp.async, each warp's own K and V rows by one bulk copy a row on its two
+// mbarriers (decode_cl_bulk), rows padded instead of swizzled. Contiguous K/V (DENSE,
 // CACHE) are addressed without the sequence's length: rows up to the cache's
 // capacity go out before kv_len arrives, and V rows past the keys are zeroed
 // once they land (a garbage V row times p = 0 could be NaN).
@@ -24,13 +26,15 @@
 // last cluster barrier keeps each CTA's shared memory alive until its peers
 // have read it.
 // Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
-// as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit; after the
-// keys, the warps' merge slab reuses that region; P and lse apart (peers
-// read them).
-// Measured (H200, bf16, D128, GQA 32/8, contiguous, graph-timed; NOTES.md run
-// 13): B=1 KV=2k 7.4 us per call at C=8 against 8.7 for split + combine
-// (cuDNN via PyTorch 7.4), KV=1k 6.4 against 8.0 (6.7); paged p16 slower than
-// split + combine (11.6 against 9.4 at 2k), so the plan keeps pages off it.
+// as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit, or with
+// bulk copies [chunk x (kD + 8)]; after the keys, the warps' merge slab
+// reuses that region; P and lse apart (peers read them); the mbarriers last.
+// Measured (H200, bf16, D128, GQA 32/8, one new token, graph-timed; NOTES.md run
+// 13-14): B=1 KV=2k 7.4 us per call at C=8 with cp.async against 8.2 with
+// bulk copies and 8.7 for split + combine (cuDNN via PyTorch 7.4), KV=1k 6.3
+// against 6.9 and 8.0 (6.7); paged p16 with bulk copies 8.5 against 12.6 with
+// cp.async and 9.4 for split + combine at 2k, 7.3 / 9.1 / 8.4 at 1k: the plan
+// gives pages bulk copies and unpaged K/V cp.async (decode_cuda.cu).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -115,9 +119,10 @@ FUSED_DEV void decode_bulk_row(uint32_t dst, const void *src, uint32_t bytes, ui
 
 // Bulk copies: each warp loads its own slices (warp + 8 i), K completing on
 // mbarrier bar and V on bar + 8, so it waits on no other warp's rows. The
-// warp's K rows go out first, a lane a row, then its V rows (run 14, call
-// 1: K and V of a slice side by side, the K wait covered 3/4 of the bytes);
-// rows [n, n16) are zeroed by plain stores. Lane 0 sets the barriers up,
+// warp's K rows go out first, a lane a row, then its V rows (run 14: no
+// faster than K and V of a slice side by side, 8.2 against 8.1 us at B=1
+// KV=2k, 7.3 against 6.9 paged at 1k; this order is the one tested on the
+// device); rows [n, n16) are zeroed by plain stores. Lane 0 sets the barriers up,
 // expecting the warp's bytes, before any copy is issued.
 template <typename T, int kD>
 FUSED_DEV void decode_cl_bulk(const attn_decode_params &p, int b, int hk, int k_begin, int n,

@@ -206,8 +206,8 @@ extern "C" int attn_decode_cuda_cluster_capable(int device) {
 }
 
 // Bulk copies for pages, cp.async for unpaged K/V: what measured faster in
-// each (NOTES.md run 14, call 1: B=1 KV=2k paged 12.6 -> 8.5 us with bulk,
-// contiguous 7.4 with cp.async against 8.1).
+// each (NOTES.md run 14, call 2: B=1 KV=2k paged 12.6 -> 8.5 us with bulk,
+// 1k 9.1 -> 7.3; contiguous 7.4 and 6.3 with cp.async against 8.2 and 6.9).
 extern "C" int attn_decode_cuda_cluster_bulk(int paged) {
   return decode_knob("ATTNPROF_DECODE_CL_BULK", paged ? 1 : 0, 0, 1);
 }
