@@ -70,17 +70,6 @@ __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// Every thread of every CTA of the cluster arrives; this CTA's shared-memory
-// writes before it are visible to the cluster's reads after it.
-FUSED_DEV void decode_cluster_sync(void) {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-FUSED_DEV uint32_t decode_cluster_rank(void) {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
 // Shared address a of this CTA, as the same offset in CTA rank's window.
 FUSED_DEV uint32_t decode_cluster_map(uint32_t a, uint32_t rank) {
   uint32_t r;
@@ -361,10 +350,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
         part[r * kD + col] = val;
         if (col == 0) part_lse[r] = lse2;
       });
-  decode_cluster_sync(); // every CTA's P and lse written
+  ws_cluster_sync(); // every CTA's P and lse written
 
   // Columns [rank * cols, +cols) of every row, 4 a thread, from all C CTAs.
-  const uint32_t rank = decode_cluster_rank();
+  const uint32_t rank = ws_cluster_rank();
   const int cols = kD / C, q4 = cols / 4;
   const uint32_t part_a = fused_smem_addr(part), lse_a = fused_smem_addr(part_lse);
   for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
@@ -401,7 +390,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"
                  "barrier.cluster.wait.aligned;\n" ::: "memory");
   else
-    decode_cluster_sync();
+    ws_cluster_sync(); // this CTA's writes before it are visible to the cluster's reads after
 #endif
 }
 
