@@ -552,16 +552,20 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # fixed-cost changes (NOTES.md). Run 13: the cluster kernel (the default where
 # the plan takes it, decode_cluster.cuh: unpaged small grids) against the split
 # + combine kernels (cluster=0); splits=8/4 force the cluster size where the
-# cluster kernel takes the cell, else the old path's split count. Cells of <= 2k keys run
-# them paged too (pages of 16, shuffled table).
+# cluster kernel takes the cell, else the old path's split count. Run 14: the
+# cluster kernel's K/V copies, bulk (bulk=1) against 16-byte cp.async
+# (bulk=0), its last cluster barrier relaxed, C = 16 (call 1 also C = 4 and
+# pages through cluster=2, the knob of then). Cells of <= 2k keys run them
+# paged too (pages of 16, shuffled table).
 KNOBS = (("default", {}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
-         ("pdl=1", {"ATTNPROF_DECODE_PDL": 1}),
-         ("cluster=0 pdl=1", {"ATTNPROF_DECODE_CLUSTER": 0, "ATTNPROF_DECODE_PDL": 1}),
-         ("splits=8", {"ATTNPROF_DECODE_SPLITS": 8}),
-         ("splits=4", {"ATTNPROF_DECODE_SPLITS": 4}))
+         ("bulk=0", {"ATTNPROF_DECODE_CL_BULK": 0}),
+         ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
+         ("bulk=0 relax=1", {"ATTNPROF_DECODE_CL_BULK": 0, "ATTNPROF_DECODE_CL_RELAX": 1}),
+         ("bulk=1 relax=1", {"ATTNPROF_DECODE_CL_BULK": 1, "ATTNPROF_DECODE_CL_RELAX": 1}),
+         ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cluster=0", "bulk=0", "bulk=1")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):
@@ -638,14 +642,17 @@ def knob_paged(q, kc, vc, o, lens, g):
     return a_p, kp, vp, table
 
 
-def knob_rows(lib, reps, bw):
+def knob_rows(lib, reps, bw, cells=""):
     """Kernel candidates (environment knobs read per call by decode_cuda.cu)
     on the same tensors, one new token, two interleaved rounds, graph-timed
     (graph_us), each with its kernels' device time per call from the
     profiler; torch's fastest SDPA backend graph-timed on the contiguous
     tensors. Every candidate's output is checked against torch's first."""
     d = 128
+    pick = {tuple(int(x) for x in c.split("x")) for c in cells.split(",") if c}
     for B, kv, hq, hkv in KNOB_CELLS:
+        if pick and (B, kv) not in pick:
+            continue
         g, q, kc, vc, o, lens, a = knob_cell(B, kv, hq, hkv, d)
         qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
         with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
@@ -753,6 +760,7 @@ def main():
                          "rows, no varlen; with --table, only these rows of the table")
     ap.add_argument("--knobs", action="store_true",
                     help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
+    ap.add_argument("--cells", default="", help="with --knobs, only these cells (BxKV list)")
     ap.add_argument("--table", action="store_true",
                     help="only the contiguous ratio table against torch (every decode row)")
     ap.add_argument("--floor-lib", help="the floor kernels (default: libbench_floor.so beside --lib)")
@@ -763,7 +771,7 @@ def main():
     if opt.knobs:
         print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
               "columns: round 1 / round 2 us")
-        knob_rows(lib, opt.reps, bw)
+        knob_rows(lib, opt.reps, bw, opt.cells)
         return
     if opt.table:
         print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "

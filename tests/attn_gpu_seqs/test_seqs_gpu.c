@@ -176,10 +176,14 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
 
 /* Small grids that the plan gives the cluster kernel (decode_cluster.cuh):
  * B 1..4, Hkv 1, 2 or 8, G 1..8 with G x new tokens <= 16, D 64/128/256,
- * contiguous cache, dense and packed K/V, pages of 16 and 7 (through
- * ATTNPROF_DECODE_CLUSTER=2), dense and packed queries; lengths fixed per
+ * contiguous cache, dense and packed K/V, pages of 16 and 7, dense and
+ * packed queries; lengths fixed per
  * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
- * and an odd one. The environment must leave ATTNPROF_DECODE_CLUSTER unset. */
+ * and an odd one; the odd-numbered cases also with the other K/V copies
+ * (ATTNPROF_DECODE_CL_BULK). The environment must leave ATTNPROF_DECODE_CLUSTER
+ * and ATTNPROF_DECODE_CL_BULK unset. default_copies[paged][bulk]: the fixed
+ * cases run with the plan's own copies, by K/V kind. */
+static int default_copies[2][2];
 static int cluster_cases_run(int quick) {
   static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
   static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
@@ -207,12 +211,17 @@ static int cluster_cases_run(int quick) {
         s.lens[0] = gi == 3 && !packed ? 960 : most - 2 * gi, s.lens[1] = 1;
         s.lens[2] = packed ? 128 : 640, s.lens[3] = packed ? 65 : 333;
         s.max_kv = s.lens[0];
-        /* the plan keeps pages on split + combine (measured faster there);
-         * ATTNPROF_DECODE_CLUSTER=2 gives the cluster kernel pages too */
-        if (s.kv == SEQS_KV_PAGED) setenv("ATTNPROF_DECODE_CLUSTER", "2", 1);
+        const int paged = s.kv == SEQS_KV_PAGED;
         run_case(&s, test_rng_next(&r));
-        if (s.kv == SEQS_KV_PAGED) unsetenv("ATTNPROF_DECODE_CLUSTER");
         ran++;
+        default_copies[paged][attn_decode_cuda_cluster_bulk(paged)]++;
+        /* odd cases again with the other K/V copies (bulk or cp.async) */
+        if (!quick && n % 2) {
+          setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk(paged) ? "0" : "1", 1);
+          run_case(&s, test_rng_next(&r));
+          unsetenv("ATTNPROF_DECODE_CL_BULK");
+          ran++;
+        }
       }
   return ran;
 }
@@ -472,8 +481,10 @@ int main(int argc, char **argv) {
   const int fixed = cluster_cases_run(quick);
   bad_device_table();
   printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
-         "kernel (%d of them random)\n", passes, failures, split_cases, cluster_cases,
-         random_clusters);
+         "kernel (%d of them random); fixed cases with the default copies: unpaged %d cp.async "
+         "+ %d bulk, paged %d cp.async + %d bulk\n", passes, failures, split_cases,
+         cluster_cases, random_clusters, default_copies[0][0], default_copies[0][1],
+         default_copies[1][0], default_copies[1][1]);
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);

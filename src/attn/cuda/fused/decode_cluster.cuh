@@ -10,9 +10,11 @@
 // G * nq <= 16 query rows of its KV head (one m16 row atom; row r = t * G +
 // g as in decode_kernel.cuh). 8 warps; warp w owns the 16-key slices w, w +
 // 8, ... of the chunk.
-// Loads: Q and every K row of the chunk in one cp.async group, every V row
-// in a second: all of a CTA's bytes are in flight at once, so its chain pays
-// one round trip, and S = Q K^T runs while V lands. Contiguous K/V (DENSE,
+// Loads: all of a CTA's bytes in flight at once, so its chain pays one
+// round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
+// and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
+// by cp.async, each warp's own K and V rows by one bulk copy a row on its two
+// mbarriers (decode_cl_bulk), rows padded instead of swizzled. Contiguous K/V (DENSE,
 // CACHE) are addressed without the sequence's length: rows up to the cache's
 // capacity go out before kv_len arrives, and V rows past the keys are zeroed
 // once they land (a garbage V row times p = 0 could be NaN).
@@ -24,48 +26,50 @@
 // last cluster barrier keeps each CTA's shared memory alive until its peers
 // have read it.
 // Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
-// as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit; after the
-// keys, the warps' merge slab reuses that region; P and lse apart (peers
-// read them).
-// Measured (H200, bf16, D128, GQA 32/8, contiguous, graph-timed; NOTES.md run
-// 13): B=1 KV=2k 7.4 us per call at C=8 against 8.7 for split + combine
-// (cuDNN via PyTorch 7.4), KV=1k 6.4 against 8.0 (6.7); paged p16 slower than
-// split + combine (11.6 against 9.4 at 2k), so the plan keeps pages off it.
+// as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit, or with
+// bulk copies [chunk x (kD + 8)]; after the keys, the warps' merge slab
+// reuses that region; P and lse apart (peers read them); the mbarriers last.
+// Measured (H200, bf16, D128, GQA 32/8, one new token, graph-timed; NOTES.md run
+// 13-14): B=1 KV=2k 7.4 us per call at C=8 with cp.async against 8.2 with
+// bulk copies and 8.7 for split + combine (cuDNN via PyTorch 7.4), KV=1k 6.3
+// against 6.9 and 8.0 (6.7); paged p16 with bulk copies 8.5 against 12.6 with
+// cp.async and 9.4 for split + combine at 2k, 7.3 / 9.1 / 8.4 at 1k: the plan
+// gives pages bulk copies and unpaged K/V cp.async (decode_cuda.cu).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
 #include "attn/cuda/fused/decode_kernel.cuh"
+#include "attn/cuda/fused/ws_sync.cuh"
 
 #define DECODE_CL_WARPS 8
 #define DECODE_CL_THREADS (DECODE_CL_WARPS * 32)
 
+// A K/V row's stride in elements: kD swizzled (cp.async), kD + 8 with bulk
+// copies, which write rows whole: the 16-byte pad puts the 8 rows of one
+// ldmatrix phase in 8 different bank groups.
+template <int kD, int kBulk>
+__host__ __device__ constexpr int decode_cl_row(void) {
+  return kBulk ? kD + 8 : kD;
+}
 // The K/V region of a CTA of `chunk` keys, which the warps' merge slab reuses.
-template <int kD>
+template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
-  return 2 * chunk * kD * 2 > (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4
-             ? 2 * chunk * kD * 2
+  return 2 * chunk * decode_cl_row<kD, kBulk>() * 2 >
+                 (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4
+             ? 2 * chunk * decode_cl_row<kD, kBulk>() * 2
              : (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4;
 }
-// Q, the region, P and the 16 rows' lse. Sized by the chunk, so that where
-// it allows two CTAs an SM the device can place 16-CTA clusters (run 13, call
-// 1: at 143 KB, one CTA an SM, an H200 ran fewer than 8 clusters of 16).
-template <int kD>
+// Q, the region, P, the 16 rows' lse and two mbarriers a warp (bulk copies).
+// Sized by the chunk, so that where it allows two CTAs an SM the device can
+// place 16-CTA clusters (run 13, call 1: at 143 KB, one CTA an SM, an H200
+// ran fewer than 8 clusters of 16).
+template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
-  return 16 * kD * 2 + decode_cl_region_bytes<kD>(chunk) + 16 * kD * 4 + 16 * 4;
+  return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * kD * 4 + 16 * 4 +
+         2 * DECODE_CL_WARPS * 8;
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// Every thread of every CTA of the cluster arrives; this CTA's shared-memory
-// writes before it are visible to the cluster's reads after it.
-FUSED_DEV void decode_cluster_sync(void) {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-FUSED_DEV uint32_t decode_cluster_rank(void) {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
 // Shared address a of this CTA, as the same offset in CTA rank's window.
 FUSED_DEV uint32_t decode_cluster_map(uint32_t a, uint32_t rank) {
   uint32_t r;
@@ -84,6 +88,65 @@ FUSED_DEV float4 decode_cluster_ld4(uint32_t a) {
                : "r"(a)
                : "memory");
   return v;
+}
+
+// Element offset of chunk ch (8 elements) of key row r in the K or V region.
+template <int kD, int kBulk>
+FUSED_DEV int decode_cl_at(int r, int ch) {
+  return kBulk ? r * decode_cl_row<kD, kBulk>() + ch * 8
+               : (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+}
+
+// One row of `bytes` from global src to shared dst (this CTA), completing
+// on the mbarrier bar: a single instruction where cp.async takes kD / 8.
+FUSED_DEV void decode_bulk_row(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
+// Bulk copies: each warp loads its own slices (warp + 8 i), K completing on
+// mbarrier bar and V on bar + 8, so it waits on no other warp's rows. The
+// warp's K rows go out first, a lane a row, then its V rows (run 14: no
+// faster than K and V of a slice side by side, 8.2 against 8.1 us at B=1
+// KV=2k, 7.3 against 6.9 paged at 1k; this order is the one tested on the
+// device); rows [n, n16) are zeroed by plain stores. Lane 0 sets the barriers up,
+// expecting the warp's bytes, before any copy is issued.
+template <typename T, int kD>
+FUSED_DEV void decode_cl_bulk(const attn_decode_params &p, int b, int hk, int k_begin, int n,
+                              int n16, T *ks, T *vs, uint32_t bar, int warp, int lane) {
+  constexpr int kSl = DECODE_CLUSTER_KEYS(kD) / 16 / DECODE_CL_WARPS;
+  if (lane == 0) {
+    int rows = 0;
+#pragma unroll
+    for (int i = 0; i < kSl; i++) rows += min(max(n - (warp + DECODE_CL_WARPS * i) * 16, 0), 16);
+    ws_bar_init(bar, 1);
+    ws_bar_init(bar + 8, 1);
+    ws_bar_init_fence();
+    ws_bar_expect(bar, (uint32_t)rows * kD * 2);
+    ws_bar_expect(bar + 8, (uint32_t)rows * kD * 2);
+  }
+  __syncwarp();
+#pragma unroll
+  for (int j = lane; j < 2 * kSl * 16; j += 32) {
+    const int kv = j / (kSl * 16), i = j % (kSl * 16) / 16;
+    const T *g = (const T *)(kv ? p.v : p.k);
+    const int64_t sb = kv ? p.v_sb : p.k_sb, sh = kv ? p.v_sh : p.k_sh;
+    const int64_t ss = kv ? p.v_ss : p.k_ss;
+    const int r = (warp + DECODE_CL_WARPS * i) * 16 + j % 16;
+    T *at = (kv ? vs : ks) + decode_cl_at<kD, 1>(r, 0);
+    if (r < n) {
+      int64_t tb;
+      int row;
+      decode_kv_at(p, b, k_begin + r, &tb, &row);
+      decode_bulk_row(fused_smem_addr(at), g + tb * sb + hk * sh + (int64_t)row * ss, kD * 2,
+                      bar + 8 * kv);
+    } else if (r < n16) {
+#pragma unroll
+      for (int c = 0; c < kD / 8; c++) *(uint4 *)(at + c * 8) = make_uint4(0, 0, 0, 0);
+    }
+  }
 }
 
 // Rows [0, n) of this CTA's keys, K (kV 0) or V (kV 1), by cp.async; rows
@@ -110,7 +173,7 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
     for (int i = 0; i < kIters; i++, src += step) {
       const int r = lr0 + i * kPass;
       if (r >= n16) break;
-      T *at = dst + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+      T *at = dst + decode_cl_at<kD, 0>(r, ch);
       fused_cp_async16(fused_smem_addr(at), r < n ? src : g, r < n ? 16 : 0);
     }
     return;
@@ -121,13 +184,13 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
     if (r >= n16) break;
     if (r < n) decode_kv_at(p, b, k_begin + r, &tb, &row);
     const T *src = r < n ? g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8 : g;
-    T *at = dst + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+    T *at = dst + decode_cl_at<kD, 0>(r, ch);
     fused_cp_async16(fused_smem_addr(at), src, r < n ? 16 : 0);
   }
 }
 #endif
 
-template <typename T, int kD>
+template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cluster_kernel(const attn_decode_params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -135,9 +198,12 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   constexpr int kChunks = kD / 8;
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
-  T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kD;
-  unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD>(p.cl_chunk);
+  constexpr int kRow = decode_cl_row<kD, kBulk>();
+  T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kRow;
+  unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
   float *part = (float *)after, *part_lse = part + 16 * kD; // [16][kD], [16]
+  // this warp's K and V mbarriers (bulk copies)
+  const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
 
   const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -160,10 +226,15 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
                       : (const T *)p.q;
     fused_cp_async16(fused_smem_addr(qs + fused_swz<16, kD>(r, ch)), src, ok ? 16 : 0);
   }
-  decode_cl_copy<T, kD, 0>(p, b, hk, k_begin, n, n16, ks);
   fused_cp_async_commit();
-  decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs);
-  fused_cp_async_commit();
+  if constexpr (kBulk) {
+    decode_cl_bulk<T, kD>(p, b, hk, k_begin, n, n16, ks, vs, bar, warp, lane);
+  } else {
+    decode_cl_copy<T, kD, 0>(p, b, hk, k_begin, n, n16, ks);
+    fused_cp_async_commit();
+    decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs);
+    fused_cp_async_commit();
+  }
 
   const int keys = k_stop - k_begin, nsl = (keys + 15) / 16;
   const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
@@ -171,8 +242,15 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   for (int hh = 0; hh < 2; hh++)
     lim[hh] = p.causal ? (g4 + 8 * hh) / G + sq.nk - sq.nq : 0x7fffffff;
 
-  fused_cp_async_wait<1>();
-  __syncthreads(); // Q and K landed
+  if constexpr (kBulk) {
+    fused_cp_async_wait<0>();
+    __syncthreads(); // Q landed
+    ws_bar_wait(bar, 0); // this warp's K rows landed
+    __syncwarp();        // and its zeroed rows are written
+  } else {
+    fused_cp_async_wait<1>();
+    __syncthreads(); // Q and K landed
+  }
   float s[kSl][2][4];
 #pragma unroll
   for (int i = 0; i < kSl; i++) {
@@ -180,14 +258,13 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     for (int e = 0; e < 8; e++) s[i][e / 4][e % 4] = 0.f;
     const int sl = warp + DECODE_CL_WARPS * i;
     if (sl >= nsl) continue;
-    const T *kt = ks + sl * 16 * kD;
 #pragma unroll
     for (int kk = 0; kk < kD / 16; kk++) {
       uint32_t a[4], bf[4];
       const int qa = fused_swz<16, kD>((mi % 2) * 8 + r8, kk * 2 + mi / 2);
-      const int ka = fused_swz<16, kD>((mi / 2) * 8 + r8, kk * 2 + mi % 2);
+      const int ka = decode_cl_at<kD, kBulk>(sl * 16 + (mi / 2) * 8 + r8, kk * 2 + mi % 2);
       fused_ldmatrix_x4(a, fused_smem_addr(qs + qa));
-      fused_ldmatrix_x4(bf, fused_smem_addr(kt + ka));
+      fused_ldmatrix_x4(bf, fused_smem_addr(ks + ka));
       fused_mma<T>(s[i][0], a, bf[0], bf[1]);
       fused_mma<T>(s[i][1], a, bf[2], bf[3]);
     }
@@ -220,15 +297,28 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       l[hh] += s[i][e / 4][e % 4];
     }
 
-  fused_cp_async_wait<0>();
-  __syncthreads(); // V landed
-  if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
-    for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
-      const int r = keys + c / kChunks;
-      if (r < n) *(uint4 *)(vs + (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, c % kChunks)) =
-                     make_uint4(0, 0, 0, 0);
+  if constexpr (kBulk) {
+    ws_bar_wait(bar + 8, 0); // this warp's V rows landed
+    // V rows past the keys in this warp's last slice: zero (a lane a row)
+#pragma unroll
+    for (int i = 0; i < kSl; i++) {
+      const int r = (warp + DECODE_CL_WARPS * i) * 16 + lane;
+      if (lane < 16 && r >= keys && r < n && r < nsl * 16)
+#pragma unroll
+        for (int c = 0; c < kChunks; c++)
+          *(uint4 *)(vs + decode_cl_at<kD, 1>(r, c)) = make_uint4(0, 0, 0, 0);
     }
-    __syncthreads();
+    __syncwarp();
+  } else {
+    fused_cp_async_wait<0>();
+    __syncthreads(); // V landed
+    if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
+      for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
+        const int r = keys + c / kChunks;
+        if (r < n) *(uint4 *)(vs + decode_cl_at<kD, 0>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
+      }
+      __syncthreads();
+    }
   }
   float o[kD / 8][4];
 #pragma unroll
@@ -240,12 +330,11 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     const uint32_t a[4] = {
         fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
         fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
-    const T *vt = vs + sl * 16 * kD;
 #pragma unroll
     for (int dn = 0; dn < kD / 16; dn++) {
       uint32_t bf[4];
-      const int va = fused_swz<16, kD>((mi % 2) * 8 + r8, dn * 2 + mi / 2);
-      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vt + va));
+      const int va = decode_cl_at<kD, kBulk>(sl * 16 + (mi % 2) * 8 + r8, dn * 2 + mi / 2);
+      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vs + va));
       fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
       fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
     }
@@ -261,10 +350,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
         part[r * kD + col] = val;
         if (col == 0) part_lse[r] = lse2;
       });
-  decode_cluster_sync(); // every CTA's P and lse written
+  ws_cluster_sync(); // every CTA's P and lse written
 
   // Columns [rank * cols, +cols) of every row, 4 a thread, from all C CTAs.
-  const uint32_t rank = decode_cluster_rank();
+  const uint32_t rank = ws_cluster_rank();
   const int cols = kD / C, q4 = cols / 4;
   const uint32_t part_a = fused_smem_addr(part), lse_a = fused_smem_addr(part_lse);
   for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
@@ -295,21 +384,27 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] =
           L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
   }
-  decode_cluster_sync(); // no CTA's shared memory goes while a peer may read it
+  // No CTA's shared memory goes while a peer may read it. Relaxed (A/B): the
+  // peers' loads above have returned (their values are stored) before they arrive.
+  if (p.cl_relax)
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"
+                 "barrier.cluster.wait.aligned;\n" ::: "memory");
+  else
+    ws_cluster_sync(); // this CTA's writes before it are visible to the cluster's reads after
 #endif
 }
 
 // Raises the shared-memory limit, allows clusters of 16 (non-portable on
 // sm_90) and asks for the largest carveout, once per device.
-template <typename T, int kD>
+template <typename T, int kD, int kBulk>
 attn_status decode_cluster_prepare(void) {
   static int done[64];
   int dev = 0;
   ATTN_CUDA_TRY(cudaGetDevice(&dev));
   if (dev >= 0 && dev < 64 && done[dev]) return ATTN_STATUS_OK;
-  const void *fn = (const void *)decode_cluster_kernel<T, kD>;
+  const void *fn = (const void *)decode_cluster_kernel<T, kD, kBulk>;
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     decode_cl_smem_bytes<kD>(DECODE_CLUSTER_KEYS(kD))));
+                                     decode_cl_smem_bytes<kD, kBulk>(DECODE_CLUSTER_KEYS(kD))));
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
@@ -332,21 +427,21 @@ static inline cudaLaunchConfig_t decode_cl_config(dim3 grid, int c, int smem, in
   return cfg;
 }
 
-template <typename T, int kD>
+template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream) {
-  attn_status st = decode_cluster_prepare<T, kD>();
+  attn_status st = decode_cluster_prepare<T, kD, kBulk>();
   if (st) return st;
   cudaLaunchAttribute attr[2];
   const dim3 grid((unsigned)p.splits, (unsigned)p.hkv, (unsigned)p.batch);
-  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD>(p.cl_chunk),
+  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD, kBulk>(p.cl_chunk),
                                             p.pdl, stream, attr);
-  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD>, p);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD, kBulk>, p);
   return e == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(e, "launch of decode_cluster_kernel");
 }
 
 // Clusters of c CTAs of `chunk` keys the device runs at once (0 when it
 // cannot say), asked once per device, c and chunk.
-template <typename T, int kD>
+template <typename T, int kD, int kBulk>
 int decode_cluster_fit(int c, int chunk) {
   constexpr int kSizes = DECODE_CLUSTER_KEYS(kD) / 16 + 1;
   static int fit[64][5][kSizes]; // c = 2^i, chunk / 16; 0 unknown, else fit + 1
@@ -358,17 +453,21 @@ int decode_cluster_fit(int c, int chunk) {
   if (fit[dev][lg][ci]) return fit[dev][lg][ci] - 1;
   int n = 0;
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD>(chunk),
+  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD, kBulk>(chunk),
                                             0, 0, attr);
-  if (decode_cluster_prepare<T, kD>() ||
-      cudaOccupancyMaxActiveClusters(&n, decode_cluster_kernel<T, kD>, &cfg) != cudaSuccess)
+  if (decode_cluster_prepare<T, kD, kBulk>() ||
+      cudaOccupancyMaxActiveClusters(&n, decode_cluster_kernel<T, kD, kBulk>, &cfg) !=
+          cudaSuccess)
     n = 0, cudaGetLastError();
   fit[dev][lg][ci] = n + 1;
   return n;
 }
 
+#define DECODE_CLUSTER_INSTANCE_B(T, D, B)                                                  \
+  template attn_status decode_cluster_run<T, D, B>(const attn_decode_params &, cudaStream_t); \
+  template int decode_cluster_fit<T, D, B>(int, int);
 #define DECODE_CLUSTER_INSTANCE(T, D)                                                    \
-  template attn_status decode_cluster_run<T, D>(const attn_decode_params &, cudaStream_t); \
-  template int decode_cluster_fit<T, D>(int, int);
+  DECODE_CLUSTER_INSTANCE_B(T, D, 0)                                                     \
+  DECODE_CLUSTER_INSTANCE_B(T, D, 1)
 
 #endif

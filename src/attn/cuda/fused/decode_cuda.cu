@@ -22,9 +22,11 @@
 // (decode_kernel.cuh). Off by default: a kernel launched early has its trace
 // span include its wait, so this tool's own device_us would overstate it.
 // ATTNPROF_DECODE_CLUSTER=0 keeps small grids on the split + combine kernels
-// instead of the cluster kernel (decode_cluster.cuh; cluster_plan), =2 gives
-// it paged K/V too; with it, ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the
-// cluster size.
+// instead of the cluster kernel (decode_cluster.cuh; cluster_plan); with it,
+// ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the cluster size.
+// ATTNPROF_DECODE_CL_BULK=0/1 has the cluster kernel copy K/V by 16-byte
+// cp.async / one bulk copy a row (default: cp.async for unpaged K/V, bulk for
+// pages; run 14), ATTNPROF_DECODE_CL_RELAX=1 relaxes its last cluster barrier.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,11 +183,12 @@ static int pick_path(const attn_decode_params *p) {
 
 typedef int (*decode_fit_fn)(int, int);
 
-static decode_fn cluster_instance(int bf, int64_t d, decode_fit_fn *fit) {
+// bulk: K/V rows by bulk copies (decode_cluster.cuh's kBulk).
+static decode_fn cluster_instance(int bf, int64_t d, int bulk, decode_fit_fn *fit) {
 #define DECODE_CL(T, D)                                                                    \
   do {                                                                                     \
-    *fit = decode_cluster_fit<T, D>;                                                       \
-    return decode_cluster_run<T, D>;                                                       \
+    *fit = bulk ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>;               \
+    return bulk ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>;               \
   } while (0)
   if (bf && d == 64) DECODE_CL(__nv_bfloat16, 64);
   if (bf && d == 128) DECODE_CL(__nv_bfloat16, 128);
@@ -202,21 +205,28 @@ extern "C" int attn_decode_cuda_cluster_capable(int device) {
   return pr && pr->major >= 9;
 }
 
+// Bulk copies for pages, cp.async for unpaged K/V: what measured faster in
+// each (NOTES.md run 14, call 2: B=1 KV=2k paged 12.6 -> 8.5 us with bulk,
+// 1k 9.1 -> 7.3; contiguous 7.4 and 6.3 with cp.async against 8.2 and 6.9).
+extern "C" int attn_decode_cuda_cluster_bulk(int paged) {
+  return decode_knob("ATTNPROF_DECODE_CL_BULK", paged ? 1 : 0, 0, 1);
+}
+
 // The cluster kernel where the grid is small: sm_90, one row atom (G x new
-// tokens <= 16), unpaged K/V, C >= 2 CTAs per (sequence, KV head), C the
+// tokens <= 16), C >= 2 CTAs per (sequence, KV head), C the
 // largest power of 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA,
 // a CTA's keys in shared memory and every cluster running at once. Why: one
 // kernel, no partials through global memory, no combine launch; measured
 // (NOTES.md run 13, call 2) B=1 KV=2k 8.7 -> 7.4 us and KV=1k 8.0 -> 6.4 at
-// C = 8, where C = 16 ran 7.8 and 6.7 and paged K/V ran slower (9.4 -> 11.6).
-// ATTNPROF_DECODE_CLUSTER: 0 never, 2 paged K/V too; ATTNPROF_DECODE_SPLITS
-// = 2..16 (a power of 2) forces C. Else NULL: the split + combine kernels.
+// C = 8, where C = 16 ran 7.8 and 6.7; paged K/V with bulk copies (run 14,
+// call 1) 9.4 -> 8.5 and 8.3 -> 6.9. ATTNPROF_DECODE_CLUSTER=0: never;
+// ATTNPROF_DECODE_SPLITS = 2..16 (a power of 2) forces C. Else NULL: the
+// split + combine kernels.
 #define DECODE_CLUSTER_MOST 8
 static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p,
                               int wm, int64_t sms) {
-  const int knob = decode_knob("ATTNPROF_DECODE_CLUSTER", 1, 0, 2);
-  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1 || !knob ||
-      (knob == 1 && p->kv_kind == DECODE_KV_PAGED))
+  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1 ||
+      !decode_knob("ATTNPROF_DECODE_CLUSTER", 1, 0, 1))
     return NULL;
   const int64_t base = (int64_t)p->batch * p->hkv;
   const int forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
@@ -224,7 +234,9 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   int c = forced ? forced : DECODE_CLUSTER_MOST;
   while (!forced && c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
   decode_fit_fn fit = NULL;
-  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, &fit);
+  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
+                                  attn_decode_cuda_cluster_bulk(p->kv_kind == DECODE_KV_PAGED), &fit);
+  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 0, 0, 1);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it

@@ -26,6 +26,10 @@ attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
 int attn_decode_cuda_splits(const attn_args *a, int *cluster);
 /* 1 when the device runs thread-block clusters (sm_90+): the cluster kernel's. */
 int attn_decode_cuda_cluster_capable(int device);
+/* 1 when the cluster kernel copies K/V by bulk copies, 0 by 16-byte
+ * cp.async, for paged (paged = 1) or unpaged K/V: the default (bulk for
+ * pages) or ATTNPROF_DECODE_CL_BULK. */
+int attn_decode_cuda_cluster_bulk(int paged);
 
 #ifdef __cplusplus
 }

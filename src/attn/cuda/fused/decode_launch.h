@@ -42,10 +42,11 @@ int decode_occupancy(void);
 // keys each (K and V of a CTA in 128 KB of shared memory), merged through
 // distributed shared memory; at most 16 query rows per KV head.
 #define DECODE_CLUSTER_KEYS(d) (32768 / (d))
-template <typename T, int kD>
+// kBulk: K/V rows by bulk copies on mbarriers (1) or by 16-byte cp.async (0).
+template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream);
 // Clusters of c CTAs of `chunk` keys the device runs at once (0: cannot say).
-template <typename T, int kD>
+template <typename T, int kD, int kBulk>
 int decode_cluster_fit(int c, int chunk);
 
 #endif
