@@ -30,9 +30,6 @@ WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 1
 # sharing K and V by TMA multicast), bf16, both tiles, built with the
 # ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
 WS_CLUSTER_DIMS = [64, 128, 256]
-# The softmax-tree instances (flags WS_ALL | WS_TREE: the row max and sum as
-# trees of partials), every D, dtype and tile, built with the ablation
-# option (bench only, ATTNPROF_FLASH_WS_AB=256).
 
 def ws_body(ctype, d, flags, tile):
     """One explicit instance of the ws kernel."""
@@ -76,6 +73,7 @@ def main():
            for fl, d in WS_ABLATION]
     ws += [(f"flash_ws_cluster_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_CLUSTER", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_CLUSTER_DIMS]
+    # the softmax-tree instances (row max and sum as trees of partials; ATTNPROF_FLASH_WS_AB=256)
     ws += [(f"flash_ws_tree_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL | WS_TREE", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
            for dt, ctype in DTYPES.items() for d in WS_DIMS]

@@ -46,6 +46,13 @@ static const char trace_usage[] =
     "FILE with .<pid> before .json; attnprof merge puts them on one timeline.\n"
     "exit status: the program's (128+N when killed by signal N); 3 if no trace could be written\n";
 
+/* --defer's MB, and ATTNPROF_CUPTI_DEFER's when inherited: 1 to 1048576. */
+static int defer_mb_ok(const char *v) {
+  char *end;
+  long mb = strtol(v, &end, 10);
+  return *v && !*end && mb >= 1 && mb <= 1048576;
+}
+
 static int parse(int argc, char **argv, trace_opts *o) {
   int i = 0;
   for (; i < argc && strcmp(argv[i], "--"); i++) {
@@ -64,11 +71,8 @@ static int parse(int argc, char **argv, trace_opts *o) {
       if (f < 0) return cli_usage_error("trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
       o->format = (prof_trace_format)f;
     } else if ((r = cli_opt_value(argc, argv, &i, "--defer", &v))) {
-      char *end;
-      long mb = r < 0 ? 0 : strtol(v, &end, 10);
       if (r < 0) return CLI_USAGE;
-      if (!*v || *end || mb < 1 || mb > 1048576)
-        return cli_usage_error("trace: --defer: '%s' is not a size in MB (1 to 1048576)", v);
+      if (!defer_mb_ok(v)) return cli_usage_error("trace: --defer: '%s' is not a size in MB (1 to 1048576)", v);
       o->defer_mb = v;
     } else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
@@ -79,6 +83,10 @@ static int parse(int argc, char **argv, trace_opts *o) {
     }
   }
   if (i + 1 >= argc) return cli_usage_error("trace: no program given after --: attnprof trace [options] -- CMD [ARGS...]");
+  const char *env_defer = getenv("ATTNPROF_CUPTI_DEFER");
+  if (!o->defer_mb && env_defer && !defer_mb_ok(env_defer))
+    return cli_usage_error("trace: ATTNPROF_CUPTI_DEFER='%s' is not a size in MB (1 to 1048576); "
+                           "unset it or pass --defer MB", env_defer);
   if (o->stream_only && o->format != PROF_FORMAT_AUTO && o->format != PROF_FORMAT_JSON)
     return cli_usage_error("trace: --stream-only keeps the streamed JSON as it is; --format %s needs "
                            "the rewrite (drop --stream-only)", prof_trace_format_name(o->format));

@@ -219,6 +219,15 @@ class Help(unittest.TestCase):
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, f"{args}: {p.stderr}")
             self.assertEqual(p.stdout, "", args)
 
+    def test_inherited_defer_checked(self):
+        # A bad ATTNPROF_CUPTI_DEFER from the environment is refused as --defer's would be;
+        # --defer given on the line wins over it.
+        env = dict(os.environ, ATTNPROF_CUPTI_DEFER="64MB")
+        p = run("trace", "--", "true", check_rc=2, env=env)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("ATTNPROF_CUPTI_DEFER='64MB'", p.stderr)
+        self.assertEqual(p.stdout, "")
+
     def test_subcommand_help_lists_options(self):
         for cmd, opts in (("run", ["--backend", "--shape", "--iters", "--expect", "--force",
                                    "--cuda-graphs", "--flash-kernel", "--wide"]),

@@ -303,6 +303,8 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
              : mode && !strcmp(mode, "callback")        ? API_CALLBACK
                                                          : API_DEFAULT;
   const char *sync = getenv("ATTNPROF_CUPTI_SYNC");
+  if (sync && strcmp(sync, "kind") && strcmp(sync, "callback"))
+    fprintf(stderr, "attnprof: ATTNPROF_CUPTI_SYNC='%s' ignored: want kind or callback\n", sync);
   sync_cb = api_mode == API_CALLBACK && !(sync && !strcmp(sync, "kind"));
   cupti_buffers_configure(F);
   cupti_buffers_set_starter((int)syscall(SYS_gettid));

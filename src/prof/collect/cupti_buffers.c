@@ -74,11 +74,15 @@ static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *rt_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static const char *drv_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
 
+/* A bad value is said on stderr and ignored: the traced program runs on. */
 static size_t env_size(const char *name, size_t fallback, size_t lo, size_t hi) {
   const char *v = getenv(name);
+  if (!v) return fallback;
   char *end;
-  unsigned long long n = v ? strtoull(v, &end, 10) : 0;
-  return v && *v && !*end && n >= lo && n <= hi ? (size_t)n : fallback;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*v && *v != '-' && !*end && n >= lo && n <= hi) return (size_t)n;
+  fprintf(stderr, "attnprof: %s='%s' ignored: want a whole number from %zu to %zu\n", name, v, lo, hi);
+  return fallback;
 }
 
 void cupti_buffers_configure(const cupti_fns *f) {
@@ -322,8 +326,9 @@ static void keep_call(const CUpti_Activity *rec) {
  * then, and this one goes the streaming way). */
 static int hold_locked(uint8_t *buffer, size_t valid, size_t dropped) {
   static int said;
-  if (!defer_cap || defer_over) return 0;
-  held *h = defer_bytes + (buffer ? buf_bytes : 0) < defer_cap ? calloc(1, sizeof *h) : NULL;
+  /* With no session to write into, nothing is kept for a later one. */
+  if (!defer_cap || defer_over || !target) return 0;
+  held *h = defer_bytes + (buffer ? buf_bytes : 0) <= defer_cap ? calloc(1, sizeof *h) : NULL;
   if (!h) {
     if (!said++)
       fprintf(stderr, "attnprof: ATTNPROF_CUPTI_DEFER's %zu MB are full: the trace is written "

@@ -39,8 +39,9 @@ int decode_occupancy(void);
 
 // The cluster kernel (decode_cluster.cuh, sm_90): the splits of a (sequence,
 // KV head) as one cluster of p.splits CTAs of at most DECODE_CLUSTER_KEYS
-// keys each (K and V of a CTA in 128 KB of shared memory), merged through
-// distributed shared memory; at most 16 query rows per KV head.
+// keys each (K and V of a CTA in 128 KB of shared memory, 136 KB with bulk
+// copies' padded rows), merged through distributed shared memory; at most 16
+// query rows per KV head.
 #define DECODE_CLUSTER_KEYS(d) (32768 / (d))
 // kBulk: K/V rows by bulk copies on mbarriers (1) or by 16-byte cp.async (0).
 template <typename T, int kD, int kBulk>
