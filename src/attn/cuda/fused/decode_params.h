@@ -27,6 +27,8 @@ typedef struct {
   int splits, row_groups;
   int cl_chunk;          /* > 0: the cluster kernel (decode_cluster.cuh), keys per CTA */
   int cl_relax;          /* its last cluster barrier relaxed (A/B: ATTNPROF_DECODE_CL_RELAX) */
+  int cl_push;           /* its warps push partials to the owning CTA (ATTNPROF_DECODE_CL_PUSH) */
+  int cl_rows;           /* with cl_push: query rows a KV head has at most (G x max new tokens) */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
