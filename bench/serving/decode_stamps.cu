@@ -122,6 +122,25 @@ __global__ void __launch_bounds__(256) read_smem(const uint4 *__restrict__ src, 
   if (buf[threadIdx.x].x == 0x9e3779b9u) sink[0] = 1;
 }
 
+// The cluster kernel's own pattern: CTA (x, h) copies the 256-byte rows of
+// head h for keys [x * chunk, +chunk) of K and of V (a row every hkv * 256
+// bytes) into shared memory by cp.async, all issued before one wait.
+__global__ void __launch_bounds__(256) read_smem_rows(const uint4 *__restrict__ k,
+                                                      const uint4 *__restrict__ v, int chunk,
+                                                      int hkv, unsigned *sink) {
+  extern __shared__ uint4 buf[];
+  const int per = chunk * 16; // 16-byte pieces of a CTA's K (or V)
+  const size_t base = (size_t)blockIdx.x * chunk * hkv * 16 + blockIdx.y * 16;
+  for (int i = threadIdx.x; i < 2 * per; i += 256) {
+    const int kv = i / per, r = i % per / 16, ch = i % 16;
+    fused_cp_async16(fused_smem_addr(buf + i), (kv ? v : k) + base + (size_t)r * hkv * 16 + ch, 16);
+  }
+  fused_cp_async_commit();
+  fused_cp_async_wait<0>();
+  __syncthreads();
+  if (buf[threadIdx.x].x == 0x9e3779b9u) sink[0] = 1;
+}
+
 struct Cell {
   int kv, hq = 32, hkv = 8, d = 128;
   bf16 *q, *kvbuf, *o;
@@ -180,7 +199,7 @@ static double check(const Cell &c) {
   return sqrt(num / den);
 }
 
-static attn_decode_params params(const Cell &c, int C, int push = 1) {
+static attn_decode_params params(const Cell &c, int C) {
   attn_decode_params p = {};
   const int64_t nk = (int64_t)c.kv * c.hkv * c.d;
   p.q = c.q, p.k = c.kvbuf, p.v = c.kvbuf + nk, p.o = c.o;
@@ -193,26 +212,26 @@ static attn_decode_params params(const Cell &c, int C, int push = 1) {
   p.scale_log2 = (float)(1.0 / sqrt((double)c.d) * 1.4426950408889634);
   p.splits = C, p.row_groups = 1;
   p.cl_chunk = ((c.kv + C - 1) / C + 15) / 16 * 16;
-  p.cl_push = push, p.cl_rows = p.group * p.q_rows;
   return p;
 }
 
 template <int kBulk>
-static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int relax) {
+static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int relax, int wide) {
   static bool done;
   auto fn = decode_cluster_kernel<bf16, 128, kBulk>;
   if (!done) {
-    CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            decode_cl_smem_bytes<128, kBulk>(DECODE_CLUSTER_KEYS(128))));
     CK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     CK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                             cudaSharedmemCarveoutMaxShared));
     done = true;
   }
   attn_decode_params q = p;
-  q.cl_relax = relax;
+  q.cl_relax = relax, q.cl_wide = wide;
   cudaLaunchAttribute attr[2];
-  const int smem = decode_cl_launch_smem<128, kBulk>(p.splits, p.cl_chunk, p.cl_push ? p.cl_rows : 0);
-  cudaLaunchConfig_t cfg = decode_cl_config(dim3(p.splits, p.hkv, p.batch), p.splits, smem, 0, s, attr);
+  cudaLaunchConfig_t cfg = decode_cl_config(dim3(p.splits, p.hkv, p.batch), p.splits,
+                                            decode_cl_smem_bytes<128, kBulk>(p.cl_chunk), 0, s, attr);
   CK(cudaLaunchKernelEx(&cfg, fn, q));
 }
 
@@ -223,7 +242,7 @@ static void stats(std::vector<double> v, double *mn, double *md, double *mx) {
 
 static const char *kPhase[DECODE_CL_PHASES] = {
     "start", "copies issued", "Q+K landed", "softmax done", "V landed",
-    "P V done", "warps merged (pull) or pushed (push)", "cluster barrier passed", "out written", "end"};
+    "P V done", "warps merged", "cluster barrier passed", "out written", "end"};
 
 // The phase table of the last graph_once: calls 4..kGraphN-1, CTAs 0..ctas-1.
 static void phase_table(int ctas) {
@@ -292,21 +311,23 @@ int main(int argc, char **argv) {
 
   struct Variant {
     const char *name;
-    int C, bulk, relax, push;
-  } vars[] = {{"C=8 cp.async push (default)", 8, 0, 0, 1}, {"C=8 cp.async pull", 8, 0, 0, 0},
-              {"C=8 cp.async pull relax", 8, 0, 1, 0}, {"C=16 cp.async push", 16, 0, 0, 1},
-              {"C=8 bulk push", 8, 1, 0, 1}, {"C=4 cp.async push", 4, 0, 0, 1}};
+    int C, bulk, relax, wide;
+  } vars[] = {{"C=8 cp.async wide=1 relax=1 (default)", 8, 0, 1, 1},
+              {"C=8 cp.async wide=0 relax=0 (run 14's default)", 8, 0, 0, 0},
+              {"C=8 cp.async wide=1 relax=0", 8, 0, 0, 1},
+              {"C=16 cp.async wide=1 relax=1", 16, 0, 1, 1},
+              {"C=8 bulk wide=1 relax=1", 8, 1, 1, 1}, {"C=4 cp.async wide=1 relax=1", 4, 0, 1, 1}};
   for (const Variant &v : vars) {
-    const attn_decode_params p = params(c, v.C, v.push);
+    const attn_decode_params p = params(c, v.C);
     if (p.cl_chunk > DECODE_CLUSTER_KEYS(128)) {
       printf("%s: %d keys a CTA do not fit\n", v.name, p.cl_chunk);
       continue;
     }
     auto run = [&](cudaStream_t st) {
       if (v.bulk)
-        cluster_launch<1>(p, st, v.relax);
+        cluster_launch<1>(p, st, v.relax, v.wide);
       else
-        cluster_launch<0>(p, st, v.relax);
+        cluster_launch<0>(p, st, v.relax, v.wide);
     };
     CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
     run(s);
@@ -314,10 +335,9 @@ int main(int argc, char **argv) {
     const double err = check(c);
     const double us = graph_us(run, reps, s);
     graph_once(run, s);
-    const int rows = v.push ? p.cl_rows : 0;
     printf("%s: %d CTAs of %d keys, %d B shared: %.2f us per call (graph), err %.1e\n", v.name,
-           v.C * c.hkv, p.cl_chunk, v.bulk ? decode_cl_launch_smem<128, 1>(v.C, p.cl_chunk, rows)
-                                           : decode_cl_launch_smem<128, 0>(v.C, p.cl_chunk, rows),
+           v.C * c.hkv, p.cl_chunk, v.bulk ? decode_cl_smem_bytes<128, 1>(p.cl_chunk)
+                                           : decode_cl_smem_bytes<128, 0>(p.cl_chunk),
            us, err);
     phase_table(v.C * c.hkv);
   }
@@ -351,6 +371,17 @@ int main(int argc, char **argv) {
     printf("floor: read %.2f MB with %d CTAs of 256 threads: ld.global 8 in flight %.2f us, 32 in "
            "flight %.2f us; cp.async into %d B shared a CTA %.2f us\n",
            n16 * 16 / 1e6, ctas, r8, r32, smem, sm);
+  }
+  CK(cudaFuncSetAttribute(read_smem_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  for (int C : {8, 16}) {
+    const int chunk = c.kv / C, smem = 2 * chunk * 256;
+    const uint4 *kk = src, *vv = src + n16 / 2;
+    const double us = graph_us([&](cudaStream_t st) {
+      read_smem_rows<<<dim3(C, c.hkv), 256, smem, st>>>(kk, vv, chunk, c.hkv, sink);
+    }, reps, s);
+    printf("floor: the cluster kernel's rows (CTA (x, h): head h's 256-byte rows of keys [x * %d, "
+           "+%d) of K and V, %d CTAs) by cp.async into %d B shared a CTA: %.2f us\n",
+           chunk, chunk, C * c.hkv, smem, us);
   }
   CK(cudaGetLastError());
   return 0;

@@ -108,13 +108,6 @@ __device__ unsigned long long
 #define DECODE_CL_STAMP_END
 #endif
 
-// The push merge's receive slab (p.cl_push, after the mbarriers): C x 8
-// partials of `rows` rows x kD / C columns, and their m and l.
-template <int kD>
-__host__ __device__ constexpr int decode_cl_push_bytes(int c, int rows) {
-  return DECODE_CL_WARPS * rows * (kD + 2 * c) * 4;
-}
-
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Shared address a of this CTA, as the same offset in CTA rank's window.
 FUSED_DEV uint32_t decode_cluster_map(uint32_t a, uint32_t rank) {
@@ -134,76 +127,6 @@ FUSED_DEV float4 decode_cluster_ld4(uint32_t a) {
                : "r"(a)
                : "memory");
   return v;
-}
-
-FUSED_DEV void decode_cluster_st2(uint32_t a, float x, float y) {
-  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};\n" ::"r"(a), "f"(x), "f"(y) : "memory");
-}
-FUSED_DEV void decode_cluster_st(uint32_t a, float x) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(a), "f"(x) : "memory");
-}
-
-// Push merge (p.cl_push), step 1: each warp stores its unnormalized O rows
-// (the rows of a token only) into the receive slab of the CTA that owns
-// each column, as partial rank * 8 + warp, and its rows' (m, l) into every
-// CTA's; recv is [C x 8][rows][cols] O, then [C x 8][rows] m and l (this
-// CTA's address: mapa turns it into each peer's).
-template <int kD>
-FUSED_DEV void decode_cl_push(const float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
-                              uint32_t recv, int C, int rows, int R, uint32_t rank, int warp,
-                              int lane) {
-  const int cols = kD / C, parts = C * DECODE_CL_WARPS, pw = (int)rank * DECODE_CL_WARPS + warp;
-  const uint32_t rm = recv + parts * rows * cols * 4, rl = rm + parts * rows * 4;
-  const int g4 = lane / 4, t4 = lane % 4;
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    const int r = g4 + 8 * hh;
-    if (r >= R) continue;
-#pragma unroll
-    for (int i = 0; i < kD / 8; i++) {
-      const int col = 8 * i + 2 * t4, tc = col / cols;
-      decode_cluster_st2(decode_cluster_map(recv + ((pw * rows + r) * cols + col % cols) * 4, tc),
-                         o[i][2 * hh], o[i][2 * hh + 1]);
-    }
-    if (t4 == 0)
-      for (int tc = 0; tc < C; tc++) {
-        decode_cluster_st(decode_cluster_map(rm + (pw * rows + r) * 4, tc), m[hh]);
-        decode_cluster_st(decode_cluster_map(rl + (pw * rows + r) * 4, tc), l[hh]);
-      }
-  }
-}
-
-// Push merge, step 2 (after the cluster barrier): columns [rank * cols,
-// +cols) of rows [0, R) from the C x 8 partials in this CTA's own slab; S
-// adjacent threads share an element (partials q = s mod S), merged by shuffles.
-template <typename T, int kD>
-FUSED_DEV void decode_cl_gather(const attn_decode_params &p, const decode_seq &sq, int hk,
-                                const float *recv, int C, int rows, int R, uint32_t rank) {
-  const int cols = kD / C, parts = C * DECODE_CL_WARPS, E = R * cols;
-  const float *rm = recv + parts * rows * cols, *rl = rm + parts * rows;
-  int S = 1;
-  while (S < 32 && 2 * S * E <= DECODE_CL_THREADS) S *= 2;
-  for (int i0 = 0; i0 < E * S; i0 += DECODE_CL_THREADS) {
-    const int idx = i0 + threadIdx.x, e = idx / S, s = idx % S, r = e / cols, c = e % cols;
-    const bool on = idx < E * S;
-    float M = -INFINITY, L = 0.f, acc = 0.f;
-    if (on)
-      for (int q = s; q < parts; q += S) M = fmaxf(M, rm[q * rows + r]);
-    for (int off = 1; off < S; off *= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
-    if (on)
-      for (int q = s; q < parts; q += S) {
-        const float mq = rm[q * rows + r], w = mq == -INFINITY ? 0.f : fused_exp2(mq - M);
-        L += w * rl[q * rows + r], acc += w * recv[(q * rows + r) * cols + c];
-      }
-    for (int off = 1; off < S; off *= 2) {
-      L += __shfl_xor_sync(0xffffffffu, L, off);
-      acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    }
-    if (on && s == 0) {
-      const float v = L > 0.f ? acc / L : 0.f;
-      decode_out<T, 1>(p, sq, hk, r, (int)rank * cols + c, &v, L > 0.f ? M + log2f(L) : -INFINITY);
-    }
-  }
 }
 
 // Element offset of chunk ch (8 elements) of key row r in the K or V region.
@@ -458,19 +381,6 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
   }
   DECODE_CL_STAMP(5);
-  if (p.cl_push) { // no barrier inside the CTA, one cluster barrier, local reads only
-    const uint32_t rank = ws_cluster_rank();
-    float *recv = (float *)(after + 16 * kD * 4 + 16 * 4 + 2 * DECODE_CL_WARPS * 8);
-    decode_cl_push<kD>(o, m, l, fused_smem_addr(recv), C, p.cl_rows, R, rank, warp, lane);
-    DECODE_CL_STAMP(6);
-    ws_cluster_sync(); // every partial pushed; after it no CTA touches a peer
-    DECODE_CL_STAMP(7);
-    decode_cl_gather<T, kD>(p, sq, hk, recv, C, p.cl_rows, R, rank);
-    DECODE_CL_STAMP(8);
-    DECODE_CL_STAMP(9);
-    DECODE_CL_STAMP_END
-    return;
-  }
   __syncthreads(); // K and V are read: the region becomes the warps' merge slab
   decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
       o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
@@ -481,37 +391,63 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   ws_cluster_sync(); // every CTA's P and lse written
   DECODE_CL_STAMP(7);
 
-  // Columns [rank * cols, +cols) of every row, 4 a thread, from all C CTAs.
+  // Columns [rank * cols, +cols) of every row, 4 a thread from one CTA: C
+  // adjacent threads take the same 4 columns from the C CTAs (one remote
+  // load each) and merge them by shuffles (run 15: 16 threads each loading
+  // from all C in turn spent ~2,300 cycles here).
   const uint32_t rank = ws_cluster_rank();
-  const int cols = kD / C, q4 = cols / 4;
+  const int cols = kD / C, q4 = cols / 4, work = R * q4 * C;
   const uint32_t part_a = fused_smem_addr(part), lse_a = fused_smem_addr(part_lse);
-  for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
-    const int r = idx / q4, col = (int)rank * cols + (idx % q4) * 4;
-    float ls[16];
-    float4 x[16];
-    float M = -INFINITY;
+  for (int i0 = 0; p.cl_wide && i0 < work; i0 += DECODE_CL_THREADS) { // uniform: shuffles
+    const int idx = i0 + tid, item = idx / C, c = idx % C;
+    const int r = item / q4, col = (int)rank * cols + (item % q4) * 4;
+    const bool on = idx < work;
+    const float ls = on ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
+    const float4 x = on ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+                        : make_float4(0.f, 0.f, 0.f, 0.f);
+    float M = ls;
+    for (int off = 1; off < C; off *= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    const float w = ls == -INFINITY ? 0.f : fused_exp2(ls - M);
+    float L = w, acc[4] = {w * x.x, w * x.y, w * x.z, w * x.w};
+    for (int off = 1; off < C; off *= 2) {
+      L += __shfl_xor_sync(0xffffffffu, L, off);
 #pragma unroll
-    for (int c = 0; c < 16; c++) {
-      ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
-      x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
-                   : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int c = 0; c < 16; c++) M = fmaxf(M, ls[c]);
-    float L = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int c = 0; c < 16; c++) {
-      const float w = ls[c] == -INFINITY ? 0.f : fused_exp2(ls[c] - M);
-      L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y;
-      acc[2] += w * x[c].z, acc[3] += w * x[c].w;
+      for (int e = 0; e < 4; e++) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], off);
     }
 #pragma unroll
     for (int e = 0; e < 4; e++) acc[e] = L > 0.f ? acc[e] / L : 0.f;
-    decode_out<T, 4>(p, sq, hk, r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
+    if (on && c == 0) decode_out<T, 4>(p, sq, hk, r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
+  }
+  if (!p.cl_wide) { // run 14's (A/B, ATTNPROF_DECODE_CL_WIDE=0): R x q4 threads, C loads each
+    for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
+      const int r = idx / q4, col = (int)rank * cols + (idx % q4) * 4;
+      float ls[16];
+      float4 x[16];
+      float M = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < 16; c++) {
+        ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
+        x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+                     : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int c = 0; c < 16; c++) M = fmaxf(M, ls[c]);
+      float L = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int c = 0; c < 16; c++) {
+        const float w = ls[c] == -INFINITY ? 0.f : fused_exp2(ls[c] - M);
+        L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y;
+        acc[2] += w * x[c].z, acc[3] += w * x[c].w;
+      }
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[e] = L > 0.f ? acc[e] / L : 0.f;
+      decode_out<T, 4>(p, sq, hk, r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
+    }
   }
   DECODE_CL_STAMP(8);
-  // No CTA's shared memory goes while a peer may read it. Relaxed (A/B): the
-  // peers' loads above have returned (their values are stored) before they arrive.
+  // No CTA's shared memory goes while a peer may read it. Relaxed (the
+  // default; ATTNPROF_DECODE_CL_RELAX=0 for the release form): the peers'
+  // loads above have returned (their values are used) before they arrive.
   if (p.cl_relax)
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"
                  "barrier.cluster.wait.aligned;\n" ::: "memory");
@@ -533,9 +469,8 @@ attn_status decode_cluster_prepare(void) {
   ATTN_CUDA_TRY(cudaGetDevice(&dev));
   if (dev >= 0 && dev < 64 && done[dev]) return ATTN_STATUS_OK;
   const void *fn = (const void *)decode_cluster_kernel<T, kD, kBulk>;
-  int most = 0; // the push merge's slab comes on top of the keys: allow all there is
-  ATTN_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     decode_cl_smem_bytes<kD, kBulk>(DECODE_CLUSTER_KEYS(kD))));
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
@@ -558,51 +493,45 @@ static inline cudaLaunchConfig_t decode_cl_config(dim3 grid, int c, int smem, in
   return cfg;
 }
 
-// Shared memory of a CTA of `chunk` keys in clusters of c; rows > 0: with
-// the push merge's slab for that many rows.
-template <int kD, int kBulk>
-int decode_cl_launch_smem(int c, int chunk, int rows) {
-  return decode_cl_smem_bytes<kD, kBulk>(chunk) + (rows > 0 ? decode_cl_push_bytes<kD>(c, rows) : 0);
-}
-
 template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream) {
   attn_status st = decode_cluster_prepare<T, kD, kBulk>();
   if (st) return st;
   cudaLaunchAttribute attr[2];
   const dim3 grid((unsigned)p.splits, (unsigned)p.hkv, (unsigned)p.batch);
-  const int smem = decode_cl_launch_smem<kD, kBulk>(p.splits, p.cl_chunk, p.cl_push ? p.cl_rows : 0);
-  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, smem, p.pdl, stream, attr);
+  cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD, kBulk>(p.cl_chunk),
+                                            p.pdl, stream, attr);
   cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD, kBulk>, p);
   return e == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(e, "launch of decode_cluster_kernel");
 }
 
-// Clusters of c CTAs of `chunk` keys (and a push slab of `rows` rows; 0:
-// none) that the device runs at once (0 when it cannot say), asked once per
-// device, c and shared-memory size (a small table; past its end, every time).
+// Clusters of c CTAs of `chunk` keys the device runs at once (0 when it
+// cannot say), asked once per device, c and chunk.
 template <typename T, int kD, int kBulk>
-int decode_cluster_fit(int c, int chunk, int rows) {
-  const int smem = decode_cl_launch_smem<kD, kBulk>(c, chunk, rows);
-  static struct { int dev, c, smem, n; } seen[64];
-  static int nseen;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || smem > 227 * 1024) return 0;
-  for (int i = 0; i < nseen && i < 64; i++)
-    if (seen[i].dev == dev && seen[i].c == c && seen[i].smem == smem) return seen[i].n;
+int decode_cluster_fit(int c, int chunk) {
+  constexpr int kSizes = DECODE_CLUSTER_KEYS(kD) / 16 + 1;
+  static int fit[64][5][kSizes]; // c = 2^i, chunk / 16; 0 unknown, else fit + 1
+  int dev = 0, lg = 0;
+  while ((1 << lg) < c && lg < 4) lg++;
+  const int ci = chunk / 16;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || ci < 0 || ci >= kSizes)
+    return 0;
+  if (fit[dev][lg][ci]) return fit[dev][lg][ci] - 1;
   int n = 0;
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, smem, 0, 0, attr);
+  cudaLaunchConfig_t cfg = decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD, kBulk>(chunk),
+                                            0, 0, attr);
   if (decode_cluster_prepare<T, kD, kBulk>() ||
       cudaOccupancyMaxActiveClusters(&n, decode_cluster_kernel<T, kD, kBulk>, &cfg) !=
           cudaSuccess)
     n = 0, cudaGetLastError();
-  if (nseen < 64) seen[nseen] = {dev, c, smem, n}, nseen++;
+  fit[dev][lg][ci] = n + 1;
   return n;
 }
 
 #define DECODE_CLUSTER_INSTANCE_B(T, D, B)                                                  \
   template attn_status decode_cluster_run<T, D, B>(const attn_decode_params &, cudaStream_t); \
-  template int decode_cluster_fit<T, D, B>(int, int, int);
+  template int decode_cluster_fit<T, D, B>(int, int);
 #define DECODE_CLUSTER_INSTANCE(T, D)                                                    \
   DECODE_CLUSTER_INSTANCE_B(T, D, 0)                                                     \
   DECODE_CLUSTER_INSTANCE_B(T, D, 1)

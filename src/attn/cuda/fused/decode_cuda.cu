@@ -26,10 +26,10 @@
 // ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the cluster size.
 // ATTNPROF_DECODE_CL_BULK=0/1 has the cluster kernel copy K/V by 16-byte
 // cp.async / one bulk copy a row (default: cp.async for unpaged K/V, bulk for
-// pages; run 14), ATTNPROF_DECODE_CL_RELAX=1 relaxes its last cluster barrier
-// (pull merge only), ATTNPROF_DECODE_CL_PUSH=0 takes the pull merge (run 14's:
-// a CTA-wide merge, then each CTA reads its columns from its peers) instead
-// of the push merge (decode_cluster.cuh; NOTES.md run 15).
+// pages; run 14), ATTNPROF_DECODE_CL_RELAX=0 gives its last cluster barrier
+// the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
+// run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
+// CTAs in turn) instead of one remote load a thread (NOTES.md run 15).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +184,7 @@ static int pick_path(const attn_decode_params *p) {
                                                                        : DECODE_PATH_LOOKUP;
 }
 
-typedef int (*decode_fit_fn)(int, int, int);
+typedef int (*decode_fit_fn)(int, int);
 
 // bulk: K/V rows by bulk copies (decode_cluster.cuh's kBulk).
 static decode_fn cluster_instance(int bf, int64_t d, int bulk, decode_fit_fn *fit) {
@@ -239,15 +239,12 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   decode_fit_fn fit = NULL;
   decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
                                   attn_decode_cuda_cluster_bulk(p->kv_kind == DECODE_KV_PAGED), &fit);
-  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 0, 0, 1);
-  const int push = decode_knob("ATTNPROF_DECODE_CL_PUSH", 1, 0, 1);
-  p->cl_rows = (int)((int64_t)p->group * v->max_q); // <= 16: one row atom
+  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 1, 0, 1);
+  p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
-    for (int pu = push; pu >= 0; pu--) // where the push slab does not fit: the pull merge
-      if (fit(c, (int)chunk, pu ? p->cl_rows : 0) >= base)
-        return p->splits = c, p->cl_chunk = (int)chunk, p->cl_push = pu, fn;
+    if (fit(c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
     if (forced) return NULL;
   }
   return NULL;

@@ -46,9 +46,8 @@ int decode_occupancy(void);
 // kBulk: K/V rows by bulk copies on mbarriers (1) or by 16-byte cp.async (0).
 template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream);
-// Clusters of c CTAs of `chunk` keys, with the push merge's slab for `rows`
-// query rows (0: the pull merge), the device runs at once (0: cannot say).
+// Clusters of c CTAs of `chunk` keys the device runs at once (0: cannot say).
 template <typename T, int kD, int kBulk>
-int decode_cluster_fit(int c, int chunk, int rows);
+int decode_cluster_fit(int c, int chunk);
 
 #endif
