@@ -3,9 +3,10 @@
 // KV keys (default 2048). It includes decode_cluster.cuh with
 // DECODE_CL_STAMPS defined, so each CTA records %globaltimer and %clock64
 // at its phases (the library's own build has none of this), and prints:
-//  - per cluster size C (and copy kind), the graph-timed us per call (20
-//    calls a graph, events around each replay, median), the error against a
-//    host fp32 reference, and per phase min / median / max over the CTAs of
+//  - per launch shape (cluster size C, copy kind, merge and last barrier),
+//    the graph-timed us per call (20 calls a graph, events around each
+//    replay, median), the error against a host reference (fp64 sums of the
+//    bf16 inputs), and per phase min / median / max over the CTAs of
 //    a call, in ns from the call's earliest CTA start (globaltimer) and in
 //    cycles from each CTA's own start (clock64), medians over calls 4..19 of
 //    the graph; the gap from the last CTA end of one call to the first start
@@ -14,7 +15,8 @@
 //    an empty kernel with the cluster kernel's grid, cluster and shared
 //    memory; an empty kernel of one CTA; reads by ld.global (registers) and
 //    by cp.async into shared memory (as the cluster kernel copies) with 64,
-//    128 and 132 CTAs of 256 threads, each CTA its contiguous share.
+//    128 and 132 CTAs of 256 threads, each CTA its contiguous share; and the
+//    cluster kernel's own row pattern by cp.async (read_smem_rows).
 //   bench_decode_stamps [kv] [reps]
 #include <algorithm>
 #include <functional>
@@ -38,16 +40,23 @@ typedef __nv_bfloat16 bf16;
 
 static const int kGraphN = 20;
 
-// us per call of fn: kGraphN calls captured in one graph, median over reps replays.
-static double graph_us(const std::function<void(cudaStream_t)> &fn, int reps, cudaStream_t s) {
-  for (int i = 0; i < 3; i++) fn(s);
-  CK(cudaStreamSynchronize(s));
+// kGraphN calls of fn captured into one graph, instantiated.
+static cudaGraphExec_t capture(const std::function<void(cudaStream_t)> &fn, cudaStream_t s) {
   cudaGraph_t g;
   cudaGraphExec_t ge;
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < kGraphN; i++) fn(s);
   CK(cudaStreamEndCapture(s, &g));
   CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaGraphDestroy(g);
+  return ge;
+}
+
+// us per call of fn: kGraphN calls captured in one graph, median over reps replays.
+static double graph_us(const std::function<void(cudaStream_t)> &fn, int reps, cudaStream_t s) {
+  for (int i = 0; i < 3; i++) fn(s);
+  CK(cudaStreamSynchronize(s));
+  cudaGraphExec_t ge = capture(fn, s);
   CK(cudaGraphLaunch(ge, s));
   CK(cudaStreamSynchronize(s));
   std::vector<cudaEvent_t> ev(2 * reps);
@@ -66,25 +75,18 @@ static double graph_us(const std::function<void(cudaStream_t)> &fn, int reps, cu
   }
   for (auto &e : ev) cudaEventDestroy(e);
   cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
   std::sort(us.begin(), us.end());
   return us[reps / 2];
 }
 
 // One capture of kGraphN calls, replayed once with the stamp counters zeroed.
 static void graph_once(const std::function<void(cudaStream_t)> &fn, cudaStream_t s) {
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kGraphN; i++) fn(s);
-  CK(cudaStreamEndCapture(s, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaGraphExec_t ge = capture(fn, s);
   static unsigned zero[DECODE_CL_STAMP_CTAS];
   CK(cudaMemcpyToSymbol(decode_cl_stamp_calls, zero, sizeof zero));
   CK(cudaGraphLaunch(ge, s));
   CK(cudaStreamSynchronize(s));
   cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
 }
 
 __global__ void empty_kernel(void) {}

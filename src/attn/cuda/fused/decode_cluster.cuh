@@ -22,9 +22,10 @@
 // Merge: the 8 warps through shared memory (decode_merge_groups) into the
 // CTA's normalized partial P [16 x kD] fp32 and its lse (log2); a cluster
 // barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
-// from all C CTAs' P and lse (ld.shared::cluster) and writes out and lse; a
-// last cluster barrier keeps each CTA's shared memory alive until its peers
-// have read it.
+// from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
+// remote lse and float4 each, merged by shuffles) and writes out and lse; a
+// last cluster barrier (relaxed) keeps each CTA's shared memory alive until
+// its peers have read it.
 // Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
 // as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit, or with
 // bulk copies [chunk x (kD + 8)]; after the keys, the warps' merge slab
@@ -34,7 +35,11 @@
 // bulk copies and 8.7 for split + combine (cuDNN via PyTorch 7.4), KV=1k 6.3
 // against 6.9 and 8.0 (6.7); paged p16 with bulk copies 8.5 against 12.6 with
 // cp.async and 9.4 for split + combine at 2k, 7.3 / 9.1 / 8.4 at 1k: the plan
-// gives pages bulk copies and unpaged K/V cp.async (decode_cuda.cu).
+// gives pages bulk copies and unpaged K/V cp.async (decode_cuda.cu). Run 15
+// (one remote load a thread, relaxed end): 7.0-7.3 us at 2k, 6.2-6.3 at 1k;
+// of the 7.2 us, K/V land 3.1 us in (the floor of this row pattern), then
+// P V 0.6, the warps' merge 0.7, the cluster barrier 0.45 and the cross-CTA
+// merge 1.1 (bench/serving/decode_stamps.cu).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
