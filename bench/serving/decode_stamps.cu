@@ -262,7 +262,8 @@ static void phase_table(int ctas) {
     span.push_back((double)(tend - t0));
     std::vector<int> per_sm(256, 0);
     for (int c = 0; c < ctas; c++) per_sm[buf[call][c][2 * W] & 255]++;
-    shared.push_back((double)std::count_if(per_sm.begin(), per_sm.end(), [](int n) { return n > 1; }));
+    shared.push_back(
+        (double)std::count_if(per_sm.begin(), per_sm.end(), [](int n) { return n > 1; }));
     for (int ph = 0; ph < W; ph++) {
       std::vector<double> ns, cy;
       for (int c = 0; c < ctas; c++) {
@@ -366,10 +367,12 @@ int main(int argc, char **argv) {
          graph_us([&](cudaStream_t st) { empty_kernel<<<1, 32, 0, st>>>(); }, reps, s));
   CK(cudaFuncSetAttribute(read_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   for (int ctas : {64, 128, 132}) {
-    const double r8 = graph_us([&](cudaStream_t st) { read_regs<8><<<ctas, 256, 0, st>>>(src, n16, sink); }, reps, s);
-    const double r32 = graph_us([&](cudaStream_t st) { read_regs<32><<<ctas, 256, 0, st>>>(src, n16, sink); }, reps, s);
     const int smem = (int)((n16 + ctas - 1) / ctas * 16);
-    const double sm = graph_us([&](cudaStream_t st) { read_smem<<<ctas, 256, smem, st>>>(src, n16, sink); }, reps, s);
+    auto r8_fn = [&](cudaStream_t st) { read_regs<8><<<ctas, 256, 0, st>>>(src, n16, sink); };
+    auto r32_fn = [&](cudaStream_t st) { read_regs<32><<<ctas, 256, 0, st>>>(src, n16, sink); };
+    auto sm_fn = [&](cudaStream_t st) { read_smem<<<ctas, 256, smem, st>>>(src, n16, sink); };
+    const double r8 = graph_us(r8_fn, reps, s), r32 = graph_us(r32_fn, reps, s);
+    const double sm = graph_us(sm_fn, reps, s);
     printf("floor: read %.2f MB with %d CTAs of 256 threads: ld.global 8 in flight %.2f us, 32 in "
            "flight %.2f us; cp.async into %d B shared a CTA %.2f us\n",
            n16 * 16 / 1e6, ctas, r8, r32, smem, sm);
