@@ -556,16 +556,18 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # cluster kernel's K/V copies, bulk (bulk=1) against 16-byte cp.async
 # (bulk=0), its last cluster barrier relaxed, C = 16 (call 1 also C = 4 and
 # pages through cluster=2, the knob of then). Cells of <= 2k keys run them
-# paged too (pages of 16, shuffled table).
+# paged too (pages of 16, shuffled table). Run 15: the cross-CTA merge one
+# remote load a thread and the relaxed last barrier (the default) against
+# run 14's merge (wide=0) and the release barrier (relax=0).
 KNOBS = (("default", {}),
+         ("wide=0 relax=0", {"ATTNPROF_DECODE_CL_WIDE": 0, "ATTNPROF_DECODE_CL_RELAX": 0}),
+         ("wide=0", {"ATTNPROF_DECODE_CL_WIDE": 0}),
+         ("relax=0", {"ATTNPROF_DECODE_CL_RELAX": 0}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
-         ("bulk=0", {"ATTNPROF_DECODE_CL_BULK": 0}),
          ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
-         ("bulk=0 relax=1", {"ATTNPROF_DECODE_CL_BULK": 0, "ATTNPROF_DECODE_CL_RELAX": 1}),
-         ("bulk=1 relax=1", {"ATTNPROF_DECODE_CL_BULK": 1, "ATTNPROF_DECODE_CL_RELAX": 1}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "cluster=0", "bulk=0", "bulk=1")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "wide=0 relax=0", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):

@@ -21,7 +21,8 @@
  * with packed queries. SEQS_CUDNN_MAP=1 first prints what cuDNN
  * takes per D, new tokens, page size, causal and pool layout.
  * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer); 2: only six of the
- * cluster kernel's small-grid cases; 3: three of them. No GPU: exit 77. */
+ * cluster kernel's small-grid cases; 3: three of them (paged); 4: one, the
+ * serving bench's cell (B=1, Hkv 8, G 4, D128, cache). No GPU: exit 77. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,8 +181,10 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * packed queries; lengths fixed per
  * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
  * and an odd one; the odd-numbered cases also with the other K/V copies
- * (ATTNPROF_DECODE_CL_BULK). The environment must leave ATTNPROF_DECODE_CLUSTER
- * and ATTNPROF_DECODE_CL_BULK unset. default_copies[paged][bulk]: the fixed
+ * (ATTNPROF_DECODE_CL_BULK), every fourth also with run 14's cross-CTA merge
+ * and last barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0).
+ * The environment must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE and
+ * _CL_RELAX unset. default_copies[paged][bulk]: the fixed
  * cases run with the plan's own copies, by K/V kind. */
 static int default_copies[2][2];
 static int cluster_cases_run(int quick) {
@@ -192,7 +195,7 @@ static int cluster_cases_run(int quick) {
   for (int di = 0; di < 3; di++)
     for (int ki = 0; ki < 4; ki++)
       for (int gi = 0; gi < 4; gi++, n++) {
-        if (quick == 3 ? n % 16 != 6 : quick && n % 8) continue;
+        if (quick == 4 ? n != 18 : quick == 3 ? n % 16 != 6 : quick && n % 8) continue;
         seqs_spec s;
         memset(&s, 0, sizeof s);
         s.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
@@ -220,6 +223,14 @@ static int cluster_cases_run(int quick) {
           setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk(paged) ? "0" : "1", 1);
           run_case(&s, test_rng_next(&r));
           unsetenv("ATTNPROF_DECODE_CL_BULK");
+          ran++;
+        }
+        if (!quick && n % 4 == 2) { /* run 14's merge, kept for the A/B */
+          setenv("ATTNPROF_DECODE_CL_WIDE", "0", 1);
+          setenv("ATTNPROF_DECODE_CL_RELAX", "0", 1);
+          run_case(&s, test_rng_next(&r));
+          unsetenv("ATTNPROF_DECODE_CL_WIDE");
+          unsetenv("ATTNPROF_DECODE_CL_RELAX");
           ran++;
         }
       }

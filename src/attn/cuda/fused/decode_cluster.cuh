@@ -22,9 +22,10 @@
 // Merge: the 8 warps through shared memory (decode_merge_groups) into the
 // CTA's normalized partial P [16 x kD] fp32 and its lse (log2); a cluster
 // barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
-// from all C CTAs' P and lse (ld.shared::cluster) and writes out and lse; a
-// last cluster barrier keeps each CTA's shared memory alive until its peers
-// have read it.
+// from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
+// remote lse and float4 each, merged by shuffles) and writes out and lse; a
+// last cluster barrier (relaxed) keeps each CTA's shared memory alive until
+// its peers have read it.
 // Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
 // as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit, or with
 // bulk copies [chunk x (kD + 8)]; after the keys, the warps' merge slab
@@ -34,7 +35,11 @@
 // bulk copies and 8.7 for split + combine (cuDNN via PyTorch 7.4), KV=1k 6.3
 // against 6.9 and 8.0 (6.7); paged p16 with bulk copies 8.5 against 12.6 with
 // cp.async and 9.4 for split + combine at 2k, 7.3 / 9.1 / 8.4 at 1k: the plan
-// gives pages bulk copies and unpaged K/V cp.async (decode_cuda.cu).
+// gives pages bulk copies and unpaged K/V cp.async (decode_cuda.cu). Run 15
+// (one remote load a thread, relaxed end): 7.0-7.3 us at 2k, 6.2-6.3 at 1k;
+// of the 7.2 us, K/V land 3.1 us in (the floor of this row pattern), then
+// P V 0.6, the warps' merge 0.7, the cluster barrier 0.45 and the cross-CTA
+// merge 1.1 (bench/serving/decode_stamps.cu).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -68,6 +73,45 @@ __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
   return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * kD * 4 + 16 * 4 +
          2 * DECODE_CL_WARPS * 8;
 }
+
+// Phase stamps, compiled in only where DECODE_CL_STAMPS is defined (the
+// bench bench/serving/decode_stamps.cu; the library never defines it): every
+// thread reads %globaltimer and %clock64 at each phase into registers, and at
+// the end thread 0 writes them, its SM and the call's index (a per-CTA
+// counter) to decode_cl_stamp_buf. Phases (DECODE_CL_PHASES): start, copies
+// issued, Q+K landed, softmax done, V landed, P V done, warps merged, cluster
+// barrier passed, out written, end.
+#define DECODE_CL_PHASES 10
+#ifdef DECODE_CL_STAMPS
+#define DECODE_CL_STAMP_CTAS 256
+#define DECODE_CL_STAMP_CALLS 32
+#define DECODE_CL_STAMP_WORDS (2 * DECODE_CL_PHASES + 2)
+__device__ unsigned decode_cl_stamp_calls[DECODE_CL_STAMP_CTAS];
+__device__ unsigned long long
+    decode_cl_stamp_buf[DECODE_CL_STAMP_CALLS][DECODE_CL_STAMP_CTAS][DECODE_CL_STAMP_WORDS];
+#define DECODE_CL_STAMP(i)                                                                  \
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(st_ns[i])::"memory");                  \
+  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(st_cy[i])::"memory")
+#define DECODE_CL_STAMP_BEGIN                                                               \
+  unsigned long long st_ns[DECODE_CL_PHASES], st_cy[DECODE_CL_PHASES];                      \
+  DECODE_CL_STAMP(0);                                                                       \
+  const int st_cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);       \
+  unsigned st_call = 0;                                                                     \
+  if (threadIdx.x == 0 && st_cta < DECODE_CL_STAMP_CTAS)                                    \
+    st_call = atomicAdd(&decode_cl_stamp_calls[st_cta], 1u)
+#define DECODE_CL_STAMP_END                                                                 \
+  if (threadIdx.x == 0 && st_cta < DECODE_CL_STAMP_CTAS && st_call < DECODE_CL_STAMP_CALLS) { \
+    unsigned long long *w = decode_cl_stamp_buf[st_call][st_cta];                           \
+    unsigned sm;                                                                            \
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));                                       \
+    for (int i = 0; i < DECODE_CL_PHASES; i++) w[i] = st_ns[i], w[DECODE_CL_PHASES + i] = st_cy[i]; \
+    w[2 * DECODE_CL_PHASES] = sm, w[2 * DECODE_CL_PHASES + 1] = st_call;                     \
+  }
+#else
+#define DECODE_CL_STAMP(i)
+#define DECODE_CL_STAMP_BEGIN
+#define DECODE_CL_STAMP_END
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Shared address a of this CTA, as the same offset in CTA rank's window.
@@ -207,6 +251,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
 
   const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  DECODE_CL_STAMP_BEGIN;
   decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
   const int G = p.group, R = G * sq.nq;
@@ -218,15 +263,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   n = max(n, 0);
   const int n16 = (n + 15) / 16 * 16;
 
-  for (int c = tid; c < 16 * kChunks; c += DECODE_CL_THREADS) {
-    const int r = c / kChunks, ch = c % kChunks, t = r / G, h = hk * G + r % G;
-    const bool ok = r < R;
-    const T *src = ok ? (const T *)p.q + sq.qb * p.q_sb + h * p.q_sh +
-                            (int64_t)(sq.q0 + t) * p.q_ss + ch * 8
-                      : (const T *)p.q;
-    fused_cp_async16(fused_smem_addr(qs + fused_swz<16, kD>(r, ch)), src, ok ? 16 : 0);
-  }
-  fused_cp_async_commit();
+  decode_load_q<T, kD, 16, DECODE_CL_THREADS>(p, sq, hk, 0, R, qs);
   if constexpr (kBulk) {
     decode_cl_bulk<T, kD>(p, b, hk, k_begin, n, n16, ks, vs, bar, warp, lane);
   } else {
@@ -235,6 +272,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs);
     fused_cp_async_commit();
   }
+  DECODE_CL_STAMP(1);
 
   const int keys = k_stop - k_begin, nsl = (keys + 15) / 16;
   const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
@@ -251,6 +289,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     fused_cp_async_wait<1>();
     __syncthreads(); // Q and K landed
   }
+  DECODE_CL_STAMP(2);
   float s[kSl][2][4];
 #pragma unroll
   for (int i = 0; i < kSl; i++) {
@@ -296,6 +335,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[hh]);
       l[hh] += s[i][e / 4][e % 4];
     }
+  DECODE_CL_STAMP(3);
 
   if constexpr (kBulk) {
     ws_bar_wait(bar + 8, 0); // this warp's V rows landed
@@ -320,6 +360,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       __syncthreads();
     }
   }
+  DECODE_CL_STAMP(4);
   float o[kD / 8][4];
 #pragma unroll
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -344,53 +385,81 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
   }
+  DECODE_CL_STAMP(5);
   __syncthreads(); // K and V are read: the region becomes the warps' merge slab
   decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
       o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
         part[r * kD + col] = val;
         if (col == 0) part_lse[r] = lse2;
       });
+  DECODE_CL_STAMP(6);
   ws_cluster_sync(); // every CTA's P and lse written
+  DECODE_CL_STAMP(7);
 
-  // Columns [rank * cols, +cols) of every row, 4 a thread, from all C CTAs.
+  // Columns [rank * cols, +cols) of every row, 4 a thread from one CTA: C
+  // adjacent threads take the same 4 columns from the C CTAs (one remote
+  // load each) and merge them by shuffles (run 15: 16 threads each loading
+  // from all C in turn spent ~2,300 cycles here).
   const uint32_t rank = ws_cluster_rank();
-  const int cols = kD / C, q4 = cols / 4;
+  const int cols = kD / C, q4 = cols / 4, work = R * q4 * C;
   const uint32_t part_a = fused_smem_addr(part), lse_a = fused_smem_addr(part_lse);
-  for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
-    const int r = idx / q4, col = (int)rank * cols + (idx % q4) * 4;
-    float ls[16];
-    float4 x[16];
-    float M = -INFINITY;
+  for (int i0 = 0; p.cl_wide && i0 < work; i0 += DECODE_CL_THREADS) { // uniform: shuffles
+    const int idx = i0 + tid, item = idx / C, c = idx % C;
+    const int r = item / q4, col = (int)rank * cols + (item % q4) * 4;
+    const bool on = idx < work;
+    const float ls = on ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
+    const float4 x = on ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+                        : make_float4(0.f, 0.f, 0.f, 0.f);
+    float M = ls;
+    for (int off = 1; off < C; off *= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    const float w = ls == -INFINITY ? 0.f : fused_exp2(ls - M);
+    float L = w, acc[4] = {w * x.x, w * x.y, w * x.z, w * x.w};
+    for (int off = 1; off < C; off *= 2) {
+      L += __shfl_xor_sync(0xffffffffu, L, off);
 #pragma unroll
-    for (int c = 0; c < 16; c++) {
-      ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
-      x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
-                   : make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int e = 0; e < 4; e++) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], off);
     }
 #pragma unroll
-    for (int c = 0; c < 16; c++) M = fmaxf(M, ls[c]);
-    float L = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int c = 0; c < 16; c++) {
-      const float w = ls[c] == -INFINITY ? 0.f : fused_exp2(ls[c] - M);
-      L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y;
-      acc[2] += w * x[c].z, acc[3] += w * x[c].w;
-    }
-    const int t = r / G, h = hk * G + r % G;
-    T *dst = (T *)p.o + sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col;
-#pragma unroll
-    for (int e = 0; e < 4; e++) dst[e] = fused_from_f32<T>(L > 0.f ? acc[e] / L : 0.f);
-    if (col == 0 && p.lse)
-      p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] =
-          L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
+    for (int e = 0; e < 4; e++) acc[e] = L > 0.f ? acc[e] / L : 0.f;
+    if (on && c == 0) decode_out<T, 4>(p, sq, hk, r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
   }
-  // No CTA's shared memory goes while a peer may read it. Relaxed (A/B): the
-  // peers' loads above have returned (their values are stored) before they arrive.
+  if (!p.cl_wide) { // run 14's (A/B, ATTNPROF_DECODE_CL_WIDE=0): R x q4 threads, C loads each
+    for (int idx = tid; idx < R * q4; idx += DECODE_CL_THREADS) {
+      const int r = idx / q4, col = (int)rank * cols + (idx % q4) * 4;
+      float ls[16];
+      float4 x[16];
+      float M = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < 16; c++) {
+        ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
+        x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+                     : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int c = 0; c < 16; c++) M = fmaxf(M, ls[c]);
+      float L = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int c = 0; c < 16; c++) {
+        const float w = ls[c] == -INFINITY ? 0.f : fused_exp2(ls[c] - M);
+        L += w, acc[0] += w * x[c].x, acc[1] += w * x[c].y;
+        acc[2] += w * x[c].z, acc[3] += w * x[c].w;
+      }
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[e] = L > 0.f ? acc[e] / L : 0.f;
+      decode_out<T, 4>(p, sq, hk, r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
+    }
+  }
+  DECODE_CL_STAMP(8);
+  // No CTA's shared memory goes while a peer may read it. Relaxed (the
+  // default; ATTNPROF_DECODE_CL_RELAX=0 for the release form): the peers'
+  // loads above have returned (their values are used) before they arrive.
   if (p.cl_relax)
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"
                  "barrier.cluster.wait.aligned;\n" ::: "memory");
   else
     ws_cluster_sync();
+  DECODE_CL_STAMP(9);
+  DECODE_CL_STAMP_END
 #else
   __trap(); // built for sm_90 only; the plan never picks it elsewhere
 #endif

@@ -26,7 +26,10 @@
 // ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the cluster size.
 // ATTNPROF_DECODE_CL_BULK=0/1 has the cluster kernel copy K/V by 16-byte
 // cp.async / one bulk copy a row (default: cp.async for unpaged K/V, bulk for
-// pages; run 14), ATTNPROF_DECODE_CL_RELAX=1 relaxes its last cluster barrier.
+// pages; run 14), ATTNPROF_DECODE_CL_RELAX=0 gives its last cluster barrier
+// the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
+// run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
+// CTAs in turn) instead of one remote load a thread (NOTES.md run 15).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,7 +239,8 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   decode_fit_fn fit = NULL;
   decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
                                   attn_decode_cuda_cluster_bulk(p->kv_kind == DECODE_KV_PAGED), &fit);
-  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 0, 0, 1);
+  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 1, 0, 1);
+  p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it

@@ -88,18 +88,45 @@ FUSED_DEV void decode_kv_at(const attn_decode_params &p, int b, int j, int64_t *
   }
 }
 
+// Rows [r0, r0 + kRows) of the KV head hk's query rows into qs (swizzled
+// fused_swz<kRows, kD>) by cp.async, one commit group; rows past R zero.
+template <typename T, int kD, int kRows, int kThreads>
+FUSED_DEV void decode_load_q(const attn_decode_params &p, const decode_seq &sq, int hk, int r0,
+                             int R, T *qs) {
+  constexpr int kChunks = kD / 8;
+  const T *qg = (const T *)p.q;
+  for (int c = threadIdx.x; c < kRows * kChunks; c += kThreads) {
+    const int r = c / kChunks, ch = c % kChunks, rr = r0 + r;
+    const int t = rr / p.group, h = hk * p.group + rr % p.group;
+    const bool ok = rr < R;
+    const T *src = ok ? qg + sq.qb * p.q_sb + h * p.q_sh + (int64_t)(sq.q0 + t) * p.q_ss + ch * 8
+                      : qg;
+    fused_cp_async16(fused_smem_addr(qs + fused_swz<kRows, kD>(r, ch)), src, ok ? 16 : 0);
+  }
+  fused_cp_async_commit();
+}
+
+// Row rr's final output: n values from column col into out, and (col 0)
+// its lse from lse2 (log2 domain; -inf for a row that saw no key).
+template <typename T, int kN>
+FUSED_DEV void decode_out(const attn_decode_params &p, const decode_seq &sq, int hk, int rr,
+                          int col, const float *val, float lse2) {
+  const int t = rr / p.group, h = hk * p.group + rr % p.group;
+  T *dst = (T *)p.o + sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col;
+#pragma unroll
+  for (int e = 0; e < kN; e++) dst[e] = fused_from_f32<T>(val[e]);
+  if (col == 0 && p.lse) p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
+}
+
 // Row r's output of one split: out and lse (one split), or the split's
 // normalized partial and its lse (several).
 template <typename T, int kD>
 FUSED_DEV void decode_put(const attn_decode_params &p, const decode_seq &sq, int split, int hk,
                           int rr, int col, float val, float lse2) {
-  const int t = rr / p.group, h = hk * p.group + rr % p.group;
   if (p.splits == 1) {
-    ((T *)p.o)[sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col] =
-        fused_from_f32<T>(val);
-    if (col == 0 && p.lse)
-      p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
+    decode_out<T, 1>(p, sq, hk, rr, col, &val, lse2);
   } else {
+    const int t = rr / p.group, h = hk * p.group + rr % p.group;
     const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
     p.o_part[((int64_t)split * p.part_rows + prow) * kD + col] = val;
     if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
@@ -308,16 +335,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   const int k_begin = min(split * chunk, kv_end), k_stop = min(kv_end, k_begin + chunk);
   const int nblocks = (k_stop - k_begin + DECODE_BK - 1) / DECODE_BK;
 
-  const T *qg = (const T *)p.q, *kgp = (const T *)p.k, *vgp = (const T *)p.v;
-  for (int c = tid; c < kRows * kChunks; c += DECODE_THREADS) {
-    const int r = c / kChunks, ch = c % kChunks, rr = r0 + r;
-    const int t = rr / G, h = hk * G + rr % G;
-    const bool ok = rr < R;
-    const T *src = ok ? qg + sq.qb * p.q_sb + h * p.q_sh + (int64_t)(sq.q0 + t) * p.q_ss + ch * 8
-                      : qg;
-    fused_cp_async16(fused_smem_addr(qs + fused_swz<kRows, kD>(r, ch)), src, ok ? 16 : 0);
-  }
-  fused_cp_async_commit();
+  const T *kgp = (const T *)p.k, *vgp = (const T *)p.v;
+  decode_load_q<T, kD, kRows, DECODE_THREADS>(p, sq, hk, r0, R, qs);
 
   // Key tid of block blk as (batch or page, row); row -1: past the split
   // (zero-filled). Thread tid < 64 reads one block table entry.
