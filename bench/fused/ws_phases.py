@@ -9,6 +9,9 @@ Per cell and schedule (--ab: the WS_AB bits besides 1024; 0 the static
 schedule, 512 the dynamic one), after warm-up calls:
   us        CUDA-event median of --reps calls of the plain kernel (same AB bits,
             no stamps) and of the stamps instance (the stamps' own cost)
+  Q first / later  the mean Q wait of each consumer's first tile and of
+            its later ones (median too): the CTA's first loads against the
+            steady state
   span      the last CTA's end less the first CTA's start (%globaltimer)
   busy      per CTA, its end less its start: mean, min / span; tail = span
             less busy, mean over CTAs (the schedule's imbalance plus the
@@ -63,6 +66,7 @@ def phases(st):
     ph = {k: [] for k in ("q", "k0", "s0", "loop", "epi")}
     ph_sum = {k: 0.0 for k in ph}
     tensor_clk, loop_kt, truncated = 0.0, [], False
+    q_first, q_rest = [], []  # the Q wait of each consumer's first tile, and of the others
     for c in range(g):
         blk = w[c, :cons]
         gt0, clk0, gt1, clk1, nt = (blk[:, i] for i in range(5))
@@ -83,6 +87,8 @@ def phases(st):
             for k, v in parts.items():
                 ph[k] += list(v * rate[cw])
                 ph_sum[k] += float(v.sum() * rate[cw])
+            q_first += list(parts["q"][:1] * rate[cw])
+            q_rest += list(parts["q"][1:] * rate[cw])
             if cw == 0:
                 tensor_clk += float(kt.sum()) * tc_kt
             more = kt > 1
@@ -102,6 +108,9 @@ def phases(st):
         **{f"{k}_share": ph_sum[k] / busy_total for k in ph},
         "tensor_share": tensor_clk / float(sum(busy_clk)),
         "loop_kt_clk": statistics.median(loop_kt) if loop_kt else 0.0, "tc_kt_clk": tc_kt,
+        "q_first_us": statistics.mean(q_first) / 1e3 if q_first else 0.0,
+        "q_rest_us": statistics.mean(q_rest) / 1e3 if q_rest else 0.0,
+        "q_rest_med_us": statistics.median(q_rest) / 1e3 if q_rest else 0.0,
     }
 
 
@@ -152,11 +161,12 @@ def main():
                   f"{r['s0_us']:5.2f}{r['loop_us']:6.2f}{r['epi_us']:5.2f} | {100 * r['q_share']:5.1f}"
                   f"{100 * r['k0_share']:5.1f}{100 * r['s0_share']:5.1f}{100 * r['loop_share']:6.1f}"
                   f"{100 * r['epi_share']:5.1f}{100 * r['tensor_share']:6.1f}{r['loop_kt_clk']:8.0f}"
-                  f"{r['tc_kt_clk']:6.0f}{'  (tiles past 64 not stamped)' if r['truncated'] else ''}",
-                  flush=True)
+                  f"{r['tc_kt_clk']:6.0f}  Q first {r['q_first_us']:.2f} later {r['q_rest_us']:.2f}"
+                  f" (median {r['q_rest_med_us']:.2f})"
+                  f"{'  (tiles past 64 not stamped)' if r['truncated'] else ''}", flush=True)
+            if opt.out:  # after each cell: a later failure keeps what was measured
+                np.savez_compressed(os.path.join(opt.out, "ws_stamps.npz"), **raw)
         del q, k, v, o
-    if opt.out:
-        np.savez_compressed(os.path.join(opt.out, "ws_stamps.npz"), **raw)
 
 
 if __name__ == "__main__":

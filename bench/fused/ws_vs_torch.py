@@ -38,11 +38,11 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   ws-tree       (--tree, ablation build) ws with the row max and row sum as
                 trees of 4 partials and every exp2's FFMA issued first
                 (=256, the WS_TREE instances); run right after ws, as ws-osm
-  ws-dyn        (--dyn, ablation build) ws on a dynamic schedule (=512,
-                with Q loads on a thread of their own): each CTA takes its
-                next tile from a global counter instead of the static rounds
-                (causal: head by head, longest first, the last heads all
-                together longest first); run right after ws, as ws-osm
+  ws-dyn        (--dyn, ablation build) ws on a dynamic schedule (=512):
+                each CTA's producer takes its next tile from a global
+                counter instead of the static rounds (causal: head by head,
+                longest first, the last heads all together longest first);
+                run right after ws, as ws-osm
   ws-NAME       (--var NAME=AB, repeatable, ablation build) ws with
                 ATTNPROF_FLASH_WS_AB=AB (ws_tile.h's WS_AB_* bits), run right
                 after ws (and ws-dyn), as ws-osm

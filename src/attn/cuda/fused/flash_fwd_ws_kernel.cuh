@@ -56,6 +56,10 @@
 // (499); 0.88-1.30x cuDNN (27 of 31 cells at or above), 1.40-2.77x FA2.
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
+// Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
+// bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
+// wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
+// of the span (bench/NOTES.md "ws: short S, where the time goes").
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
@@ -119,23 +123,23 @@ struct ws_tile {
 // With clusters (cl = 2, non-causal only) the two CTAs of a cluster take
 // m blocks 2c and 2c + 1 of one head in every round, so that they walk the
 // same K and V tiles (an m block past Sq computes and stores nothing).
-// Bench only (WS_AB_QTHREAD, no clusters): Q loads on a thread of their own
-// (ws_produce_q), each as soon as its buffer is free, instead of in the K/V
-// producer's order (bench/NOTES.md "ws: short S, where the time goes").
-// Bench only (WS_AB_DYN, implies the Q thread): a dynamic schedule. The Q
-// thread takes each CTA's first tile by CTA index, the next ones from a
-// global counter (p.ws_ctr), and writes each tile's index into a slot
-// beside its Q buffer (st.async, completing on q_full with the Q load; -1:
-// no more tiles), which the K/V producer and the consumers read; the K/V
-// producer's read is one more arrival on q_empty. The order (ws_tile_of):
-// non-causal m block fastest; causal head by head, each head's m blocks
-// longest first, the last heads' (about two rounds of tiles) all together
-// longest first, so the schedule ends on the shortest tiles. The last CTA
-// to finish resets the counter (launches on one stream only: bench).
+// Bench only (WS_AB_DYN, no clusters): a dynamic schedule. Each CTA's
+// producer takes its first tile by CTA index, the next ones from a global
+// counter (p.ws_ctr) as it starts loading a tile, and hands each tile's
+// index to the consumers in a shared-memory slot beside its Q buffer
+// (written before the Q load's arrival on q_full; -1: no more tiles). The
+// order (ws_tile_of): non-causal m block fastest; causal head by head, each
+// head's m blocks longest first, the last heads' (about two rounds of
+// tiles) all together longest first, so the schedule ends on the shortest
+// tiles. The last CTA to finish resets the counter (launches on one stream
+// only: bench). Measured (bench/NOTES.md "ws: short S, where the time
+// goes"): the tail 3.6-5.5 % of the span down to ~1.5 %, causal cells 1-3 %
+// faster, the blog shape 2 % slower (the index's fetch lands on the tile
+// start); racecheck reports the slot's write against the consumers' reads,
+// which only the Q buffer's mbarriers order (it did not count them).
 struct ws_sched {
   int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
   int cl;                           // CTAs per cluster: 1 or 2
-  int qth;                          // 1: Q loads on their own thread (WS_AB_QTHREAD)
   int dyn;                          // 1: tiles from p.ws_ctr (WS_AB_DYN)
 };
 
@@ -145,7 +149,6 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   s.n_mb = (p.sq + kBM - 1) / kBM, s.bh_n = p.b * p.hq, s.n_tiles = s.n_mb * s.bh_n;
   s.cl = cl;
   s.dyn = (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
-  s.qth = ((p.ws_ab & WS_AB_QTHREAD) && cl == 1) || s.dyn;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
   s.n_pairs = 0;
@@ -331,52 +334,20 @@ FUSED_DEV int ws_q_bufs(const attn_fused_params &p) {
   return (p.ws_ab & WS_AB_ONE_Q) ? 1 : kQBufs;
 }
 
-// WS_AB_DYN, the Q thread after its last tile: the next Q slot says -1 (no
-// tile), and the last CTA to get here zeroes the counter for the next
-// launch (every CTA's last fetch is ordered before its count by the fence).
+// WS_AB_DYN, the producer after its last tile: the consumers' next Q slot
+// says -1 (no tile; a plain arrival completes the Q barrier's phase), and
+// the last CTA to get here zeroes the counter for the next launch (every
+// CTA's last fetch is ordered before its count by the fence).
 FUSED_DEV void ws_dyn_end(const attn_fused_params &p, ws_bars br, int nq, uint32_t tc) {
   const int qb = (int)(tc % (uint32_t)nq);
   ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
-  ws_bar_expect(br.q_full(qb), 4);
-  ws_st_async(br.slot(qb), -1, br.q_full(qb));
+  ws_st_shared(br.slot(qb), -1);
+  ws_bar_arrive(br.q_full(qb));
   __threadfence();
   if (atomicAdd(p.ws_ctr + 1, 1u) == gridDim.x - 1) atomicExch(p.ws_ctr, 0u), atomicExch(p.ws_ctr + 1, 0u);
 }
 
-// The Q thread (WS_AB_QTHREAD: lane 0 of the producer's second warp): each
-// tile's Q load as soon as its buffer is free; under WS_AB_DYN it takes the
-// tiles from the counter (a tile ahead) and writes each one's index.
-template <int kD, int kTile>
-FUSED_DEV void ws_produce_q(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br, uint32_t aQ,
-                            const ws_sched &sc) {
-  using C = ws_cfg<kD, kTile>;
-  constexpr int kBM = C::kBM, kBN = C::kBN;
-  const int nq = ws_q_bufs<C::kQBufs>(p), rounds = ws_rounds(sc);
-  int t = (int)blockIdx.x; // WS_AB_DYN: this tile's index
-  uint32_t tc = 0;
-  for (int r = 0; sc.dyn || r < rounds; ++r) {
-    ws_tile w;
-    if (sc.dyn) {
-      if (t >= sc.n_tiles) break;
-      ws_tile_of<kBM, kBN>(p, sc, t, w);
-    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
-      continue;
-    }
-    const int qb = (int)(tc % (uint32_t)nq);
-    ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
-    ws_bar_expect(br.q_full(qb), C::kQ + (sc.dyn ? 4u : 0u));
-    if (sc.dyn) ws_st_async(br.slot(qb), t, br.q_full(qb));
-#pragma unroll
-    for (int blk = 0; blk < kD / 64; ++blk)
-      ws_tma_load(aQ + qb * C::kQ + blk * kBM * 128, &mp.q, br.q_full(qb), blk * 64, w.m0, w.h, w.b);
-    if (sc.dyn) t = (int)gridDim.x + (int)atomicAdd(p.ws_ctr, 1u); // waited on at the next tile
-    ++tc;
-  }
-  if (sc.dyn) ws_dyn_end(p, br, nq, tc);
-}
-
-// The producer thread: every K and V load of every tile of this CTA, and
-// the Q loads unless the Q thread makes them.
+// The producer thread: every load of every tile of this CTA.
 template <int kD, int kTile>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
                           uint32_t aQ, uint32_t aK, uint32_t aV, const ws_sched &sc) {
@@ -388,18 +359,19 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
   // whole tile, its empty barrier the consumers of both CTAs.
   const int half = sc.cl > 1 ? kBN / 2 : 0, rank = sc.cl > 1 ? (int)ws_cluster_rank() : 0;
   uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
+  int t_cur = (int)blockIdx.x; // WS_AB_DYN: this tile's index
   for (int r = 0; sc.dyn || r < rounds; ++r) {
     ws_tile w;
-    const int qb = (int)(tc % (uint32_t)nq);
-    if (sc.dyn) { // the Q thread's slot (read, then one arrival on q_empty)
-      ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
-      const int t = ws_ld_shared(br.slot(qb));
-      if (t < 0) break;
-      ws_bar_arrive(br.q_empty(qb));
-      ws_tile_of<kBM, kBN>(p, sc, t, w);
+    if (sc.dyn) {
+      if (t_cur >= sc.n_tiles) {
+        ws_dyn_end(p, br, nq, tc);
+        break;
+      }
+      ws_tile_of<kBM, kBN>(p, sc, t_cur, w);
     } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
       continue;
     }
+    const int qb = (int)(tc % (uint32_t)nq);
     const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
 #pragma unroll
@@ -426,6 +398,7 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     };
     auto load_q = [&]() {
       ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+      if (sc.dyn) ws_st_shared(br.slot(qb), t_cur);
       ws_bar_expect(br.q_full(qb), C::kQ);
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk)
@@ -433,14 +406,18 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     };
     // One Q buffer: K0 first (Q waits for the last tile's epilogue). Two: Q
     // first, its slot is free and it then lands under the last tile's loop.
-    if (nq > 1 && !sc.qth) load_q();
+    if (nq > 1) load_q();
     if (n > 0) load_k(0);
-    if (nq == 1 && !sc.qth) load_q();
+    if (nq == 1) load_q();
     for (int i = 1; i < n; ++i) {
       load_k(i);
       load_v(i - 1);
     }
     if (n > 0) load_v(n - 1);
+    // The next tile: fetched after this one's loads are issued (its latency
+    // runs under the ring's tiles; held across the loads, the index cost
+    // the producer's 24 registers a spill at D256).
+    if (sc.dyn) t_cur = (int)gridDim.x + (int)atomicAdd(p.ws_ctr, 1u);
     it += (uint32_t)n;
     ++tc;
   }
@@ -549,8 +526,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   const ws_sched sc = ws_sched_of(p, kBM, (kFlags & WS_CLUSTER) ? 2 : 1);
 
   if (tid == 0) {
-    for (int b = 0; b < 2; ++b) // WS_AB_DYN: the K/V producer's read of the slot too
-      ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), 4 * kCons + (sc.dyn ? 1 : 0));
+    for (int b = 0; b < 2; ++b) ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), 4 * kCons);
     for (int s = 0; s < kS; ++s) {
       ws_bar_init(br.k_full(s), 1), ws_bar_init(br.v_full(s), 1);
       ws_bar_init(br.k_empty(s), 4 * kCons * sc.cl), ws_bar_init(br.v_empty(s), 4 * kCons * sc.cl);
@@ -567,8 +543,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
       ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, sc);
-    } else if (tid == 32 && sc.qth) {
-      ws_produce_q<kD, kTile>(p, mp, br, aQ, sc);
     }
     __syncwarp();
     if (sc.cl > 1) ws_cluster_sync();

@@ -131,13 +131,10 @@ FUSED_DEV void ws_named_arrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// A 32-bit word into shared memory at a through the async proxy, its 4
-// bytes counted against bar's transaction count (as a TMA load's are), and
-// the word read back (the tile slots of a dynamic schedule).
-FUSED_DEV void ws_st_async(uint32_t a, int v, uint32_t bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(a),
-               "r"(v), "r"(bar)
-               : "memory");
+// A 32-bit word of shared memory at address a (the tile slots the producer
+// hands to the consumers under a dynamic schedule).
+FUSED_DEV void ws_st_shared(uint32_t a, int v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
 }
 FUSED_DEV int ws_ld_shared(uint32_t a) {
   int v;
