@@ -30,6 +30,9 @@ WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 1
 # sharing K and V by TMA multicast), bf16, both tiles, built with the
 # ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
 WS_CLUSTER_DIMS = [64, 128, 256]
+# The stamps instances (flags WS_ALL | WS_STAMPS, bf16; ablation option): the
+# shapes of the short-S cells (D64 both tiles, D128 base).
+WS_STAMPS = [(64, "WS_TILE_BASE", ""), (64, "WS_TILE_FA3", "fa3_"), (128, "WS_TILE_BASE", "")]
 
 def ws_body(ctype, d, flags, tile):
     """One explicit instance of the ws kernel."""
@@ -77,6 +80,9 @@ def main():
     ws += [(f"flash_ws_tree_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL | WS_TREE", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
            for dt, ctype in DTYPES.items() for d in WS_DIMS]
+    # the stamps instances (clock stamps per tile; ATTNPROF_FLASH_WS_AB=1024, bench/fused/ws_phases.py)
+    ws += [(f"flash_ws_stamps_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_STAMPS", tile)
+           for d, tile, tag in WS_STAMPS]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

@@ -38,6 +38,14 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   ws-tree       (--tree, ablation build) ws with the row max and row sum as
                 trees of 4 partials and every exp2's FFMA issued first
                 (=256, the WS_TREE instances); run right after ws, as ws-osm
+  ws-dyn        (--dyn, ablation build) ws on a dynamic schedule (=512):
+                each CTA's producer takes its next tile from a global
+                counter instead of the static rounds (causal: head by head,
+                longest first, the last heads all together longest first);
+                run right after ws, as ws-osm
+  ws-NAME       (--var NAME=AB, repeatable, ablation build) ws with
+                ATTNPROF_FLASH_WS_AB=AB (ws_tile.h's WS_AB_* bits), run right
+                after ws (and ws-dyn), as ws-osm
   ws-ctl        (--control) ws again (=0), after the variants above: the
                 noise of one pair when every cell runs a changed kernel
   ws-cl         (--cluster, ablation build) ws in clusters of two CTAs that
@@ -84,6 +92,8 @@ def main():
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--eager", action="store_true")
     ap.add_argument("--tree", action="store_true")
+    ap.add_argument("--dyn", action="store_true")
+    ap.add_argument("--var", action="append", default=[], help="NAME=AB: ws-NAME runs AB bits")
     ap.add_argument("--control", action="store_true")
     opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
@@ -110,8 +120,11 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
-    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-tree": [], "ws-ctl": []}
+    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-tree": [], "ws-dyn": [], "ws-ctl": []}
     scheds = []
+    extra = [tuple(x.split("=", 1)) for x in opt.var]
+    for n, _ in extra:
+        variants[f"ws-{n}"] = []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
         if (opt.d and d != opt.d) or s > opt.max_s:
@@ -135,6 +148,9 @@ def main():
             runs.append(("ws-eager", ours(q, k, v, o, causal, "ws", ab="128")))
         if opt.tree:
             runs.append(("ws-tree", ours(q, k, v, o, causal, "ws", ab="256")))
+        if opt.dyn:
+            runs.append(("ws-dyn", ours(q, k, v, o, causal, "ws", ab="512")))
+        runs += [(f"ws-{n}", ours(q, k, v, o, causal, "ws", ab=a)) for n, a in extra]
         if opt.control:
             runs.append(("ws-ctl", ours(q, k, v, o, causal, "ws", ab="0")))
         if opt.cluster:
@@ -212,12 +228,15 @@ def main():
                           "key tile); ws/var = var time / ws time",
               "ws-tree": "tree: TFLOP/s of ws (row max and sum as one chain each) and ws-tree "
                          "(trees of 4 partials, FFMAs first); ws/var = tree time / ws time",
+              "ws-dyn": "dyn: TFLOP/s of ws (static schedule) and ws-dyn (tiles from a global "
+                        "counter); ws/var = dyn time / ws time",
               "ws-ctl": "control: TFLOP/s of ws and ws-ctl (the same kernel again); "
                         "ws/var = ctl time / ws time: the noise of one pair"}
     for vn, rows in variants.items():
         if not rows:
             continue
-        print("\n" + titles[vn])
+        print("\n" + titles.get(vn, f"{vn[3:]}: TFLOP/s of ws and {vn} (ATTNPROF_FLASH_WS_AB="
+                                     f"{dict(extra).get(vn[3:], '?')}); ws/var = var time / ws time"))
         for label, causal, tw, to, tc, t2, r, us in rows:
             print(f"  {label:<16}{'causal' if causal else 'full':<8} ws {tw:6.1f} ({us:7.1f} us)  "
                   f"{vn[3:]} {to:6.1f}  cudnn {tc:6.1f}  FA2 {t2:6.1f}  ws/var {r:5.2f}  "

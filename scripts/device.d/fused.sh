@@ -41,6 +41,10 @@
 #     free clocks) over ws_ncu.py's cells (NCU_ARGS: its options; NCU_TIMEOUT,
 #     default 60 s); the report stays on the device, its details, raw and
 #     per-SASS-instruction (source) pages come back as text.
+# 12. phases (not in the default steps; an ablation build): ws_phases.py,
+#     clock stamps per CTA and tile of the short-S cells (where the time
+#     goes: tail, Q / K0 waits, first S, loop, epilogue; PHASES_ARGS, its
+#     options; PHASES_TIMEOUT, default 60 s).
 # FUSED_STEPS picks steps (default "sanitize,bench,torch"); FUSED_BENCH_ARGS
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
@@ -204,12 +208,20 @@ if [[ $steps == *versus* ]]; then
   # shellcheck disable=SC2086
   PYTHONUNBUFFERED=1 timeout "${VERSUS_TIMEOUT:-90}" python3 ../bench/fused/ws_vs_torch.py \
     --lib ./lib/libattnprof.so --reps 10 --no-wgmma ${VERSUS_ARGS:-} >"$out/ws_versus.txt" 2>&1 || rc=1
-  sed -n '/^\(osmem\|cluster\|eager\|control\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
+  sed -n '/^\(osmem\|cluster\|eager\|tree\|dyn\|control\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
   grep -E "FAIL|refused|Error" "$out/ws_versus.txt" | head -5
   echo "($SECONDS s in)"
 fi
 if [[ $steps == *sweep* ]]; then
   sweep_table
+fi
+if [[ $steps == *phases* ]]; then
+  echo "== ws_phases.py ${PHASES_ARGS:-} ($SECONDS s in)"
+  # shellcheck disable=SC2086
+  PYTHONUNBUFFERED=1 timeout "${PHASES_TIMEOUT:-60}" python3 ../bench/fused/ws_phases.py \
+    --lib ./lib/libattnprof.so --out "$out" ${PHASES_ARGS:-} 2>&1 | tee "$out/ws_phases.txt"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
+  echo "($SECONDS s in)"
 fi
 if [[ $steps == *ncu* ]]; then
   nc=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

@@ -74,7 +74,8 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
 // results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER and
-// WS_AB_TREE (ws_tile.h) pick the cluster and the softmax-tree instances.
+// WS_AB_TREE (ws_tile.h) pick the cluster and the softmax-tree instances,
+// WS_AB_STAMPS the stamps instances (bf16, D64, D128 base).
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -95,6 +96,11 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
   if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
+  constexpr int kStamps = WS_ALL | WS_STAMPS;
+  if (ab && (atoi(ab) & WS_AB_STAMPS) && bf && (d == 64 || (d == 128 && tile == WS_TILE_BASE)))
+    return d == 128 ? ws_run<__nv_bfloat16, 128, kStamps, WS_TILE_BASE>
+           : tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_FA3>
+                                 : ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_BASE>;
   constexpr int kTree = WS_ALL | WS_TREE;
   if (ab && (atoi(ab) & WS_AB_TREE))
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);

@@ -56,10 +56,15 @@
 // (499); 0.88-1.30x cuDNN (27 of 31 cells at or above), 1.40-2.77x FA2.
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
+// Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
+// bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
+// wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
+// of the span (bench/NOTES.md "ws: short S, where the time goes").
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
@@ -74,11 +79,20 @@ struct ws_cfg : ws_shape<kD, kTile> {
   static constexpr uint32_t kQ = kBM * kD * 2, kKV = kBN * kD * 2;
   // Two Q buffers where they fit (Q of the next tile loads under this one's
   // loop and epilogue): D64 and D128's 128 x 128; one at D256 and D128 x 176.
-  static constexpr int kBarBytes = 32 + 32 * kStages;
+  // Barriers: Q full/empty (two slots), per stage K/V full/empty; then two
+  // tile slots (WS_AB_DYN: the tile each Q buffer's load belongs to).
+  static constexpr int kBarBytes = 48 + 32 * kStages;
   static constexpr int kQBufs = 1024 + 2 * kQ + 2 * kStages * kKV + kBarBytes <= 227 * 1024 ? 2 : 1;
   static constexpr uint32_t kBars = kQBufs * kQ + 2 * kStages * kKV; // barrier block offset
   static constexpr int kSmem = 1024 + kBars + kBarBytes;
 };
+
+// WS_STAMPS' buffer (p.ws_stamps): per CTA (up to kWsStampCtas) and
+// consumer (3 blocks a CTA) kWsStampBlock words: globaltimer and clock64
+// at start, at end, tiles run; then per tile (up to kWsStampTiles) 8 words:
+// key tiles, clock64 at loop top, Q landed, K(0) landed, first S issued
+// (and the turn passed), last P V done, epilogue done; m0.
+constexpr int kWsStampCtas = 160, kWsStampTiles = 64, kWsStampBlock = 8 + 8 * kWsStampTiles;
 
 // A tile of the persistent schedule: m block, head, batch, and how many key
 // tiles its rows may see (0: none, bottom-right causal with Sq > Sk).
@@ -109,9 +123,24 @@ struct ws_tile {
 // With clusters (cl = 2, non-causal only) the two CTAs of a cluster take
 // m blocks 2c and 2c + 1 of one head in every round, so that they walk the
 // same K and V tiles (an m block past Sq computes and stores nothing).
+// Bench only (WS_AB_DYN, no clusters): a dynamic schedule. Each CTA's
+// producer takes its first tile by CTA index, the next ones from a global
+// counter (p.ws_ctr) as it starts loading a tile, and hands each tile's
+// index to the consumers in a shared-memory slot beside its Q buffer
+// (written before the Q load's arrival on q_full; -1: no more tiles). The
+// order (ws_tile_of): non-causal m block fastest; causal head by head, each
+// head's m blocks longest first, the last heads' (about two rounds of
+// tiles) all together longest first, so the schedule ends on the shortest
+// tiles. The last CTA to finish resets the counter (launches on one stream
+// only: bench). Measured (bench/NOTES.md "ws: short S, where the time
+// goes"): the tail 3.6-5.5 % of the span down to ~1.5 %, causal cells 1-3 %
+// faster, the blog shape 2 % slower (the index's fetch lands on the tile
+// start); racecheck reports the slot's write against the consumers' reads,
+// which only the Q buffer's mbarriers order (it did not count them).
 struct ws_sched {
   int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
   int cl;                           // CTAs per cluster: 1 or 2
+  int dyn;                          // 1: tiles from p.ws_ctr (WS_AB_DYN)
 };
 
 FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
@@ -119,6 +148,7 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   const int g = (int)gridDim.x;
   s.n_mb = (p.sq + kBM - 1) / kBM, s.bh_n = p.b * p.hq, s.n_tiles = s.n_mb * s.bh_n;
   s.cl = cl;
+  s.dyn = (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
   s.n_pairs = 0;
@@ -135,6 +165,15 @@ FUSED_DEV int ws_rounds(const ws_sched &s) {
     return (n_ct + gc - 1) / gc;
   }
   return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
+}
+
+// The tile of m block mb of head bh (b * hq + h).
+template <int kBM, int kBN>
+FUSED_DEV void ws_tile_fill(const attn_fused_params &p, int bh, int mb, ws_tile &w) {
+  w.b = bh / p.hq, w.h = bh % p.hq, w.m0 = mb * kBM;
+  int n_end = p.sk;
+  if (p.causal) n_end = min(n_end, w.m0 + min(kBM, p.sq - w.m0) + p.causal_off);
+  w.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
 }
 
 // The tile this CTA runs in round r; false: none this round.
@@ -165,11 +204,27 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
     else
       mb = t % s.n_mb, bh = t / s.n_mb;
   }
-  w.b = bh / p.hq, w.h = bh % p.hq, w.m0 = mb * kBM;
-  int n_end = p.sk;
-  if (p.causal) n_end = min(n_end, w.m0 + min(kBM, p.sq - w.m0) + p.causal_off);
-  w.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
+  ws_tile_fill<kBM, kBN>(p, bh, mb, w);
   return true;
+}
+
+// Tile t of the dynamic order (WS_AB_DYN; ws_sched above).
+template <int kBM, int kBN>
+FUSED_DEV void ws_tile_of(const attn_fused_params &p, const ws_sched &s, int t, ws_tile &w) {
+  int mb, bh;
+  if (!p.causal) {
+    mb = t % s.n_mb, bh = t / s.n_mb;
+  } else {
+    const int g = (int)gridDim.x;
+    const int tail = min(s.bh_n, (2 * g + s.n_mb - 1) / s.n_mb), head = (s.bh_n - tail) * s.n_mb;
+    if (t < head) {
+      bh = t / s.n_mb, mb = s.n_mb - 1 - t % s.n_mb;
+    } else {
+      const int u = t - head;
+      bh = s.bh_n - tail + u % tail, mb = s.n_mb - 1 - u / tail;
+    }
+  }
+  ws_tile_fill<kBM, kBN>(p, bh, mb, w);
 }
 
 // Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
@@ -261,9 +316,10 @@ FUSED_DEV void ws_rescale(float (&o)[kOR], const float (&alpha)[2], bool lazy) {
 }
 
 // Shared-memory barrier addresses: Q full/empty per Q buffer (two slots),
-// then per stage K full, K empty, V full, V empty.
+// then per stage K full, K empty, V full, V empty; then the tile slots.
 struct ws_bars {
-  uint32_t base;
+  uint32_t base, slots;
+  __device__ __forceinline__ uint32_t slot(int b) const { return slots + 4 * b; }
   __device__ __forceinline__ uint32_t q_full(int b) const { return base + 16 * b; }
   __device__ __forceinline__ uint32_t q_empty(int b) const { return base + 16 * b + 8; }
   __device__ __forceinline__ uint32_t k_full(int s) const { return base + 32 + 32 * s; }
@@ -278,6 +334,19 @@ FUSED_DEV int ws_q_bufs(const attn_fused_params &p) {
   return (p.ws_ab & WS_AB_ONE_Q) ? 1 : kQBufs;
 }
 
+// WS_AB_DYN, the producer after its last tile: the consumers' next Q slot
+// says -1 (no tile; a plain arrival completes the Q barrier's phase), and
+// the last CTA to get here zeroes the counter for the next launch (every
+// CTA's last fetch is ordered before its count by the fence).
+FUSED_DEV void ws_dyn_end(const attn_fused_params &p, ws_bars br, int nq, uint32_t tc) {
+  const int qb = (int)(tc % (uint32_t)nq);
+  ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+  ws_st_shared(br.slot(qb), -1);
+  ws_bar_arrive(br.q_full(qb));
+  __threadfence();
+  if (atomicAdd(p.ws_ctr + 1, 1u) == gridDim.x - 1) atomicExch(p.ws_ctr, 0u), atomicExch(p.ws_ctr + 1, 0u);
+}
+
 // The producer thread: every load of every tile of this CTA.
 template <int kD, int kTile>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
@@ -290,9 +359,18 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
   // whole tile, its empty barrier the consumers of both CTAs.
   const int half = sc.cl > 1 ? kBN / 2 : 0, rank = sc.cl > 1 ? (int)ws_cluster_rank() : 0;
   uint32_t it = 0, tc = 0; // key tiles and CTA tiles so far
-  for (int r = 0; r < rounds; ++r) {
+  int t_cur = (int)blockIdx.x; // WS_AB_DYN: this tile's index
+  for (int r = 0; sc.dyn || r < rounds; ++r) {
     ws_tile w;
-    if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
+    if (sc.dyn) {
+      if (t_cur >= sc.n_tiles) {
+        ws_dyn_end(p, br, nq, tc);
+        break;
+      }
+      ws_tile_of<kBM, kBN>(p, sc, t_cur, w);
+    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
+      continue;
+    }
     const int qb = (int)(tc % (uint32_t)nq);
     const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
@@ -320,6 +398,7 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     };
     auto load_q = [&]() {
       ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+      if (sc.dyn) ws_st_shared(br.slot(qb), t_cur);
       ws_bar_expect(br.q_full(qb), C::kQ);
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk)
@@ -335,6 +414,10 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
       load_v(i - 1);
     }
     if (n > 0) load_v(n - 1);
+    // The next tile: fetched after this one's loads are issued (its latency
+    // runs under the ring's tiles; held across the loads, the index cost
+    // the producer's 24 registers a spill at D256).
+    if (sc.dyn) t_cur = (int)gridDim.x + (int)atomicAdd(p.ws_ctr, 1u);
     it += (uint32_t)n;
     ++tc;
   }
@@ -438,7 +521,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
-  const ws_bars br{aQ + C::kBars};
+  const ws_bars br{aQ + C::kBars, aQ + C::kBars + 32 + 32 * kS};
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
   const ws_sched sc = ws_sched_of(p, kBM, (kFlags & WS_CLUSTER) ? 2 : 1);
 
@@ -482,9 +565,31 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // One Q buffer: O goes out from registers (ws_store_out) and each warp
   // hands Q back as soon as its last S product is done.
   const bool q_early = nq == 1 && !(p.ws_ab & WS_AB_O_SMEM);
-  for (int r = 0; r < rounds; ++r) {
+  // WS_STAMPS (bench): thread 0 of each consumer records clock64 at six
+  // points of each tile and the CTA's start and end (kWsStampBlock; every
+  // word the host reads is written by each launch, so no clearing).
+  unsigned long long *stp = nullptr;
+  if constexpr ((kFlags & WS_STAMPS) != 0)
+    if (ctid == 0 && blockIdx.x < kWsStampCtas) {
+      stp = p.ws_stamps + ((size_t)blockIdx.x * 3 + cw) * kWsStampBlock;
+      stp[0] = ws_globaltimer(), stp[1] = ws_clock();
+    }
+  auto stamp = [&](int k) {
+    if constexpr ((kFlags & WS_STAMPS) != 0)
+      if (stp && tc < (uint32_t)kWsStampTiles) stp[8 + 8 * tc + k] = ws_clock();
+  };
+  for (int r = 0; sc.dyn || r < rounds; ++r) {
     ws_tile w;
-    if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) continue;
+    stamp(1);
+    if (sc.dyn) { // the producer's slot says which tile (-1: none left)
+      const int qb = (int)(tc % (uint32_t)nq);
+      ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
+      const int t = ws_ld_shared(br.slot(qb));
+      if (t < 0) break;
+      ws_tile_of<kBM, kBN>(p, sc, t, w);
+    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
+      continue;
+    }
     const int qb = (int)(tc % (uint32_t)nq);
     const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
     float o[kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -492,6 +597,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     for (int i = 0; i < kOR; ++i) o[i] = 0.f;
     ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
     const int n = w.n_blocks;
+    stamp(2);
+    if constexpr ((kFlags & WS_STAMPS) != 0)
+      if (stp && tc < (uint32_t)kWsStampTiles) stp[8 + 8 * tc] = (unsigned)n, stp[8 + 8 * tc + 7] = (unsigned)w.m0;
     const int mrow0 = w.m0 + cw * 64; // first row of this warpgroup
     // After S of tile index i: Q's last reader done when i is the last.
     auto q_done = [&](int i) {
@@ -529,10 +637,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       {
         float s[kSR];
         ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
+        stamp(3);
         ws_turn_wait<kFlags>(cw);
         wg_fence();
         issue_s(s, it);
         ws_turn_pass<kFlags, kCons>(cw);
+        stamp(4);
         ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
         wg_wait_all();
         wg_hold(s);
@@ -606,6 +716,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       } else {
         finish(pa);
       }
+      stamp(5);
     }
     it += (uint32_t)n;
 
@@ -618,6 +729,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if (q_early) {
       T *og = (T *)p.o + w.b * p.o_sb + w.h * p.o_sh + (int64_t)w.m0 * p.o_ss;
       ws_store_out<T, kD>(og, p.o_ss, o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
+      stamp(6);
       ++tc;
       continue;
     }
@@ -633,8 +745,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     }
     q_held = qb;
     if (nq == 1 || (p.ws_ab & WS_AB_STORE_WAIT)) ws_q_release(br, q_held, ctid);
+    stamp(6);
     ++tc;
   }
+  if constexpr ((kFlags & WS_STAMPS) != 0)
+    if (stp) stp[2] = ws_globaltimer(), stp[3] = ws_clock(), stp[4] = tc;
   ws_q_release(br, q_held, ctid);
   // The last hand-over of the ping-pong has no taker: consume it so that no
   // named barrier is left half-arrived at exit.
@@ -667,8 +782,55 @@ static int ws_cluster_slots(cudaLaunchConfig_t cfg) {
   return slots;
 }
 
+// Bench only: WS_AB_DYN's counter (two zeroed words) and WS_STAMPS' buffer,
+// one each per instance and device, allocated at first use.
 template <typename T, int kD, int kFlags, int kTile>
-static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
+static attn_status ws_bench_bufs(attn_fused_params &q) {
+  static unsigned int *ctr[64];
+  static unsigned long long *stamps[64];
+  int dev = 0;
+  ATTN_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) return ATTN_STATUS_OK;
+  if ((q.ws_ab & WS_AB_DYN) && !ctr[dev]) {
+    ATTN_CUDA_TRY(cudaMalloc((void **)&ctr[dev], 2 * sizeof(unsigned)));
+    ATTN_CUDA_TRY(cudaMemset(ctr[dev], 0, 2 * sizeof(unsigned)));
+  }
+  const size_t sb = (size_t)kWsStampCtas * 3 * kWsStampBlock * sizeof(unsigned long long);
+  if ((kFlags & WS_STAMPS) && !stamps[dev]) ATTN_CUDA_TRY(cudaMalloc((void **)&stamps[dev], sb));
+  q.ws_ctr = (q.ws_ab & WS_AB_DYN) ? ctr[dev] : nullptr;
+  q.ws_stamps = stamps[dev];
+  return ATTN_STATUS_OK;
+}
+
+// Bench only (WS_STAMPS): after the launch, the stamps of its first grid
+// CTAs to the file ATTNPROF_FLASH_WS_STAMPS (8 int32: magic "WSTP", grid,
+// kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock; then the words).
+template <int kD, int kCons, int kBM, int kBN>
+static attn_status ws_stamps_write(const attn_fused_params &q, unsigned grid, cudaStream_t stream) {
+  const char *path = getenv("ATTNPROF_FLASH_WS_STAMPS");
+  if (!path || !*path || !q.ws_stamps) return ATTN_STATUS_OK;
+  const unsigned g = grid < (unsigned)kWsStampCtas ? grid : (unsigned)kWsStampCtas;
+  const size_t n = (size_t)g * 3 * kWsStampBlock;
+  unsigned long long *h = (unsigned long long *)malloc(n * sizeof *h);
+  if (!h) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "flash (ws): no host memory for the stamps");
+  ATTN_CUDA_TRY(cudaStreamSynchronize(stream));
+  cudaError_t e = cudaMemcpy(h, q.ws_stamps, n * sizeof *h, cudaMemcpyDeviceToHost);
+  FILE *f = e == cudaSuccess ? fopen(path, "wb") : nullptr;
+  const int32_t hd[8] = {0x50545357, (int32_t)g, kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock};
+  const bool ok = f && fwrite(hd, sizeof hd, 1, f) == 1 && fwrite(h, sizeof *h, n, f) == n;
+  if (f) fclose(f);
+  free(h);
+  if (!ok) return attn_fail(ATTN_STATUS_IO_ERROR, "flash (ws): could not write the stamps to %s", path);
+  return ATTN_STATUS_OK;
+}
+
+template <typename T, int kD, int kFlags, int kTile>
+static attn_status ws_launch(const attn_fused_params &p0, cudaStream_t stream) {
+  attn_fused_params p = p0;
+  if ((p.ws_ab & WS_AB_DYN) || (kFlags & WS_STAMPS)) {
+    const attn_status bs = ws_bench_bufs<T, kD, kFlags, kTile>(p);
+    if (bs) return bs;
+  }
   using C = ws_cfg<kD, kTile>;
   static int limit_done[64];
   void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags, kTile>;
@@ -701,6 +863,8 @@ static attn_status ws_launch(const attn_fused_params &p, cudaStream_t stream) {
   } else {
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
     kernel<<<grid, C::kThreads, C::kSmem, stream>>>(p, *mp);
+    ATTN_CUDA_CHECK_LAUNCH("flash_fwd_ws_kernel");
+    if (kFlags & WS_STAMPS) return ws_stamps_write<kD, C::kCons, C::kBM, C::kBN>(p, grid, stream);
   }
   ATTN_CUDA_CHECK_LAUNCH("flash_fwd_ws_kernel");
   return ATTN_STATUS_OK;

@@ -34,6 +34,8 @@ typedef struct {
   float scale;                    /* softmax scale (true D) */
   float scale_log2;               /* scale * log2(e) */
   int ws_ab;                      /* bench only (ablation build): WS_AB_* bits; 0 */
+  unsigned int *ws_ctr;           /* bench only: WS_AB_DYN's tile counter (2 words, zero) */
+  unsigned long long *ws_stamps;  /* bench only: WS_STAMPS' clock stamps */
   attn_ctx *ctx;                  /* host only: the handle (its cache keeps TMA maps) */
 } attn_fused_params;
 

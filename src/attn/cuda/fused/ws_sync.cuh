@@ -131,6 +131,29 @@ FUSED_DEV void ws_named_arrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// A 32-bit word of shared memory at address a (the tile slots the producer
+// hands to the consumers under a dynamic schedule).
+FUSED_DEV void ws_st_shared(uint32_t a, int v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+FUSED_DEV int ws_ld_shared(uint32_t a) {
+  int v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a) : "memory");
+  return v;
+}
+
+// The SM's cycle counter and the GPU's nanosecond timer (bench stamps).
+FUSED_DEV unsigned long long ws_clock(void) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
+  return t;
+}
+FUSED_DEV unsigned long long ws_globaltimer(void) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)::"memory");
+  return t;
+}
+
 template <int kRegs>
 FUSED_DEV void ws_regs_inc(void) {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));

@@ -31,9 +31,16 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // kWsTreeDefault (false: the bit runs the row max and sum as trees of 4
 // partials, every exp2's FFMA first; true: the bit runs the plain chains).
 // With WS_AB_CLUSTER too, the cluster instance (the default form) runs
-// where it applies (non-causal bf16).
+// where it applies (non-causal bf16). WS_AB_DYN: tiles taken from a global
+// counter by each CTA's producer as it finishes loading the last one (a
+// dynamic persistent schedule; no clusters) instead of the static rounds
+// (ws_sched; bench/NOTES.md "ws: short S, where the time goes").
+// WS_AB_STAMPS (bf16, D64 both tiles, D128 base): the instance with kFlags
+// WS_STAMPS, which records clock stamps per CTA and tile and writes them to
+// the file ATTNPROF_FLASH_WS_STAMPS after each call (bench/fused/ws_phases.py).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
-       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256 };
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
+       WS_AB_DYN = 512, WS_AB_STAMPS = 1024 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax

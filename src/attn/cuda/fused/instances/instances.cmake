@@ -62,4 +62,7 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_tree_fa3_f16_d64.cu
   instances/flash_ws_tree_fa3_f16_d128.cu
   instances/flash_ws_tree_fa3_f16_d256.cu
+  instances/flash_ws_stamps_bf16_d64.cu
+  instances/flash_ws_stamps_fa3_bf16_d64.cu
+  instances/flash_ws_stamps_bf16_d128.cu
 )
