@@ -45,7 +45,7 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 
 #ifdef ATTNPROF_HAVE_WGMMA
 // The ws instance for (tile shape, D, dtype), flags kF (the backend's:
-// WS_ALL; bench only: WS_ALL | WS_TREE).
+// WS_ALL; bench only: WS_ALL | WS_TREE, WS_ALL | WS_STALE).
 template <int kTile, int kF = WS_ALL>
 static fused_fn ws_inst(int64_t d, int bf) {
   switch (d) {
@@ -73,8 +73,9 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // ws_tile_pick's shape, and ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
-// results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER and
-// WS_AB_TREE (ws_tile.h) pick the cluster and the softmax-tree instances.
+// results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER, WS_AB_STALE
+// and WS_AB_TREE (ws_tile.h) pick the cluster, the stale-max softmax and the
+// softmax-tree instances.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -95,7 +96,9 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
   if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
-  constexpr int kTree = WS_ALL | WS_TREE;
+  constexpr int kTree = WS_ALL | WS_TREE, kStale = WS_ALL | WS_STALE;
+  if (ab && (atoi(ab) & WS_AB_STALE))
+    return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kStale>(d, bf) : ws_inst<WS_TILE_BASE, kStale>(d, bf);
   if (ab && (atoi(ab) & WS_AB_TREE))
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);
 #endif

@@ -32,8 +32,11 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // partials, every exp2's FFMA first; true: the bit runs the plain chains).
 // With WS_AB_CLUSTER too, the cluster instance (the default form) runs
 // where it applies (non-causal bf16).
+// WS_AB_STALE: the instances with kFlags WS_STALE, the stale-max softmax
+// (flash_fwd_ws_kernel.cuh ws_softmax_stale; before WS_AB_TREE if both).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
-       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256 };
+       WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
+       WS_AB_STALE = 512 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
