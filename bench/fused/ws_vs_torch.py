@@ -38,10 +38,11 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   ws-tree       (--tree, ablation build) ws with the row max and row sum as
                 trees of 4 partials and every exp2's FFMA issued first
                 (=256, the WS_TREE instances); run right after ws, as ws-osm
-  ws-stale      (--stale, ablation build) ws with the stale-max softmax
-                (=512, the WS_STALE instances): exps against the row's running
-                max, no tile max; the sums check it and a warp whose check
-                fails recomputes its S; run right after ws, as ws-osm
+  ws-other      (--other-softmax, ablation build) ws with the other softmax form
+                (=512, the WS_STALE instances): wg_softmax's (the tile's max
+                first) at D64/D128, where ws runs the stale-max softmax (exps
+                against the running max, checked by the row sums), and the
+                stale-max one at D256; run right after ws, as ws-osm
   ws-ctl        (--control) ws again (=0), after the variants above: the
                 noise of one pair when every cell runs a changed kernel
   ws-cl         (--cluster, ablation build) ws in clusters of two CTAs that
@@ -88,7 +89,7 @@ def main():
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--eager", action="store_true")
     ap.add_argument("--tree", action="store_true")
-    ap.add_argument("--stale", action="store_true")
+    ap.add_argument("--other-softmax", action="store_true")
     ap.add_argument("--control", action="store_true")
     opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
@@ -115,7 +116,7 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
-    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-tree": [], "ws-stale": [], "ws-ctl": []}
+    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-tree": [], "ws-other": [], "ws-ctl": []}
     scheds = []
     torch.manual_seed(0)
     for b, h, s, d, causal in cells:
@@ -140,8 +141,8 @@ def main():
             runs.append(("ws-eager", ours(q, k, v, o, causal, "ws", ab="128")))
         if opt.tree:
             runs.append(("ws-tree", ours(q, k, v, o, causal, "ws", ab="256")))
-        if opt.stale:
-            runs.append(("ws-stale", ours(q, k, v, o, causal, "ws", ab="512")))
+        if opt.other_softmax:
+            runs.append(("ws-other", ours(q, k, v, o, causal, "ws", ab="512")))
         if opt.control:
             runs.append(("ws-ctl", ours(q, k, v, o, causal, "ws", ab="0")))
         if opt.cluster:
@@ -219,8 +220,8 @@ def main():
                           "key tile); ws/var = var time / ws time",
               "ws-tree": "tree: TFLOP/s of ws (row max and sum as one chain each) and ws-tree "
                          "(trees of 4 partials, FFMAs first); ws/var = tree time / ws time",
-              "ws-stale": "stale: TFLOP/s of ws (max before the exps) and ws-stale (exps against "
-                          "the running max, checked by the sums); ws/var = stale time / ws time",
+              "ws-other": "other: TFLOP/s of ws (stale-max softmax at D64/D128, max first at D256) "
+                          "and ws-other (the other form); ws/var = other time / ws time",
               "ws-ctl": "control: TFLOP/s of ws and ws-ctl (the same kernel again); "
                         "ws/var = ctl time / ws time: the noise of one pair"}
     for vn, rows in variants.items():

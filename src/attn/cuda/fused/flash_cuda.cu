@@ -74,8 +74,8 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
 // results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER, WS_AB_STALE
-// and WS_AB_TREE (ws_tile.h) pick the cluster, the stale-max softmax and the
-// softmax-tree instances.
+// and WS_AB_TREE (ws_tile.h) pick the cluster instances, those with the other
+// softmax form than ws_stale_default's, and the softmax-tree instances.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);

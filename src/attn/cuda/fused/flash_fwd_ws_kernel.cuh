@@ -13,7 +13,10 @@
 //    diagonal tiles first, the only ones masked):
 //      issue S(j) = Q K(j)^T  (SS wgmma, kD/16 steps of m64 n{kBN} k16)
 //      issue O += P(j+1) V(j+1)   (RS wgmma, P in registers)
-//      wait S, release K(j); mask; online softmax -> P(j), alpha
+//      wait S, release K(j); mask; online softmax -> P(j), alpha (at D64
+//      and D128 the stale-max softmax: exps against the running max, no
+//      max of the tile, checked afterwards by the row sums; K(j) released
+//      after P V then: ws_softmax_stale)
 //      wait O, release V(j+1); O *= alpha, skipped by a warp whose rows all
 //      kept their max (it moves only when it rose by more than 8 in log2
 //      units: most key tiles after the first; bench/NOTES.md "lazy softmax")
@@ -251,8 +254,8 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
     wg_softmax<T>(s, m, l, pa, alpha, c, tau);
 }
 
-// The stale-max softmax (kFlags WS_STALE; bench/NOTES.md "ws: stale-max
-// softmax"): a tile's exps are taken against the row's running max m as it
+// The stale-max softmax (ws_tile.h ws_stale_default; bench/NOTES.md "ws
+// softmax, fewer instructions per score"): past the first key tile, exps are taken against the row's running max m as it
 // stands, with no max of the tile and no wait for one (per score: FFMA,
 // exp2, FADD, half an F2FP; wg_softmax adds an FMNMX and puts the max chain
 // and its shuffles before the first exp2). The sums check it afterwards: a
@@ -517,7 +520,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages, kCons = C::kCons;
   constexpr int kSR = kBN / 2, kOR = kD / 2;
-  static_assert(!(kFlags & WS_STALE) || (kFlags & WS_OVERLAP), "WS_STALE lives in the overlap path");
+  // The stale-max softmax (ws_tile.h ws_stale_default; WS_STALE flips it):
+  // in the overlap path only, not in the tree and floor instances.
+  constexpr bool kStale = (kFlags & WS_OVERLAP) && !(kFlags & (WS_TREE | WS_NO_SOFTMAX)) &&
+                          (((kFlags & WS_STALE) != 0) != ws_stale_default(kD));
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -655,7 +661,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           ws_turn_pass<kFlags, kCons>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
-          if constexpr ((kFlags & WS_STALE) != 0) {
+          if constexpr (kStale) {
             // The stale-max softmax, its max first (fresh) in the first two
             // key tiles when causal (the diagonal tile gives the top rows a
             // few keys) and while a row has none (m = -inf).
