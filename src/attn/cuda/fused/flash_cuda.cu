@@ -75,7 +75,7 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
 // results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER, WS_AB_STALE
 // and WS_AB_TREE (ws_tile.h) pick the cluster instances, those with the other
-// softmax form than ws_stale_default's, and the softmax-tree instances.
+// softmax form than kWsStaleDefault's, and the softmax-tree instances.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);

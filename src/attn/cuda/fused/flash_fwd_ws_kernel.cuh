@@ -254,7 +254,7 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
     wg_softmax<T>(s, m, l, pa, alpha, c, tau);
 }
 
-// The stale-max softmax (ws_tile.h ws_stale_default; bench/NOTES.md "ws
+// The stale-max softmax (ws_tile.h kWsStaleDefault; bench/NOTES.md "ws
 // softmax, fewer instructions per score"): past the first key tile, exps are taken against the row's running max m as it
 // stands, with no max of the tile and no wait for one (per score: FFMA,
 // exp2, FADD, half an F2FP; wg_softmax adds an FMNMX and puts the max chain
@@ -275,37 +275,26 @@ FUSED_DEV bool ws_softmax_stale(const float (&s)[kSR], const float (&m)[2], floa
                                 uint32_t (&pa)[kSR / 8][4], float c, bool force) {
   float sum[2];
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const float base = m[hh] == -INFINITY ? 0.f : m[hh] * c;
-    float t = 0.f;
-#pragma unroll
-    for (int j = 0; j < kSR / 4; ++j) {
-      const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
-      const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
-      t += p0 + p1;
-      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
-    }
-    sum[hh] = t;
-  }
+  for (int hh = 0; hh < 2; ++hh)
+    sum[hh] = wg_exp_row<T>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
   if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
   l[0] += sum[0], l[1] += sum[1];
   return true;
 }
 
-// The plain online softmax's max step for ws_softmax_stale: m to the max of
-// m and the tile's row (the quad's), l and alpha scaled by the move.
+// The plain online softmax's max step for ws_softmax_stale (wg_row_base
+// with tau = 0): m to the max of m and the tile's row (the quad's), l and
+// alpha scaled by the move.
 template <int kSR>
 FUSED_DEV void ws_raise_max(const float (&s)[kSR], float (&m)[2], float (&l)[2], float (&alpha)[2],
                             float c) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float mx = m[hh];
+    float mx = m[hh], a;
 #pragma unroll
     for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float a = mx == -INFINITY ? 1.f : fused_exp2((m[hh] - mx) * c); // 0 from m = -inf
-    alpha[hh] *= a, l[hh] *= a, m[hh] = mx;
+    wg_row_base(mx, m[hh], a, c, 0.f);
+    alpha[hh] *= a, l[hh] *= a;
   }
 }
 
@@ -520,10 +509,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages, kCons = C::kCons;
   constexpr int kSR = kBN / 2, kOR = kD / 2;
-  // The stale-max softmax (ws_tile.h ws_stale_default; WS_STALE flips it):
+  // The stale-max softmax (ws_tile.h kWsStaleDefault; WS_STALE flips it):
   // in the overlap path only, not in the tree and floor instances.
   constexpr bool kStale = (kFlags & WS_OVERLAP) && !(kFlags & (WS_TREE | WS_NO_SOFTMAX)) &&
-                          (((kFlags & WS_STALE) != 0) != ws_stale_default(kD));
+                          (((kFlags & WS_STALE) != 0) != kWsStaleDefault<kD>);
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;

@@ -33,7 +33,7 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // With WS_AB_CLUSTER too, the cluster instance (the default form) runs
 // where it applies (non-causal bf16).
 // WS_AB_STALE: the instances with kFlags WS_STALE, the other softmax form
-// than ws_stale_default names for their D (before WS_AB_TREE if both).
+// than kWsStaleDefault names for their D (before WS_AB_TREE if both).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512 };
@@ -50,7 +50,8 @@ constexpr bool kWsTreeDefault = false;
 // the grid, 0-11 % slower at D256, where its instances spill a few values).
 // Instances with kFlags WS_STALE run the other form; WS_TREE instances and
 // the bench-only flag instances keep wg_softmax's and ws_softmax_tree.
-constexpr bool ws_stale_default(int d) { return d <= 128; }
+template <int kD>
+constexpr bool kWsStaleDefault = kD <= 128;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
