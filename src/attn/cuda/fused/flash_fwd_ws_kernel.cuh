@@ -57,6 +57,10 @@
 // cuDNN, 1.44-2.74x FA2. With O from registers (bench/NOTES.md "ws: O from
 // registers", run 2): D128 S16k 654 (642), D256 S4k 721 (651), D64 S16k 508
 // (499); 0.88-1.30x cuDNN (27 of 31 cells at or above), 1.40-2.77x FA2.
+// With the stale-max softmax at D64/D128 (bench/NOTES.md "ws softmax, fewer
+// instructions per score", run 2): D128 S16k 712 TF/s (causal 666), D64 S16k
+// 560 (545), 1.01-1.15x the plain softmax on those cells; 30 of 31 cells at or
+// above cuDNN.
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
