@@ -46,8 +46,8 @@ constexpr bool kWsTreeDefault = false;
 // The stale-max softmax (flash_fwd_ws_kernel.cuh ws_softmax_stale: exps
 // against the running max, checked by the row sums) by default at D 64 and
 // 128, wg_softmax's form at D256 (H200, bf16, bench/NOTES.md "ws softmax,
-// fewer instructions per score": 1-12 % faster at D64/D128 on every cell of
-// the grid, 0-11 % slower at D256, where its instances spill a few values).
+// fewer instructions per score", two runs: 1-15 % faster at D64/D128 on every
+// cell of the grid, 0-13 % slower at D256, where its FA3 instance spills).
 // Instances with kFlags WS_STALE run the other form; WS_TREE instances and
 // the bench-only flag instances keep wg_softmax's and ws_softmax_tree.
 template <int kD>
