@@ -80,9 +80,13 @@ def main():
     ws += [(f"flash_ws_tree_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL | WS_TREE", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
            for dt, ctype in DTYPES.items() for d in WS_DIMS]
-    # the stamps instances (clock stamps per tile; ATTNPROF_FLASH_WS_AB=1024, bench/fused/ws_phases.py)
+    # the stamps instances (clock stamps per tile; ATTNPROF_FLASH_WS_AB=2048, bench/fused/ws_phases.py)
     ws += [(f"flash_ws_stamps_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_STAMPS", tile)
            for d, tile, tag in WS_STAMPS]
+    # the stale-max softmax instances (ATTNPROF_FLASH_WS_AB=512)
+    ws += [(f"flash_ws_stale_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL | WS_STALE", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
+           for dt, ctype in DTYPES.items() for d in WS_DIMS]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

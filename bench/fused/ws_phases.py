@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Where the time of flash's ws kernel goes on short-S cells, from clock
-stamps per CTA and tile (an ablation build: ATTNPROF_FLASH_WS_AB bit 1024,
+stamps per CTA and tile (an ablation build: ATTNPROF_FLASH_WS_AB bit 2048,
 WS_AB_STAMPS, runs the WS_STAMPS instances, bf16 D64 both tiles and D128
 128 x 128, which write the stamps of each call to ATTNPROF_FLASH_WS_STAMPS;
 flash_fwd_ws_kernel.cuh says what each word is).
 
-Per cell and schedule (--ab: the WS_AB bits besides 1024; 0 the static
-schedule, 512 the dynamic one), after warm-up calls:
+Per cell and schedule (--ab: the WS_AB bits besides 2048; 0 the static
+schedule, 1024 the dynamic one), after warm-up calls:
   us        CUDA-event median of --reps calls of the plain kernel (same AB bits,
             no stamps) and of the stamps instance (the stamps' own cost)
   Q first / later  the mean Q wait of each consumer's first tile and of
@@ -118,7 +118,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--cells", default=CELLS)
-    ap.add_argument("--ab", default="0,512", help="WS_AB bits besides the stamps' 1024, comma list")
+    ap.add_argument("--ab", default="0,1024", help="WS_AB bits besides the stamps' 2048, comma list")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--out", default="", help="folder for the raw stamps (npz)")
     opt = ap.parse_args()
@@ -144,7 +144,7 @@ def main():
                     os.environ["ATTNPROF_FLASH_WS_AB"] = str(val)
                 return set_env
             plain = raw_runner(attnprof, call, "flash", knobs(ab))
-            stamped = raw_runner(attnprof, call, "flash", knobs(ab | 1024))
+            stamped = raw_runner(attnprof, call, "flash", knobs(ab | 2048))
             os.environ.pop("ATTNPROF_FLASH_WS_STAMPS", None)
             us = median_us(plain, opt.reps)
             us_st = median_us(stamped, opt.reps)

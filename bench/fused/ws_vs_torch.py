@@ -38,7 +38,12 @@ H*D = 2048, bf16, BHSD; then the blog shape 8x16x1024x64 causal. Per cell:
   ws-tree       (--tree, ablation build) ws with the row max and row sum as
                 trees of 4 partials and every exp2's FFMA issued first
                 (=256, the WS_TREE instances); run right after ws, as ws-osm
-  ws-dyn        (--dyn, ablation build) ws on a dynamic schedule (=512):
+  ws-other      (--other-softmax, ablation build) ws with the other softmax form
+                (=512, the WS_STALE instances): wg_softmax's (the tile's max
+                first) at D64/D128, where ws runs the stale-max softmax (exps
+                against the running max, checked by the row sums), and the
+                stale-max one at D256; run right after ws, as ws-osm
+  ws-dyn        (--dyn, ablation build) ws on a dynamic schedule (=1024):
                 each CTA's producer takes its next tile from a global
                 counter instead of the static rounds (causal: head by head,
                 longest first, the last heads all together longest first);
@@ -92,6 +97,7 @@ def main():
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--eager", action="store_true")
     ap.add_argument("--tree", action="store_true")
+    ap.add_argument("--other-softmax", action="store_true")
     ap.add_argument("--dyn", action="store_true")
     ap.add_argument("--var", action="append", default=[], help="NAME=AB: ws-NAME runs AB bits")
     ap.add_argument("--control", action="store_true")
@@ -120,7 +126,7 @@ def main():
     print(f"{'B x H x S x D':<18}{'causal':<7}{'run':<9}{'us':>9}{'TF':>8}"
           f"{'/cudnn':>8}{'/FA2':>7}{'rel_err':>10}")
     summary, tiles, abs_ = [], [], []
-    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-tree": [], "ws-dyn": [], "ws-ctl": []}
+    variants = {"ws-osm": [], "ws-cl": [], "ws-eager": [], "ws-tree": [], "ws-dyn": [], "ws-other": [], "ws-ctl": []}
     scheds = []
     extra = [tuple(x.split("=", 1)) for x in opt.var]
     for n, _ in extra:
@@ -148,8 +154,10 @@ def main():
             runs.append(("ws-eager", ours(q, k, v, o, causal, "ws", ab="128")))
         if opt.tree:
             runs.append(("ws-tree", ours(q, k, v, o, causal, "ws", ab="256")))
+        if opt.other_softmax:
+            runs.append(("ws-other", ours(q, k, v, o, causal, "ws", ab="512")))
         if opt.dyn:
-            runs.append(("ws-dyn", ours(q, k, v, o, causal, "ws", ab="512")))
+            runs.append(("ws-dyn", ours(q, k, v, o, causal, "ws", ab="1024")))
         runs += [(f"ws-{n}", ours(q, k, v, o, causal, "ws", ab=a)) for n, a in extra]
         if opt.control:
             runs.append(("ws-ctl", ours(q, k, v, o, causal, "ws", ab="0")))
@@ -228,6 +236,8 @@ def main():
                           "key tile); ws/var = var time / ws time",
               "ws-tree": "tree: TFLOP/s of ws (row max and sum as one chain each) and ws-tree "
                          "(trees of 4 partials, FFMAs first); ws/var = tree time / ws time",
+              "ws-other": "other: TFLOP/s of ws (stale-max softmax at D64/D128, max first at D256) "
+                          "and ws-other (the other form); ws/var = other time / ws time",
               "ws-dyn": "dyn: TFLOP/s of ws (static schedule) and ws-dyn (tiles from a global "
                         "counter); ws/var = dyn time / ws time",
               "ws-ctl": "control: TFLOP/s of ws and ws-ctl (the same kernel again); "

@@ -208,7 +208,7 @@ if [[ $steps == *versus* ]]; then
   # shellcheck disable=SC2086
   PYTHONUNBUFFERED=1 timeout "${VERSUS_TIMEOUT:-90}" python3 ../bench/fused/ws_vs_torch.py \
     --lib ./lib/libattnprof.so --reps 10 --no-wgmma ${VERSUS_ARGS:-} >"$out/ws_versus.txt" 2>&1 || rc=1
-  sed -n '/^\(osmem\|cluster\|eager\|tree\|dyn\|control\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
+  sed -n '/^\(osmem\|cluster\|eager\|tree\|other\|dyn\|control\|tiles\|summary\):/,$p' "$out/ws_versus.txt"
   grep -E "FAIL|refused|Error" "$out/ws_versus.txt" | head -5
   echo "($SECONDS s in)"
 fi

@@ -45,7 +45,7 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 
 #ifdef ATTNPROF_HAVE_WGMMA
 // The ws instance for (tile shape, D, dtype), flags kF (the backend's:
-// WS_ALL; bench only: WS_ALL | WS_TREE).
+// WS_ALL; bench only: WS_ALL | WS_TREE, WS_ALL | WS_STALE).
 template <int kTile, int kF = WS_ALL>
 static fused_fn ws_inst(int64_t d, int bf) {
   switch (d) {
@@ -73,8 +73,9 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // ws_tile_pick's shape, and ATTNPROF_FLASH_WS_FLAGS picks an ablation instance at bf16 D128: 0 neither ping-pong nor overlap,
 // 1 ping-pong only, 2 overlap only, 8 and 11 = 0 and 3 without setmaxnreg;
 // 7 (any D, bf16) the tensor-core floor with the softmax removed (wrong
-// results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER and
-// WS_AB_TREE (ws_tile.h) pick the cluster and the softmax-tree instances,
+// results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER, WS_AB_STALE
+// and WS_AB_TREE (ws_tile.h) pick the cluster instances, those with the other
+// softmax form than kWsStaleDefault's, and the softmax-tree instances;
 // WS_AB_STAMPS the stamps instances (bf16, D64, D128 base).
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
@@ -101,7 +102,9 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return d == 128 ? ws_run<__nv_bfloat16, 128, kStamps, WS_TILE_BASE>
            : tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_FA3>
                                  : ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_BASE>;
-  constexpr int kTree = WS_ALL | WS_TREE;
+  constexpr int kTree = WS_ALL | WS_TREE, kStale = WS_ALL | WS_STALE;
+  if (ab && (atoi(ab) & WS_AB_STALE))
+    return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kStale>(d, bf) : ws_inst<WS_TILE_BASE, kStale>(d, bf);
   if (ab && (atoi(ab) & WS_AB_TREE))
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);
 #endif

@@ -97,6 +97,23 @@ FUSED_DEV float wg_row_base(float mx, float &m, float &alpha, float c, float tau
   return base;
 }
 
+// P = 2^(s c - base) of row half hh into pa; returns this lane's sum of P.
+template <typename T, int kSR>
+FUSED_DEV float wg_exp_row(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], int hh, float c,
+                           float base) {
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < kSR / 4; ++j) {
+    const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
+    const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
+    sum += p0 + p1;
+    // 8-key group j is half of fragment j / 2: registers {row g, row g+8}
+    // of keys 0-7, then of keys 8-15.
+    pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
+  }
+  return sum;
+}
+
 template <typename T, int kSR>
 FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                           float (&alpha)[2], float c, float tau = 0.f) {
@@ -106,17 +123,7 @@ FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_
 #pragma unroll
     for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
     const float base = wg_row_base(mx, m[hh], alpha[hh], c, tau);
-    float sum = 0.f;
-#pragma unroll
-    for (int j = 0; j < kSR / 4; ++j) {
-      const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
-      const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
-      sum += p0 + p1;
-      // 8-key group j is half of fragment j / 2: registers {row g, row g+8}
-      // of keys 0-7, then of keys 8-15.
-      pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
-    }
-    l[hh] = l[hh] * alpha[hh] + sum;
+    l[hh] = l[hh] * alpha[hh] + wg_exp_row<T>(s, pa, hh, c, base);
   }
 }
 

@@ -13,7 +13,10 @@
 //    diagonal tiles first, the only ones masked):
 //      issue S(j) = Q K(j)^T  (SS wgmma, kD/16 steps of m64 n{kBN} k16)
 //      issue O += P(j+1) V(j+1)   (RS wgmma, P in registers)
-//      wait S, release K(j); mask; online softmax -> P(j), alpha
+//      wait S, release K(j); mask; online softmax -> P(j), alpha (at D64
+//      and D128 the stale-max softmax: exps against the running max, no
+//      max of the tile, checked afterwards by the row sums; K(j) released
+//      after P V then: ws_softmax_stale)
 //      wait O, release V(j+1); O *= alpha, skipped by a warp whose rows all
 //      kept their max (it moves only when it rose by more than 8 in log2
 //      units: most key tiles after the first; bench/NOTES.md "lazy softmax")
@@ -54,6 +57,10 @@
 // cuDNN, 1.44-2.74x FA2. With O from registers (bench/NOTES.md "ws: O from
 // registers", run 2): D128 S16k 654 (642), D256 S4k 721 (651), D64 S16k 508
 // (499); 0.88-1.30x cuDNN (27 of 31 cells at or above), 1.40-2.77x FA2.
+// With the stale-max softmax at D64/D128 (bench/NOTES.md "ws softmax, fewer
+// instructions per score", run 2): D128 S16k 712 TF/s (causal 666), D64 S16k
+// 560 (545), 1.01-1.15x the plain softmax on those cells; 30 of 31 cells at or
+// above cuDNN.
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
@@ -306,6 +313,77 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
     wg_softmax<T>(s, m, l, pa, alpha, c, tau);
 }
 
+// The stale-max softmax (ws_tile.h kWsStaleDefault; bench/NOTES.md "ws
+// softmax, fewer instructions per score"): past the first key tile, exps are taken against the row's running max m as it
+// stands, with no max of the tile and no wait for one (per score: FFMA,
+// exp2, FADD, half an F2FP; wg_softmax adds an FMNMX and puts the max chain
+// and its shuffles before the first exp2). The sums check it afterwards: a
+// lane's sum over its P of a row half bounds each of them, so sums <=
+// kWsStaleCap (2^8, the lazy rule's bound on P) in every lane of the warp
+// keep P (in pa) and m, and l moves on. Else (a row's max rose by more than
+// log2(kWsStaleCap / (kBN / 4)) >= 2.5 log2 units; inf or NaN sums) it
+// returns false with l as it was; the caller computes S again (ws_warp_s),
+// moves m to the max (ws_raise_max) and calls it with force (no check:
+// every P <= 1 then; a constant at each call: a run-time force made ptxas
+// serialize the wgmma). s is only read, so that it is dead after the call
+// whichever way it goes. A row with no key yet (m = -inf) takes base 0, as
+// wg_row_base.
+constexpr float kWsStaleCap = 256.f;
+template <typename T, int kSR>
+FUSED_DEV bool ws_softmax_stale(const float (&s)[kSR], const float (&m)[2], float (&l)[2],
+                                uint32_t (&pa)[kSR / 8][4], float c, bool force) {
+  float sum[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh)
+    sum[hh] = wg_exp_row<T>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
+  if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
+  l[0] += sum[0], l[1] += sum[1];
+  return true;
+}
+
+// The plain online softmax's max step for ws_softmax_stale (wg_row_base
+// with tau = 0): m to the max of m and the tile's row (the quad's), l and
+// alpha scaled by the move.
+template <int kSR>
+FUSED_DEV void ws_raise_max(const float (&s)[kSR], float (&m)[2], float (&l)[2], float (&alpha)[2],
+                            float c) {
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float mx = m[hh], a;
+#pragma unroll
+    for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+    wg_row_base(mx, m[hh], a, c, 0.f);
+    alpha[hh] *= a, l[hh] *= a;
+  }
+}
+
+// S of one warp's 16 rows again, by mma.sync from the Q and K tiles TMA
+// wrote (aQt: kBM rows, kv: kBN keys; TMA's 128-byte swizzle is fused_swz's
+// layout), for ws_softmax_stale's fallback: warp-local, where a wgmma would
+// need all four warps. An m16n8 tile's d[2 hh + e] (row g + 8 hh, key
+// 2 t4 + e) is wgmma's s[4 j + 2 hh + e] for 8-key group j.
+template <typename T, int kD, int kBM, int kBN>
+FUSED_DEV void ws_warp_s(float (&s)[kBN / 2], uint32_t aQt, uint32_t kv, int wrow, int lane) {
+  // ldmatrix lanes as fused_fwd_body's: Q rows wrow + lane % 16, chunk
+  // lane / 16; K keys 8 (lane / 16) + lane % 8, chunk (lane / 8) % 2.
+  const uint32_t lq = fused_lane<kD>(aQt, wrow + (lane & 15), lane >> 4);
+  const uint32_t lk = fused_lane<kD>(kv, (lane >> 4) * 8 + (lane & 7), (lane >> 3) & 1);
+#pragma unroll
+  for (int i = 0; i < kBN / 2; ++i) s[i] = 0.f;
+#pragma unroll 1
+  for (int kk = 0; kk < kD / 16; ++kk) {
+    uint32_t a[4];
+    fused_ldmatrix_x4(a, fused_lane_off<kBM, kD>(lq, 0, 2 * kk));
+#pragma unroll
+    for (int n2 = 0; n2 < kBN / 16; ++n2) {
+      uint32_t b[4];
+      fused_ldmatrix_x4(b, fused_lane_off<kBN, kD>(lk, n2 * 16, 2 * kk));
+      fused_mma<T>(&s[8 * n2], a, b[0], b[1]);
+      fused_mma<T>(&s[8 * n2 + 4], a, b[2], b[3]);
+    }
+  }
+}
+
 // O *= alpha after a tile's softmax. When lazy, a warp skips it when none
 // of its 16 rows moved its max (every alpha exactly 1): with tau = 8 that is
 // most key tiles after the first, and the multiplies are kD / 2 per thread
@@ -518,6 +596,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages, kCons = C::kCons;
   constexpr int kSR = kBN / 2, kOR = kD / 2;
+  // The stale-max softmax (ws_tile.h kWsStaleDefault; WS_STALE flips it):
+  // in the overlap path only, not in the tree and floor instances.
+  constexpr bool kStale = (kFlags & WS_OVERLAP) && !(kFlags & (WS_TREE | WS_NO_SOFTMAX)) &&
+                          (((kFlags & WS_STALE) != 0) != kWsStaleDefault<kD>);
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -682,13 +764,39 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           ws_turn_pass<kFlags, kCons>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
-          ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
-          q_done(i);
-          if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
-          ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
-          wg_wait_all();
-          wg_hold(o);
-          ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+          if constexpr (kStale) {
+            // The stale-max softmax, its max first (fresh) in the first two
+            // key tiles when causal (the diagonal tile gives the top rows a
+            // few keys) and while a row has none (m = -inf).
+            const bool fresh =
+                __any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY);
+            a2[0] = a2[1] = 1.f;
+            mask(s, i);
+            if (fresh) ws_raise_max(s, m, l, a2, c);
+            const bool ok = ws_softmax_stale<T>(s, m, l, pn, c, false); // P <= 1 if fresh
+            wg_wait_all();
+            wg_hold(o);
+            ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+            // A failed check: S again, from K and Q still held, by this
+            // warp alone (mma.sync), now that P V is done.
+            if (!ok) {
+              float s2[kSR];
+              ws_warp_s<T, kD, kBM, kBN>(s2, aQt, aK + (j % kS) * C::kKV, wrow, lane);
+              mask(s2, i);
+              ws_raise_max(s2, m, l, a2, c);
+              ws_softmax_stale<T>(s2, m, l, pn, c, true);
+            }
+            ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
+            q_done(i);
+          } else {
+            ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
+            q_done(i);
+            if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+            ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
+            wg_wait_all();
+            wg_hold(o);
+            ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+          }
         }
         ws_rescale(o, a2, lazy);
       };

@@ -28,9 +28,10 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // WS_NO_SOFTMAX (bench only): the tensor-core floor, wrong results by design.
 // WS_NO_SETMAXNREG (bench, diagnosis): every warp keeps the launch's registers.
 // WS_TREE (bench): the softmax form kWsTreeDefault (ws_tile.h) does not name.
+// WS_STALE (bench): the softmax form kWsStaleDefault (ws_tile.h) does not name.
 // WS_STAMPS (bench): clock stamps per CTA and tile (flash_fwd_ws_kernel.cuh).
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
-       WS_CLUSTER = 16, WS_TREE = 32, WS_STAMPS = 64 };
+       WS_CLUSTER = 16, WS_TREE = 32, WS_STALE = 64, WS_STAMPS = 128 };
 template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

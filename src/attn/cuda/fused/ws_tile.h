@@ -31,21 +31,34 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // kWsTreeDefault (false: the bit runs the row max and sum as trees of 4
 // partials, every exp2's FFMA first; true: the bit runs the plain chains).
 // With WS_AB_CLUSTER too, the cluster instance (the default form) runs
-// where it applies (non-causal bf16). WS_AB_DYN: tiles taken from a global
-// counter by each CTA's producer as it finishes loading the last one (a
-// dynamic persistent schedule; no clusters) instead of the static rounds
-// (ws_sched; bench/NOTES.md "ws: short S, where the time goes").
-// WS_AB_STAMPS (bf16, D64 both tiles, D128 base): the instance with kFlags
-// WS_STAMPS, which records clock stamps per CTA and tile and writes them to
-// the file ATTNPROF_FLASH_WS_STAMPS after each call (bench/fused/ws_phases.py).
+// where it applies (non-causal bf16).
+// WS_AB_STALE: the instances with kFlags WS_STALE, the other softmax form
+// than kWsStaleDefault names for their D (before WS_AB_TREE if both).
+// WS_AB_DYN: tiles taken from a global counter by each CTA's producer as it
+// finishes loading the last one (a dynamic persistent schedule; no clusters)
+// instead of the static rounds (ws_sched; bench/NOTES.md "ws: short S, where
+// the time goes"). WS_AB_STAMPS (bf16, D64 both tiles, D128 base): the
+// instance with kFlags WS_STAMPS, which records clock stamps per CTA and tile
+// and writes them to the file ATTNPROF_FLASH_WS_STAMPS after each call
+// (bench/fused/ws_phases.py).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
-       WS_AB_DYN = 512, WS_AB_STAMPS = 1024 };
+       WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
 // trees" measures both).
 constexpr bool kWsTreeDefault = false;
+
+// The stale-max softmax (flash_fwd_ws_kernel.cuh ws_softmax_stale: exps
+// against the running max, checked by the row sums) by default at D 64 and
+// 128, wg_softmax's form at D256 (H200, bf16, bench/NOTES.md "ws softmax,
+// fewer instructions per score", two runs: 1-15 % faster at D64/D128 on every
+// cell of the grid, 0-13 % slower at D256, where its FA3 instance spills).
+// Instances with kFlags WS_STALE run the other form; WS_TREE instances and
+// the bench-only flag instances keep wg_softmax's and ws_softmax_tree.
+template <int kD>
+constexpr bool kWsStaleDefault = kD <= 128;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

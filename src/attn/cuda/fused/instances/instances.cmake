@@ -65,4 +65,16 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_stamps_bf16_d64.cu
   instances/flash_ws_stamps_fa3_bf16_d64.cu
   instances/flash_ws_stamps_bf16_d128.cu
+  instances/flash_ws_stale_bf16_d64.cu
+  instances/flash_ws_stale_bf16_d128.cu
+  instances/flash_ws_stale_bf16_d256.cu
+  instances/flash_ws_stale_f16_d64.cu
+  instances/flash_ws_stale_f16_d128.cu
+  instances/flash_ws_stale_f16_d256.cu
+  instances/flash_ws_stale_fa3_bf16_d64.cu
+  instances/flash_ws_stale_fa3_bf16_d128.cu
+  instances/flash_ws_stale_fa3_bf16_d256.cu
+  instances/flash_ws_stale_fa3_f16_d64.cu
+  instances/flash_ws_stale_fa3_f16_d128.cu
+  instances/flash_ws_stale_fa3_f16_d256.cu
 )
