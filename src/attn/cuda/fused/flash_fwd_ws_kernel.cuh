@@ -357,18 +357,6 @@ FUSED_DEV void ws_raise_max(const float (&s)[kSR], float (&m)[2], float (&l)[2],
   }
 }
 
-// Causal, after the diagonal key tile (index 0 of n): whether the row
-// first_row (a warp's first, its fewest keys) saw fewer than kWsFreshKeys
-// keys there, so that its running max may sit far below the next tile's
-// scores (WS_AB_FRESH2, bench only: every warp, the rule before).
-template <int kBN>
-FUSED_DEV bool ws_few_keys(const attn_fused_params &p, int first_row, int n) {
-  if (!p.causal) return false;
-  if (p.ws_ab & WS_AB_FRESH2) return true;
-  const int seen = min(first_row + p.causal_off + 1, p.sk) - (n - 1) * kBN;
-  return seen < kWsFreshKeys;
-}
-
 // S of one warp's 16 rows again, by mma.sync from the Q and K tiles TMA
 // wrote (aQt: kBM rows, kv: kBN keys; TMA's 128-byte swizzle is fused_swz's
 // layout), for ws_softmax_stale's fallback: warp-local, where a wgmma would
@@ -777,12 +765,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
           if constexpr (kStale) {
-            // The stale-max softmax, its max first (fresh) while a row has
-            // no key (m = -inf) and, causal, in the second key tile for a
-            // warp whose first row saw fewer than kWsFreshKeys keys in the
-            // diagonal one (its max may be low; WS_AB_FRESH2: every warp).
-            const bool fresh = __any_sync(0xffffffffu, m[0] == -INFINITY || m[1] == -INFINITY ||
-                                                           (i == 1 && ws_few_keys<kBN>(p, w.m0 + wrow, n)));
+            // The stale-max softmax, its max first (fresh) in the first two
+            // key tiles when causal (the diagonal tile gives the top rows a
+            // few keys) and while a row has none (m = -inf).
+            const bool fresh =
+                __any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY);
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max(s, m, l, a2, c);
