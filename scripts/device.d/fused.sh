@@ -31,7 +31,9 @@
 #     racecheck, synccheck and memcheck over the quick ws sweep, all at once
 #     (VERIFY_TIMEOUT, default 75 s); with VERIFY_AB set (an ablation
 #     build), the ws sweep and the three sanitizers again with
-#     ATTNPROF_FLASH_WS_AB=$VERIFY_AB (a bench variant, e.g. 64: clusters).
+#     ATTNPROF_FLASH_WS_AB=$VERIFY_AB (a bench variant, e.g. 64: clusters;
+#     several values, space-separated: each its own sweep and sanitizer
+#     runs, all at once, outputs named _ab<value>).
 #  9. versus (not in the default steps; an ablation build): ws_vs_torch.py
 #     with VERSUS_ARGS (e.g. "--osmem --cluster --eager --tiles --rounds 4"),
 #     VERSUS_TIMEOUT (default 90 s).

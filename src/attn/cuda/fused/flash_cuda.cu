@@ -76,7 +76,8 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // results by design); ATTNPROF_FLASH_WS_AB bits WS_AB_CLUSTER, WS_AB_STALE
 // and WS_AB_TREE (ws_tile.h) pick the cluster instances, those with the other
 // softmax form than kWsStaleDefault's, and the softmax-tree instances;
-// WS_AB_STAMPS the stamps instances (bf16, D64, D128 base).
+// WS_AB_STAMPS the stamps instances (bf16, D64, D128 base); WS_AB_EXP_FMA8 /
+// 4 those with part of the stale-max exp2 on the FMA pipe (bf16 D64).
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -102,6 +103,14 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return d == 128 ? ws_run<__nv_bfloat16, 128, kStamps, WS_TILE_BASE>
            : tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_FA3>
                                  : ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_BASE>;
+  constexpr int kFma8 = WS_ALL | WS_EXP_FMA8, kFma4 = WS_ALL | WS_EXP_FMA4;
+  if (ab && (atoi(ab) & (WS_AB_EXP_FMA8 | WS_AB_EXP_FMA4)) && bf && d == 64) {
+    if (atoi(ab) & WS_AB_EXP_FMA8)
+      return tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kFma8, WS_TILE_FA3>
+                                 : ws_run<__nv_bfloat16, 64, kFma8, WS_TILE_BASE>;
+    return tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kFma4, WS_TILE_FA3>
+                               : ws_run<__nv_bfloat16, 64, kFma4, WS_TILE_BASE>;
+  }
   constexpr int kTree = WS_ALL | WS_TREE, kStale = WS_ALL | WS_STALE;
   if (ab && (atoi(ab) & WS_AB_STALE))
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kStale>(d, bf) : ws_inst<WS_TILE_BASE, kStale>(d, bf);

@@ -97,15 +97,39 @@ FUSED_DEV float wg_row_base(float mx, float &m, float &alpha, float c, float tau
   return base;
 }
 
+// 2^x on the FMA pipe, for the special-function unit's share of the softmax
+// (16 exp2 per clock per SM on sm_90; bench/NOTES.md "ws: D64 exp2 on the
+// FMA pipe, stale-max"): n = round(x) from the low bits of x + 1.5 x 2^23,
+// 2^(x - n) by a cubic on [-0.5, 0.5] (relative error 2.9e-4; P is rounded
+// to bf16 / fp16 after), n added to its exponent field. x is clamped to
+// [-127, 127] first: -inf (masked) and x <= -127 give 0; NaN and x >= 127
+// give 2^127 or more, which fails ws_softmax_stale's check as MUFU's would.
+FUSED_DEV float wg_exp2_fma(float x) {
+  x = fmaxf(fminf(x, 127.f), -127.f);
+  const float t = __fadd_rn(x, 12582912.f), f = x - __fadd_rn(t, -12582912.f);
+  const float q = fmaf(fmaf(fmaf(0.05295114f, f, 0.24165067f), f, 0.69353658f), f, 1.f);
+  return __uint_as_float(__float_as_uint(t) * 8388608u + __float_as_uint(q));
+}
+
+// 2^x of score q of a row half: every kFma-th by wg_exp2_fma (kFma > 0),
+// the rest on the special-function unit (fused_exp2).
+template <int kFma>
+FUSED_DEV float wg_exp2_mix(float x, int q) {
+  if constexpr (kFma > 0)
+    if (q % kFma == 0) return wg_exp2_fma(x);
+  return fused_exp2(x);
+}
+
 // P = 2^(s c - base) of row half hh into pa; returns this lane's sum of P.
-template <typename T, int kSR>
+// kFma: wg_exp2_mix's.
+template <typename T, int kFma = 0, int kSR>
 FUSED_DEV float wg_exp_row(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], int hh, float c,
                            float base) {
   float sum = 0.f;
 #pragma unroll
   for (int j = 0; j < kSR / 4; ++j) {
-    const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
-    const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
+    const float p0 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh], c, -base), 2 * j);
+    const float p1 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh + 1], c, -base), 2 * j + 1);
     sum += p0 + p1;
     // 8-key group j is half of fragment j / 2: registers {row g, row g+8}
     // of keys 0-7, then of keys 8-15.

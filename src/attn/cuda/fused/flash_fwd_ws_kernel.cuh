@@ -327,15 +327,15 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
 // every P <= 1 then; a constant at each call: a run-time force made ptxas
 // serialize the wgmma). s is only read, so that it is dead after the call
 // whichever way it goes. A row with no key yet (m = -inf) takes base 0, as
-// wg_row_base.
+// wg_row_base. kFma: wg_exp_row's (WS_EXP_FMA8 / 4: 8, 4; else 0).
 constexpr float kWsStaleCap = 256.f;
-template <typename T, int kSR>
+template <typename T, int kFma = 0, int kSR>
 FUSED_DEV bool ws_softmax_stale(const float (&s)[kSR], const float (&m)[2], float (&l)[2],
                                 uint32_t (&pa)[kSR / 8][4], float c, bool force) {
   float sum[2];
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh)
-    sum[hh] = wg_exp_row<T>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
+    sum[hh] = wg_exp_row<T, kFma>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
   if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
   l[0] += sum[0], l[1] += sum[1];
   return true;
@@ -600,6 +600,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // in the overlap path only, not in the tree and floor instances.
   constexpr bool kStale = (kFlags & WS_OVERLAP) && !(kFlags & (WS_TREE | WS_NO_SOFTMAX)) &&
                           (((kFlags & WS_STALE) != 0) != kWsStaleDefault<kD>);
+  // Its exp2 share on the FMA pipe (WS_EXP_FMA8 / 4; the first key tile and
+  // the fallback keep the special-function unit).
+  constexpr int kFma = (kFlags & WS_EXP_FMA8) ? 8 : (kFlags & WS_EXP_FMA4) ? 4 : 0;
+  static_assert(kFma == 0 || kStale, "WS_EXP_FMA8 / 4 act on the stale-max softmax");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -773,7 +777,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max(s, m, l, a2, c);
-            const bool ok = ws_softmax_stale<T>(s, m, l, pn, c, false); // P <= 1 if fresh
+            const bool ok = ws_softmax_stale<T, kFma>(s, m, l, pn, c, false); // P <= 1 if fresh
             wg_wait_all();
             wg_hold(o);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
