@@ -389,30 +389,38 @@ FUSED_DEV void ws_warp_s(float (&s)[8 * kN], uint32_t aQt, uint32_t kv, int wrow
 }
 
 // ws_softmax_stale's fallback for one warp's rows: S again (ws_warp_s), m to
-// the row max (ws_raise_max), then P with force. In two halves of the keys,
-// each computed twice (max, then exps), so that only half of S is live next
-// to O: a whole second S made the FA3 tiles spill. mask(s, k0) masks a part
-// whose first key is k0 in the tile.
-template <typename T, int kD, int kBM, int kBN, class Mask>
+// the row max (ws_raise_max), then P with force. kHalves (the FA3 tiles): in
+// two halves of the keys, each computed twice (max, then exps), so that only
+// half of S is live next to O: a whole second S made them spill. mask(s, k0)
+// masks a part whose first key is k0 in the tile.
+template <typename T, int kD, int kBM, int kBN, bool kHalves, class Mask>
 FUSED_DEV void ws_stale_fallback(uint32_t (&pa)[kBN / 16][4], float (&m)[2], float (&l)[2],
                                  float (&alpha)[2], float c, uint32_t aQt, uint32_t kv, int wrow,
                                  int lane, Mask mask) {
   constexpr int kG = kBN / 16, kH0 = (kG + 1) / 2, kH1 = kG - kH0;
+  if constexpr (!kHalves) {
+    float s[8 * kG];
+    ws_warp_s<T, kD, kBM, kBN, 0, kG>(s, aQt, kv, wrow, lane);
+    mask(s, 0);
+    ws_raise_max(s, m, l, alpha, c);
+    ws_softmax_stale<T>(s, m, l, pa, c, true);
+  } else {
 #pragma unroll 1
-  for (int pass = 0; pass < 2; ++pass) {
-    {
-      float s[8 * kH0];
-      ws_warp_s<T, kD, kBM, kBN, 0, kH0>(s, aQt, kv, wrow, lane);
-      mask(s, 0);
-      if (pass == 0) ws_raise_max(s, m, l, alpha, c);
-      else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH0][4]>(pa[0]), c, true);
-    }
-    {
-      float s[8 * kH1];
-      ws_warp_s<T, kD, kBM, kBN, kH0, kH1>(s, aQt, kv, wrow, lane);
-      mask(s, 16 * kH0);
-      if (pass == 0) ws_raise_max(s, m, l, alpha, c);
-      else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH1][4]>(pa[kH0]), c, true);
+    for (int pass = 0; pass < 2; ++pass) {
+      {
+        float s[8 * kH0];
+        ws_warp_s<T, kD, kBM, kBN, 0, kH0>(s, aQt, kv, wrow, lane);
+        mask(s, 0);
+        if (pass == 0) ws_raise_max(s, m, l, alpha, c);
+        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH0][4]>(pa[0]), c, true);
+      }
+      {
+        float s[8 * kH1];
+        ws_warp_s<T, kD, kBM, kBN, kH0, kH1>(s, aQt, kv, wrow, lane);
+        mask(s, 16 * kH0);
+        if (pass == 0) ws_raise_max(s, m, l, alpha, c);
+        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH1][4]>(pa[kH0]), c, true);
+      }
     }
   }
 }
@@ -822,7 +830,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             // A failed check: S again, from K and Q still held, by this
             // warp alone (mma.sync), now that P V is done.
             if (!ok) {
-              ws_stale_fallback<T, kD, kBM, kBN>(pn, m, l, a2, c, aQt, aK + (j % kS) * C::kKV, wrow,
+              ws_stale_fallback<T, kD, kBM, kBN, kTile == WS_TILE_FA3>(pn, m, l, a2, c, aQt, aK + (j % kS) * C::kKV, wrow,
                                                  lane, [&](auto &sp, int k0) { mask(sp, i, k0); });
             }
             ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
