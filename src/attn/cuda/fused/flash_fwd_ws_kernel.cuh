@@ -326,7 +326,7 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
 // keep P (in pa) and m, and l moves on. Else (a row's max rose by more than
 // log2(kWsStaleCap / (kBN / 4)) >= 2.5 log2 units; inf or NaN sums) it
 // returns false with l as it was; the caller computes S again (ws_warp_s),
-// moves m to the max (ws_raise_max) and calls it with force (no check:
+// moves m to the max (ws_raise_max) and calls it with force (ws_stale_fallback) (no check:
 // every P <= 1 then; a constant at each call: a run-time force made ptxas
 // serialize the wgmma). s is only read, so that it is dead after the call
 // whichever way it goes. A row with no key yet (m = -inf) takes base 0, as
@@ -363,26 +363,64 @@ FUSED_DEV void ws_raise_max(const float (&s)[kSR], float (&m)[2], float (&l)[2],
 // S of one warp's 16 rows again, by mma.sync from the Q and K tiles TMA
 // wrote (aQt: kBM rows, kv: kBN keys; TMA's 128-byte swizzle is fused_swz's
 // layout), for ws_softmax_stale's fallback: warp-local, where a wgmma would
-// need all four warps. An m16n8 tile's d[2 hh + e] (row g + 8 hh, key
-// 2 t4 + e) is wgmma's s[4 j + 2 hh + e] for 8-key group j.
-template <typename T, int kD, int kBM, int kBN>
-FUSED_DEV void ws_warp_s(float (&s)[kBN / 2], uint32_t aQt, uint32_t kv, int wrow, int lane) {
+// need all four warps. Keys 16 kG0 to 16 (kG0 + kN): kN 16-key groups. An
+// m16n8 tile's d[2 hh + e] (row g + 8 hh, key 2 t4 + e) is wgmma's
+// s[4 j + 2 hh + e] for 8-key group j.
+template <typename T, int kD, int kBM, int kBN, int kG0, int kN>
+FUSED_DEV void ws_warp_s(float (&s)[8 * kN], uint32_t aQt, uint32_t kv, int wrow, int lane) {
   // ldmatrix lanes as fused_fwd_body's: Q rows wrow + lane % 16, chunk
   // lane / 16; K keys 8 (lane / 16) + lane % 8, chunk (lane / 8) % 2.
   const uint32_t lq = fused_lane<kD>(aQt, wrow + (lane & 15), lane >> 4);
   const uint32_t lk = fused_lane<kD>(kv, (lane >> 4) * 8 + (lane & 7), (lane >> 3) & 1);
 #pragma unroll
-  for (int i = 0; i < kBN / 2; ++i) s[i] = 0.f;
+  for (int i = 0; i < 8 * kN; ++i) s[i] = 0.f;
 #pragma unroll 1
   for (int kk = 0; kk < kD / 16; ++kk) {
     uint32_t a[4];
     fused_ldmatrix_x4(a, fused_lane_off<kBM, kD>(lq, 0, 2 * kk));
 #pragma unroll
-    for (int n2 = 0; n2 < kBN / 16; ++n2) {
+    for (int n2 = 0; n2 < kN; ++n2) {
       uint32_t b[4];
-      fused_ldmatrix_x4(b, fused_lane_off<kBN, kD>(lk, n2 * 16, 2 * kk));
+      fused_ldmatrix_x4(b, fused_lane_off<kBN, kD>(lk, (kG0 + n2) * 16, 2 * kk));
       fused_mma<T>(&s[8 * n2], a, b[0], b[1]);
       fused_mma<T>(&s[8 * n2 + 4], a, b[2], b[3]);
+    }
+  }
+}
+
+// ws_softmax_stale's fallback for one warp's rows: S again (ws_warp_s), m to
+// the row max (ws_raise_max), then P with force. kHalves (the FA3 tiles): in
+// two halves of the keys, each computed twice (max, then exps), so that only
+// half of S is live next to O: a whole second S made them spill. mask(s, k0)
+// masks a part whose first key is k0 in the tile.
+template <typename T, int kD, int kBM, int kBN, bool kHalves, class Mask>
+FUSED_DEV void ws_stale_fallback(uint32_t (&pa)[kBN / 16][4], float (&m)[2], float (&l)[2],
+                                 float (&alpha)[2], float c, uint32_t aQt, uint32_t kv, int wrow,
+                                 int lane, Mask mask) {
+  constexpr int kG = kBN / 16, kH0 = (kG + 1) / 2, kH1 = kG - kH0;
+  if constexpr (!kHalves) {
+    float s[8 * kG];
+    ws_warp_s<T, kD, kBM, kBN, 0, kG>(s, aQt, kv, wrow, lane);
+    mask(s, 0);
+    ws_raise_max(s, m, l, alpha, c);
+    ws_softmax_stale<T>(s, m, l, pa, c, true);
+  } else {
+#pragma unroll 1
+    for (int pass = 0; pass < 2; ++pass) {
+      {
+        float s[8 * kH0];
+        ws_warp_s<T, kD, kBM, kBN, 0, kH0>(s, aQt, kv, wrow, lane);
+        mask(s, 0);
+        if (pass == 0) ws_raise_max(s, m, l, alpha, c);
+        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH0][4]>(pa[0]), c, true);
+      }
+      {
+        float s[8 * kH1];
+        ws_warp_s<T, kD, kBM, kBN, kH0, kH1>(s, aQt, kv, wrow, lane);
+        mask(s, 16 * kH0);
+        if (pass == 0) ws_raise_max(s, m, l, alpha, c);
+        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH1][4]>(pa[kH0]), c, true);
+      }
     }
   }
 }
@@ -698,10 +736,14 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // S(j) into s: the product of tile index i (key tile n - 1 - i).
     auto issue_s = [&](float (&s)[kSR], uint32_t j) {
       const uint32_t kv = aK + (j % kS) * C::kKV;
+      // Q's descriptors again at each S: in the FA3 tiles' stale form, held
+      // across the key loop they were what ptxas spilled (bench/NOTES.md).
+      uint32_t q = aQt;
+      if constexpr (kStale && kTile == WS_TILE_FA3) asm volatile("" : "+r"(q));
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t off = (uint32_t)((kk % 4) * 32);
-        const uint64_t da = wg_desc(aQt + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+        const uint64_t da = wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
         const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
         wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
       }
@@ -714,10 +756,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
       wg_commit();
     };
-    auto mask = [&](float (&s)[kSR], int i) {
+    // k0: the first key of s in the tile (a part of it, in the stale fallback).
+    auto mask = [&](auto &s, int i, int k0 = 0) {
       const int n0 = (n - 1 - i) * kBN;
       if (n0 + kBN > p.sk || (p.causal && n0 + kBN - 1 > mrow0 + p.causal_off))
-        wg_mask(s, p, w.m0 + wrow + g, n0, t4);
+        wg_mask(s, p, w.m0 + wrow + g, n0 + k0, t4);
     };
 
     if (n > 0) {
@@ -787,11 +830,8 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             // A failed check: S again, from K and Q still held, by this
             // warp alone (mma.sync), now that P V is done.
             if (!ok) {
-              float s2[kSR];
-              ws_warp_s<T, kD, kBM, kBN>(s2, aQt, aK + (j % kS) * C::kKV, wrow, lane);
-              mask(s2, i);
-              ws_raise_max(s2, m, l, a2, c);
-              ws_softmax_stale<T>(s2, m, l, pn, c, true);
+              ws_stale_fallback<T, kD, kBM, kBN, kTile == WS_TILE_FA3>(pn, m, l, a2, c, aQt, aK + (j % kS) * C::kKV, wrow,
+                                                 lane, [&](auto &sp, int k0) { mask(sp, i, k0); });
             }
             ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
             q_done(i);
