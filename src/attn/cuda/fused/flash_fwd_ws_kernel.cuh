@@ -44,10 +44,12 @@
 // Shared memory: kQBufs x Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base
 // 160 / 192 / 192 KB (2, 2, 1 Q buffers), FA3 176 / 208 / 224 KB (2, 1, 1;
 // D64 / D128 / D256). Registers: 168
-// at launch (128 for the 512-thread D64 FA3 tile). The base tiles have no
-// stack; with the stale-max softmax the FA3 D64 and D128 instances spill a
-// few values (56 and 48 bytes of stack, reloaded in the wgmma issue blocks;
-// bench/NOTES.md "ws softmax, fewer instructions per score"). Base shapes
+// at launch (128 for the 512-thread D64 FA3 tile). No stack but 8 bytes in
+// the D128 FA3 instance (one producer value, reloaded once a tile): on the
+// FA3 tiles the stale-max fallback recomputes S in two key halves and Q's
+// descriptors are rebuilt at each S, which took their spills away (56 and
+// 48 bytes before; bench/NOTES.md "ws stale-max: the FA3 tiles' spills").
+// Base shapes
 // measured (H200, bf16, bench/NOTES.md "ws: result"): D128 S16k 681 TF/s
 // (causal 613), D256 S4k 700, D64 S16k 442; 0.80-1.05x cuDNN, 1.26-2.32x FA2
 // over the sweep grid. FA3 shapes: bench/NOTES.md "ws tiles: result". With
