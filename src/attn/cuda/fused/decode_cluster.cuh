@@ -89,9 +89,7 @@ __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
 __device__ unsigned decode_cl_stamp_calls[DECODE_CL_STAMP_CTAS];
 __device__ unsigned long long
     decode_cl_stamp_buf[DECODE_CL_STAMP_CALLS][DECODE_CL_STAMP_CTAS][DECODE_CL_STAMP_WORDS];
-#define DECODE_CL_STAMP(i)                                                                  \
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(st_ns[i])::"memory");                  \
-  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(st_cy[i])::"memory")
+#define DECODE_CL_STAMP(i) st_ns[i] = ws_globaltimer(), st_cy[i] = ws_clock()
 #define DECODE_CL_STAMP_BEGIN                                                               \
   unsigned long long st_ns[DECODE_CL_PHASES], st_cy[DECODE_CL_PHASES];                      \
   DECODE_CL_STAMP(0);                                                                       \
