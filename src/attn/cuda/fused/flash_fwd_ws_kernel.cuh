@@ -614,6 +614,15 @@ FUSED_DEV void ws_turn_pass(int cw) {
   if (kFlags & WS_PINGPONG) ws_named_arrive(1 + (cw + 1) % kCons, 256);
 }
 
+// wg_desc(addr + off) from d = wg_desc(addr): off / 16 added to the low word
+// (the start address field, bits 0-13). Exact with no carry while addr + off
+// stays in shared memory's window (under 256 KB: 14 bits of 16-byte units),
+// so a k step's descriptor costs one add instead of wg_desc's masks and
+// shifts (kWsDescStepDefault, ws_tile.h).
+FUSED_DEV uint64_t ws_desc_step(uint64_t d, uint32_t off) {
+  return ((d >> 32) << 32) | (uint32_t)((uint32_t)d + (off >> 4));
+}
+
 // Releases a slot: one arrival per warp once its wgmma are done.
 FUSED_DEV void ws_release(uint32_t bar, int lane) {
   __syncwarp();
@@ -646,6 +655,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // Its exp2 share on the FMA pipe (WS_EXP_FMA8 / 4; the first key tile and
   // the fallback keep the special-function unit).
   constexpr int kFma = (kFlags & WS_EXP_FMA8) ? 8 : (kFlags & WS_EXP_FMA4) ? 4 : 0;
+  // wgmma descriptors stepped by ws_desc_step (ws_tile.h kWsDescStepDefault;
+  // WS_DESC flips it).
+  constexpr bool kDescStep = ((kFlags & WS_DESC) != 0) != kWsDescStepDefault;
   static_assert(kFma == 0 || kStale, "WS_EXP_FMA8 / 4 act on the stale-max softmax");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
@@ -742,20 +754,33 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       // across the key loop they were what ptxas spilled (bench/NOTES.md).
       uint32_t q = aQt;
       if constexpr (kStale && kTile == WS_TILE_FA3) asm volatile("" : "+r"(q));
+      // kDescStep: Q's and K's descriptors once, each k step an add; the
+      // warpgroup's rows through a lane-0 broadcast, so that ptxas keeps
+      // them in uniform registers (cw comes from threadIdx).
+      const uint64_t qd = kDescStep ? wg_desc(q + (uint32_t)(__shfl_sync(0xffffffffu, cw, 0) * 64 * 128), 16, 1024) : 0;
+      const uint64_t kd = kDescStep ? wg_desc(kv, 16, 1024) : 0;
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t off = (uint32_t)((kk % 4) * 32);
-        const uint64_t da = wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
-        const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
+        uint64_t da, db;
+        if constexpr (kDescStep) {
+          da = ws_desc_step(qd, (uint32_t)((kk / 4) * kBM * 128) + off);
+          db = ws_desc_step(kd, (uint32_t)((kk / 4) * kBN * 128) + off);
+        } else {
+          da = wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+          db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
+        }
         wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
       }
       wg_commit();
     };
     auto issue_pv = [&](const uint32_t (&pa)[kSR / 8][4], uint32_t j) {
       const uint32_t vv = aV + (j % kS) * C::kKV;
+      const uint64_t vd = wg_desc(vv, kBN * 128, 1024);
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk)
-        wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
+        wgmma_op<T, kD>::rs(o, pa[kk], kDescStep ? ws_desc_step(vd, (uint32_t)(kk * 16 * 128))
+                                                 : wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
       wg_commit();
     };
     // k0: the first key of s in the tile (a part of it, in the stale fallback).

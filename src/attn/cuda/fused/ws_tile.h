@@ -42,11 +42,13 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // and writes them to the file ATTNPROF_FLASH_WS_STAMPS after each call
 // (bench/fused/ws_phases.py). WS_AB_EXP_FMA8 / 4 (bf16 D64, the stale-max
 // softmax): the instances with kFlags WS_EXP_FMA8 / 4, every 8th / 4th exp2
-// of the stale-max softmax on the FMA pipe.
+// of the stale-max softmax on the FMA pipe. WS_AB_DESC (bf16): the
+// instances with kFlags WS_DESC, the other wgmma descriptor form than
+// kWsDescStepDefault names.
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
-       WS_AB_EXP_FMA4 = 8192 };
+       WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -62,6 +64,13 @@ constexpr bool kWsTreeDefault = false;
 // the bench-only flag instances keep wg_softmax's and ws_softmax_tree.
 template <int kD>
 constexpr bool kWsStaleDefault = kD <= 128;
+
+// The wgmma descriptors (flash_fwd_ws_kernel.cuh issue_s / issue_pv): false,
+// each k step's two descriptors built whole from its shared-memory address
+// (wg_desc: mask, shift, or, about 8 uniform-datapath instructions each);
+// true, one descriptor per operand and product, each k step's offset added
+// to its low word (ws_desc_step: one add). Bench: WS_DESC runs the other.
+constexpr bool kWsDescStepDefault = false;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
