@@ -244,7 +244,7 @@ if [[ $steps == *ncu* ]]; then
   python3 ../bench/fused/ncu_compare.py "$out/ncu_raw.csv" "$out/ncu_source.csv" \
     --order "$out/ncu_order.txt" >"$out/ncu_compare.txt" 2>&1 || rc=1
   gzip -f "$out/ncu_source.csv"
-  [ -n "${NCU_KEEP_REP:-}" ] && { "${ZSTD:-zstd}" -q -19 -f "$rep.ncu-rep" -o "$out/ncu_rep.ncu-rep.zst" || rc=1; }
+  [ -n "${NCU_KEEP_REP:-}" ] && { "${ZSTD:-zstd}" -q -T0 -10 -f "$rep.ncu-rep" -o "$out/ncu_rep.ncu-rep.zst" || rc=1; }
   ls -la "$out"/ncu_* | awk '{print $5, $9}'
   echo "($SECONDS s in)"
 fi
