@@ -605,13 +605,32 @@ FUSED_DEV void ws_q_release(ws_bars br, int &q_held, int ctid) {
 // Ping-pong: a consumer waits for its turn before issuing its products and
 // hands the turn over right after issuing them; turns go round the kCons
 // consumers (cw waits on barrier 1 + cw, passes to the next one's).
-template <int kFlags>
+// WS_TURN_EXP (bench): the turn is held around each softmax's exps instead
+// (kExp: the calls there), the products issued without it, as cuDNN's D64
+// kernel does (bench/NOTES.md "ws against cuDNN's kernel under ncu"): at D64
+// a consumer's exps take the special-function unit as long as its two
+// products take the tensor cores, and each SM sub-partition holds one warp
+// of every consumer, so turns over the exps keep two softmaxes off one unit.
+// Either way every consumer takes one turn per product issue or softmax, the
+// same count per tile, so the round robin stays in step.
+template <int kFlags, bool kExp = false>
 FUSED_DEV void ws_turn_wait(int cw) {
-  if (kFlags & WS_PINGPONG) ws_named_sync(1 + cw, 256);
+  if ((kFlags & WS_PINGPONG) && ((kFlags & WS_TURN_EXP) != 0) == kExp) ws_named_sync(1 + cw, 256);
 }
 template <int kFlags, int kCons>
 FUSED_DEV void ws_turn_pass(int cw) {
-  if (kFlags & WS_PINGPONG) ws_named_arrive(1 + (cw + 1) % kCons, 256);
+  if ((kFlags & WS_PINGPONG) && !(kFlags & WS_TURN_EXP)) ws_named_arrive(1 + (cw + 1) % kCons, 256);
+}
+// The hand-over after the exps (WS_TURN_EXP). ptxas moves register-only
+// work across bar.arrive (it put every exp after it), so the arrival's
+// thread count goes through the row sums l, which need every exp: l is never
+// negative (a sum of exps times alphas), so 0 is added, and NaN adds 0 too.
+template <int kFlags, int kCons>
+FUSED_DEV void ws_turn_pass_exp(int cw, const float (&l)[2]) {
+  if ((kFlags & WS_PINGPONG) && (kFlags & WS_TURN_EXP)) {
+    const uint32_t z = __any_sync(0xffffffffu, l[0] < 0.f || l[1] < 0.f) ? 32u : 0u;
+    ws_named_arrive(1 + (cw + 1) % kCons, 256 + z);
+  }
 }
 
 // wg_desc(addr + off) from d = wg_desc(addr): off / 16 added to the low word
@@ -808,7 +827,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        ws_turn_wait<kFlags, true>(cw);
         ws_soft<T, kFlags>(s, m, l, pa, alpha, c, tau);
+        ws_turn_pass_exp<kFlags, kCons>(cw, l);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
@@ -835,7 +856,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           wg_hold(o);
           ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+          ws_turn_wait<kFlags, true>(cw);
           ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
+          ws_turn_pass_exp<kFlags, kCons>(cw, l);
         } else {
           issue_pv(pc, jv);
           ws_turn_pass<kFlags, kCons>(cw);
@@ -850,7 +873,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max(s, m, l, a2, c);
+            ws_turn_wait<kFlags, true>(cw);
             const bool ok = ws_softmax_stale<T, kFma>(s, m, l, pn, c, false); // P <= 1 if fresh
+            ws_turn_pass_exp<kFlags, kCons>(cw, l);
             wg_wait_all();
             wg_hold(o);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
@@ -866,7 +891,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
             q_done(i);
             if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+            ws_turn_wait<kFlags, true>(cw);
             ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
+            ws_turn_pass_exp<kFlags, kCons>(cw, l);
             wg_wait_all();
             wg_hold(o);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);

@@ -44,11 +44,13 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // softmax): the instances with kFlags WS_EXP_FMA8 / 4, every 8th / 4th exp2
 // of the stale-max softmax on the FMA pipe. WS_AB_DESC (bf16): the
 // instances with kFlags WS_DESC, the other wgmma descriptor form than
-// kWsDescStepDefault names.
+// kWsDescStepDefault names. WS_AB_TURN_EXP (bf16): the instances with kFlags
+// WS_TURN_EXP, the ping-pong's turn around each softmax's exps instead of
+// around the product issue.
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
-       WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384 };
+       WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
