@@ -93,7 +93,8 @@ def main():
     # the stepped-descriptor instances (bf16; ATTNPROF_FLASH_WS_AB=16384)
     ws += [(f"flash_ws_desc_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DESC", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
-    # the turn-at-the-exps instances (bf16; ATTNPROF_FLASH_WS_AB=32768)
+    # the other-turn instances (bf16; ATTNPROF_FLASH_WS_AB=32768: turns around the
+    # product issue where kWsTurnExpDefault puts them around the exps, and the reverse)
     ws += [(f"flash_ws_turnexp_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_TURN_EXP", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
     for name, ctype, d, flags, tile in ws:

@@ -56,7 +56,7 @@ static fused_fn ws_inst(int64_t d, int bf) {
 }
 #ifdef ATTNPROF_FLASH_WS_ABLATION
 // Bench only: a bf16-only instance (flags f: the cluster, stepped-descriptor
-// and turn-at-the-exps ones) for (tile shape, D).
+// and other-turn ones) for (tile shape, D).
 template <int kTile, int f>
 static fused_fn ws_bf16_inst(int64_t d) {
   return d == 64 ? ws_run<__nv_bfloat16, 64, f, kTile>
@@ -79,7 +79,7 @@ static fused_fn ws_bf16_inst(int64_t d) {
 // WS_AB_STAMPS the stamps instances (bf16, D64, D128 base); WS_AB_EXP_FMA8 /
 // 4 those with part of the stale-max exp2 on the FMA pipe (bf16 D64);
 // WS_AB_DESC those with the other wgmma descriptor form, WS_AB_TURN_EXP those
-// with the ping-pong's turn around the exps (bf16).
+// with the ping-pong's turns in the other place (bf16).
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
