@@ -90,6 +90,13 @@ def main():
     # the FMA-pipe exp2 instances (bf16 D64; ATTNPROF_FLASH_WS_AB=4096 / 8192)
     ws += [(f"flash_ws_exp_{ex}_{tag}bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_EXP_{ex.upper()}", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for ex in ("fma8", "fma4")]
+    # the stepped-descriptor instances (bf16; ATTNPROF_FLASH_WS_AB=16384)
+    ws += [(f"flash_ws_desc_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DESC", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
+    # the other-turn instances (bf16; ATTNPROF_FLASH_WS_AB=32768: turns around the
+    # product issue where kWsTurnExpDefault puts them around the exps, and the reverse)
+    ws += [(f"flash_ws_turnexp_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_TURN_EXP", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

@@ -3,9 +3,14 @@
 --calls times on the same tensors (bf16, BHSD), nothing else launched
 between them once the tensors exist, so that `ncu -k regex:flash_fwd_ws -c N`
 sees the ws kernels back to back; --ab runs the cells once per
-ATTNPROF_FLASH_WS_AB value (read per call by an ablation build), in order.
+ATTNPROF_FLASH_WS_AB value (read per call by an ablation build), in order;
+--cudnn runs PyTorch's cuDNN SDPA on the same tensors after each cell of the
+first --ab value (ncu's kernel filter then names both: fused.sh step ncu,
+NCU_KERNELS), so that the two kernels are profiled side by side
+(bench/fused/ncu_compare.py); --order FILE writes one line per call made
+(label, cell), in launch order, for ncu_compare.py --order.
 Usage: ncu ... python3 ws_ncu.py --lib build-gpu/lib/libattnprof.so
-       [--cells 8x16x1024x64c,1x16x16384x128] [--calls 1] [--ab 0,256]
+       [--cells 8x16x1024x64c,1x16x16384x128] [--calls 1] [--ab 0,256] [--cudnn] [--order FILE]
 A cell is BxHxSxD, with a trailing c for causal (top-left)."""
 import os
 import sys
@@ -16,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from torch_setup import each_knob, load_attnprof, ncu_driver_args, raw_runner  # noqa: E402
 
 
-def cell(attnprof, engine, spec, calls):
+def cell(attnprof, engine, spec, calls, cudnn, log):
     causal = spec.endswith("c")
     b, h, s, d = (int(x) for x in spec.rstrip("c").split("x"))
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
@@ -26,22 +31,40 @@ def cell(attnprof, engine, spec, calls):
     torch.cuda.synchronize()
     for _ in range(calls):
         run()
+        log(f"ws-ab{os.environ.get('ATTNPROF_FLASH_WS_AB', '0')}", spec)
     torch.cuda.synchronize()
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                                            is_causal=causal)
     err = ((o.float() - ref).norm() / ref.norm()).item()
     print(f"{spec}: {calls} calls, rel_err {err:.1e}", flush=True)
+    if cudnn:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            for _ in range(calls):
+                oc = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                log("cudnn", spec)
+        torch.cuda.synchronize()
+        err = ((oc.float() - ref).norm() / ref.norm()).item()
+        print(f"{spec}: {calls} cuDNN calls, rel_err {err:.1e}", flush=True)
 
 
 def main():
-    opt = ncu_driver_args("8x16x1024x64c,1x16x16384x128", 1, "--ab",
-                          "ATTNPROF_FLASH_WS_AB values, comma list").parse_args()
+    ap = ncu_driver_args("8x16x1024x64c,1x16x16384x128", 1, "--ab",
+                         "ATTNPROF_FLASH_WS_AB values, comma list")
+    ap.add_argument("--cudnn", action="store_true", help="PyTorch's cuDNN SDPA after each cell")
+    ap.add_argument("--order", default="", help="file for the calls' (label, cell) lines")
+    opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
     engine = attnprof.Engine(flash_kernel="ws")
     torch.manual_seed(0)
-    for _ in each_knob("ATTNPROF_FLASH_WS_AB", opt.ab):
+    order = open(opt.order, "w") if opt.order else None
+
+    def log(label, spec):
+        if order:
+            print(label, spec, file=order, flush=True)
+    for n, _ in enumerate(each_knob("ATTNPROF_FLASH_WS_AB", opt.ab)):
         for spec in opt.cells.split(","):
-            cell(attnprof, engine, spec, opt.calls)
+            cell(attnprof, engine, spec, opt.calls, opt.cudnn and n == 0, log)
 
 
 if __name__ == "__main__":

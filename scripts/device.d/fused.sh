@@ -41,8 +41,11 @@
 #     (attnprof compare --sweep, as the ab and sched steps run it).
 # 11. ncu (not in the default steps): Nsight Compute (--set full, warm L2,
 #     free clocks) over ws_ncu.py's cells (NCU_ARGS: its options; NCU_TIMEOUT,
-#     default 60 s); the report stays on the device, its details, raw and
-#     per-SASS-instruction (source) pages come back as text.
+#     default 60 s) of the kernels NCU_KERNELS names (a regex, default
+#     flash_fwd_ws; "flash_fwd_ws|sdpa" with NCU_ARGS --cudnn takes cuDNN's
+#     too); its details, raw and per-SASS-instruction (source, gzipped) pages
+#     come back as text, with ncu_compare.py's side-by-side digest of them;
+#     NCU_KEEP_REP=1 brings the report itself back too (zstd).
 # 12. phases (not in the default steps; an ablation build): ws_phases.py,
 #     clock stamps per CTA and tile of the short-S cells (where the time
 #     goes: tail, Q / K0 waits, first S, loop, epilogue; PHASES_ARGS, its
@@ -231,12 +234,17 @@ if [[ $steps == *ncu* ]]; then
   echo "== ncu --set full over ws_ncu.py ${NCU_ARGS:-} ($SECONDS s in)"
   # shellcheck disable=SC2086
   timeout "${NCU_TIMEOUT:-60}" "$nc" --set full --import-source yes --cache-control none \
-    --clock-control none -k regex:flash_fwd_ws -f -o "$rep" python3 ../bench/fused/ws_ncu.py \
-    --lib ./lib/libattnprof.so ${NCU_ARGS:-} >"$out/ncu_run.txt" 2>&1 || rc=1
+    --clock-control none -k "regex:${NCU_KERNELS:-flash_fwd_ws}" -f -o "$rep" python3 \
+    ../bench/fused/ws_ncu.py --lib ./lib/libattnprof.so --order "$out/ncu_order.txt" ${NCU_ARGS:-} \
+    >"$out/ncu_run.txt" 2>&1 || rc=1
   grep -vE "^==PROF== Profiling" "$out/ncu_run.txt" | tail -12
   "$nc" -i "$rep.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1 || rc=1
   "$nc" -i "$rep.ncu-rep" --page raw --csv >"$out/ncu_raw.csv" 2>&1 || rc=1
   "$nc" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$out/ncu_source.csv" 2>&1 || rc=1
+  python3 ../bench/fused/ncu_compare.py "$out/ncu_raw.csv" "$out/ncu_source.csv" \
+    --order "$out/ncu_order.txt" >"$out/ncu_compare.txt" 2>&1 || rc=1
+  gzip -f "$out/ncu_source.csv"
+  [ -n "${NCU_KEEP_REP:-}" ] && { "${ZSTD:-zstd}" -q -T0 -10 -f "$rep.ncu-rep" -o "$out/ncu_rep.ncu-rep.zst" || rc=1; }
   ls -la "$out"/ncu_* | awk '{print $5, $9}'
   echo "($SECONDS s in)"
 fi

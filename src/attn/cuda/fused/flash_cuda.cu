@@ -55,10 +55,10 @@ static fused_fn ws_inst(int64_t d, int bf) {
   }
 }
 #ifdef ATTNPROF_FLASH_WS_ABLATION
-// Bench only: the cluster instance (bf16) for (tile shape, D).
-template <int kTile>
-static fused_fn ws_cluster_inst(int64_t d) {
-  constexpr int f = WS_ALL | WS_CLUSTER;
+// Bench only: a bf16-only instance (flags f: the cluster, stepped-descriptor
+// and other-turn ones) for (tile shape, D).
+template <int kTile, int f>
+static fused_fn ws_bf16_inst(int64_t d) {
   return d == 64 ? ws_run<__nv_bfloat16, 64, f, kTile>
          : d == 128 ? ws_run<__nv_bfloat16, 128, f, kTile> : ws_run<__nv_bfloat16, 256, f, kTile>;
 }
@@ -77,7 +77,9 @@ static fused_fn ws_cluster_inst(int64_t d) {
 // and WS_AB_TREE (ws_tile.h) pick the cluster instances, those with the other
 // softmax form than kWsStaleDefault's, and the softmax-tree instances;
 // WS_AB_STAMPS the stamps instances (bf16, D64, D128 base); WS_AB_EXP_FMA8 /
-// 4 those with part of the stale-max exp2 on the FMA pipe (bf16 D64).
+// 4 those with part of the stale-max exp2 on the FMA pipe (bf16 D64);
+// WS_AB_DESC those with the other wgmma descriptor form, WS_AB_TURN_EXP those
+// with the ping-pong's turns in the other place (bf16).
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -96,8 +98,13 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   if (ts && !strcmp(ts, "base")) tile = WS_TILE_BASE;
   if (ts && !strcmp(ts, "fa3")) tile = WS_TILE_FA3;
   const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
+  constexpr int kCluster = WS_ALL | WS_CLUSTER, kDesc = WS_ALL | WS_DESC, kTurn = WS_ALL | WS_TURN_EXP;
   if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
-    return tile == WS_TILE_FA3 ? ws_cluster_inst<WS_TILE_FA3>(d) : ws_cluster_inst<WS_TILE_BASE>(d);
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kCluster>(d) : ws_bf16_inst<WS_TILE_BASE, kCluster>(d);
+  if (ab && (atoi(ab) & WS_AB_DESC) && bf)
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDesc>(d) : ws_bf16_inst<WS_TILE_BASE, kDesc>(d);
+  if (ab && (atoi(ab) & WS_AB_TURN_EXP) && bf)
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kTurn>(d) : ws_bf16_inst<WS_TILE_BASE, kTurn>(d);
   constexpr int kStamps = WS_ALL | WS_STAMPS;
   if (ab && (atoi(ab) & WS_AB_STAMPS) && bf && (d == 64 || (d == 128 && tile == WS_TILE_BASE)))
     return d == 128 ? ws_run<__nv_bfloat16, 128, kStamps, WS_TILE_BASE>

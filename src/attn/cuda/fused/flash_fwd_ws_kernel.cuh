@@ -23,7 +23,10 @@
 //    so the softmax of tile j runs under the P V product of the previous one
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
-//    softmax runs under the others' GEMMs.
+//    softmax runs under the others' GEMMs. At the D64 base tile the turns
+//    are taken around each softmax's exps instead (ws_tile.h
+//    kWsTurnExpDefault, as cuDNN's kernel: two consumers' exps never share
+//    the special-function unit, whose work there equals the tensor cores').
 //  - epilogue, two Q buffers (D64, D128 128 x 128): O / l rounded into the
 //    warpgroup's rows of the Q tile (same 128-byte swizzle as TMA's), one
 //    TMA store per 64 columns (rows past Sq clipped by TMA); the next tile's
@@ -602,16 +605,44 @@ FUSED_DEV void ws_q_release(ws_bars br, int &q_held, int ctid) {
   q_held = -1;
 }
 
-// Ping-pong: a consumer waits for its turn before issuing its products and
-// hands the turn over right after issuing them; turns go round the kCons
-// consumers (cw waits on barrier 1 + cw, passes to the next one's).
-template <int kFlags>
+// Ping-pong: turns go round the kCons consumers (cw waits on barrier 1 + cw,
+// passes to the next one's), taken where kHere says: around the product
+// issue (a consumer waits for its turn, issues S and P V, hands it over), or
+// around each softmax's exps (ws_tile.h kWsTurnExpDefault: the D64 base
+// tile), as cuDNN's D64 kernel does (bench/NOTES.md "ws against cuDNN's
+// kernel under ncu"): at D64 a consumer's exps take the special-function
+// unit as long as its two products take the tensor cores, and each SM
+// sub-partition holds one warp of every consumer, so turns over the exps
+// keep two softmaxes off one unit. Either way each consumer takes one turn
+// per product issue or softmax, the same count per tile, so the round robin
+// stays in step.
+template <int kFlags, bool kHere = true>
 FUSED_DEV void ws_turn_wait(int cw) {
-  if (kFlags & WS_PINGPONG) ws_named_sync(1 + cw, 256);
+  if ((kFlags & WS_PINGPONG) && kHere) ws_named_sync(1 + cw, 256);
 }
-template <int kFlags, int kCons>
+template <int kFlags, int kCons, bool kHere = true>
 FUSED_DEV void ws_turn_pass(int cw) {
-  if (kFlags & WS_PINGPONG) ws_named_arrive(1 + (cw + 1) % kCons, 256);
+  if ((kFlags & WS_PINGPONG) && kHere) ws_named_arrive(1 + (cw + 1) % kCons, 256);
+}
+// The hand-over after the exps. ptxas moves register-only work across
+// bar.arrive (it put every exp after it), so the arrival's thread count
+// goes through the row sums l, which need every exp: l is never negative (a
+// sum of exps times alphas), so 0 is added, and NaN adds 0 too.
+template <int kFlags, int kCons, bool kHere>
+FUSED_DEV void ws_turn_pass_exp(int cw, const float (&l)[2]) {
+  if ((kFlags & WS_PINGPONG) && kHere) {
+    const uint32_t z = __any_sync(0xffffffffu, l[0] < 0.f || l[1] < 0.f) ? 32u : 0u;
+    ws_named_arrive(1 + (cw + 1) % kCons, 256 + z);
+  }
+}
+
+// wg_desc(addr + off) from d = wg_desc(addr): off / 16 added to the low word
+// (the start address field, bits 0-13). Exact with no carry while addr + off
+// stays in shared memory's window (under 256 KB: 14 bits of 16-byte units),
+// so a k step's descriptor costs one add instead of wg_desc's masks and
+// shifts (kWsDescStepDefault, ws_tile.h).
+FUSED_DEV uint64_t ws_desc_step(uint64_t d, uint32_t off) {
+  return ((d >> 32) << 32) | (uint32_t)((uint32_t)d + (off >> 4));
 }
 
 // Releases a slot: one arrival per warp once its wgmma are done.
@@ -646,6 +677,14 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // Its exp2 share on the FMA pipe (WS_EXP_FMA8 / 4; the first key tile and
   // the fallback keep the special-function unit).
   constexpr int kFma = (kFlags & WS_EXP_FMA8) ? 8 : (kFlags & WS_EXP_FMA4) ? 4 : 0;
+  // wgmma descriptors stepped by ws_desc_step (ws_tile.h kWsDescStepDefault;
+  // WS_DESC flips it).
+  constexpr bool kDescStep = ((kFlags & WS_DESC) != 0) != kWsDescStepDefault;
+  // The ping-pong's turns around the exps, not the product issue (ws_tile.h
+  // kWsTurnExpDefault; WS_TURN_EXP flips it): in the overlap path only, not
+  // in the floor instances (their turns stay where they were measured).
+  constexpr bool kTurnExp = (kFlags & WS_OVERLAP) && !(kFlags & WS_NO_SOFTMAX) &&
+                            (((kFlags & WS_TURN_EXP) != 0) != kWsTurnExpDefault<kD, kTile>);
   static_assert(kFma == 0 || kStale, "WS_EXP_FMA8 / 4 act on the stale-max softmax");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
@@ -742,20 +781,33 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       // across the key loop they were what ptxas spilled (bench/NOTES.md).
       uint32_t q = aQt;
       if constexpr (kStale && kTile == WS_TILE_FA3) asm volatile("" : "+r"(q));
+      // kDescStep: Q's and K's descriptors once, each k step an add; the
+      // warpgroup's rows through a lane-0 broadcast, so that ptxas keeps
+      // them in uniform registers (cw comes from threadIdx).
+      const uint64_t qd = kDescStep ? wg_desc(q + (uint32_t)(__shfl_sync(0xffffffffu, cw, 0) * 64 * 128), 16, 1024) : 0;
+      const uint64_t kd = kDescStep ? wg_desc(kv, 16, 1024) : 0;
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t off = (uint32_t)((kk % 4) * 32);
-        const uint64_t da = wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
-        const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
+        uint64_t da, db;
+        if constexpr (kDescStep) {
+          da = ws_desc_step(qd, (uint32_t)((kk / 4) * kBM * 128) + off);
+          db = ws_desc_step(kd, (uint32_t)((kk / 4) * kBN * 128) + off);
+        } else {
+          da = wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+          db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
+        }
         wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
       }
       wg_commit();
     };
     auto issue_pv = [&](const uint32_t (&pa)[kSR / 8][4], uint32_t j) {
       const uint32_t vv = aV + (j % kS) * C::kKV;
+      const uint64_t vd = wg_desc(vv, kBN * 128, 1024);
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk)
-        wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
+        wgmma_op<T, kD>::rs(o, pa[kk], kDescStep ? ws_desc_step(vd, (uint32_t)(kk * 16 * 128))
+                                                 : wg_desc(vv + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
       wg_commit();
     };
     // k0: the first key of s in the tile (a part of it, in the stale fallback).
@@ -772,10 +824,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         float s[kSR];
         ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
         stamp(3);
-        ws_turn_wait<kFlags>(cw);
+        ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_fence();
         issue_s(s, it);
-        ws_turn_pass<kFlags, kCons>(cw);
+        ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
         stamp(4);
         ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
         wg_wait_all();
@@ -783,7 +835,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        ws_turn_wait<kFlags, kTurnExp>(cw);
         ws_soft<T, kFlags>(s, m, l, pa, alpha, c, tau);
+        ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
@@ -793,13 +847,13 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         float s[kSR];
         ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
         ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
-        ws_turn_wait<kFlags>(cw);
+        ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_hold(o);
         wg_fence();
         issue_s(s, j);
         float a2[2];
         if (!(kFlags & WS_OVERLAP)) {
-          ws_turn_pass<kFlags, kCons>(cw);
+          ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
           wg_wait_all();
           wg_hold(s);
           ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
@@ -810,10 +864,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           wg_hold(o);
           ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
           if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+          ws_turn_wait<kFlags, kTurnExp>(cw);
           ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
+          ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
         } else {
           issue_pv(pc, jv);
-          ws_turn_pass<kFlags, kCons>(cw);
+          ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
           if constexpr (kStale) {
@@ -825,7 +881,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max(s, m, l, a2, c);
+            ws_turn_wait<kFlags, kTurnExp>(cw);
             const bool ok = ws_softmax_stale<T, kFma>(s, m, l, pn, c, false); // P <= 1 if fresh
+            ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
             wg_wait_all();
             wg_hold(o);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
@@ -841,7 +899,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
             q_done(i);
             if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
+            ws_turn_wait<kFlags, kTurnExp>(cw);
             ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
+            ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
             wg_wait_all();
             wg_hold(o);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
@@ -852,11 +912,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
         const uint32_t jv = it + n - 1;
         ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
-        ws_turn_wait<kFlags>(cw);
+        ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_hold(o);
         wg_fence();
         issue_pv(pc, jv);
-        ws_turn_pass<kFlags, kCons>(cw);
+        ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
         wg_wait_all();
         wg_hold(o);
         ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);

@@ -32,9 +32,12 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // WS_STAMPS (bench): clock stamps per CTA and tile (flash_fwd_ws_kernel.cuh).
 // WS_EXP_FMA8 / 4 (bench): every 8th / 4th exp2 of the stale-max softmax on
 // the FMA pipe (wg_exp2_fma), the rest on the special-function unit.
+// WS_DESC (bench): the wgmma descriptor form kWsDescStepDefault (ws_tile.h)
+// does not name. WS_TURN_EXP (bench): the place for the ping-pong's turns
+// (around the exps or the product issue) kWsTurnExpDefault does not name.
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
        WS_CLUSTER = 16, WS_TREE = 32, WS_STALE = 64, WS_STAMPS = 128, WS_EXP_FMA8 = 256,
-       WS_EXP_FMA4 = 512 };
+       WS_EXP_FMA4 = 512, WS_DESC = 1024, WS_TURN_EXP = 2048 };
 template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

@@ -42,11 +42,16 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // and writes them to the file ATTNPROF_FLASH_WS_STAMPS after each call
 // (bench/fused/ws_phases.py). WS_AB_EXP_FMA8 / 4 (bf16 D64, the stale-max
 // softmax): the instances with kFlags WS_EXP_FMA8 / 4, every 8th / 4th exp2
-// of the stale-max softmax on the FMA pipe.
+// of the stale-max softmax on the FMA pipe. WS_AB_DESC (bf16): the
+// instances with kFlags WS_DESC, the other wgmma descriptor form than
+// kWsDescStepDefault names. WS_AB_TURN_EXP (bf16): the instances with kFlags
+// WS_TURN_EXP, the other place for the ping-pong's turns than
+// kWsTurnExpDefault names (around the product issue at the D64 base tile,
+// around the exps elsewhere).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
-       WS_AB_EXP_FMA4 = 8192 };
+       WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -62,6 +67,23 @@ constexpr bool kWsTreeDefault = false;
 // the bench-only flag instances keep wg_softmax's and ws_softmax_tree.
 template <int kD>
 constexpr bool kWsStaleDefault = kD <= 128;
+
+// The wgmma descriptors (flash_fwd_ws_kernel.cuh issue_s / issue_pv): false,
+// each k step's two descriptors built whole from its shared-memory address
+// (wg_desc: mask, shift, or, about 8 uniform-datapath instructions each);
+// true, one descriptor per operand and product, each k step's offset added
+// to its low word (ws_desc_step: one add). Bench: WS_DESC runs the other.
+constexpr bool kWsDescStepDefault = false;
+
+// Where the ping-pong's turns are taken (flash_fwd_ws_kernel.cuh
+// ws_turn_wait): true, around each softmax's exps, as cuDNN's D64 kernel
+// does; false, around the issue of S and P V. Exps at the D64 base tile
+// (two consumers: the short causal cells), measured in one run (H200, bf16,
+// bench/NOTES.md "ws: the ping-pong's turn around the exps"): D64 S1k causal
+// 5 % faster, the blog shape 3 %; FA3's D64 tile (three consumers) lost
+// 10-25 % with it, D128 and D256 moved within the run's noise.
+template <int kD, int kTile>
+constexpr bool kWsTurnExpDefault = kD == 64 && kTile == WS_TILE_BASE;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

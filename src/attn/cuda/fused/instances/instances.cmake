@@ -81,4 +81,16 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_exp_fma4_bf16_d64.cu
   instances/flash_ws_exp_fma8_fa3_bf16_d64.cu
   instances/flash_ws_exp_fma4_fa3_bf16_d64.cu
+  instances/flash_ws_desc_bf16_d64.cu
+  instances/flash_ws_desc_bf16_d128.cu
+  instances/flash_ws_desc_bf16_d256.cu
+  instances/flash_ws_desc_fa3_bf16_d64.cu
+  instances/flash_ws_desc_fa3_bf16_d128.cu
+  instances/flash_ws_desc_fa3_bf16_d256.cu
+  instances/flash_ws_turnexp_bf16_d64.cu
+  instances/flash_ws_turnexp_bf16_d128.cu
+  instances/flash_ws_turnexp_bf16_d256.cu
+  instances/flash_ws_turnexp_fa3_bf16_d64.cu
+  instances/flash_ws_turnexp_fa3_bf16_d128.cu
+  instances/flash_ws_turnexp_fa3_bf16_d256.cu
 )
