@@ -143,4 +143,71 @@ static attn_decode_params params(const Cell &c, int splits) {
   return p;
 }
 
+#ifdef DECODE_CL_STAMPS
+// The phase stamps of decode_cluster.cuh (DECODE_CL_STAMP), which the span
+// kernel records too.
+// One capture of kGraphN calls, replayed once with the stamp counters zeroed.
+static void graph_once(const std::function<void(cudaStream_t)> &fn, cudaStream_t s) {
+  cudaGraphExec_t ge = capture(fn, s);
+  static unsigned zero[DECODE_CL_STAMP_CTAS];
+  CK(cudaMemcpyToSymbol(decode_cl_stamp_calls, zero, sizeof zero));
+  CK(cudaGraphLaunch(ge, s));
+  CK(cudaStreamSynchronize(s));
+  cudaGraphExecDestroy(ge);
+}
+
+static void stats(std::vector<double> v, double *mn, double *md, double *mx) {
+  std::sort(v.begin(), v.end());
+  *mn = v.front(), *md = v[v.size() / 2], *mx = v.back();
+}
+
+// The phase table of the last graph_once: calls 4..kGraphN-1, CTAs 0..ctas-1;
+// name: the DECODE_CL_PHASES phases' names.
+static void phase_table(int ctas, const char *const *name) {
+  static unsigned long long buf[DECODE_CL_STAMP_CALLS][DECODE_CL_STAMP_CTAS][DECODE_CL_STAMP_WORDS];
+  CK(cudaMemcpyFromSymbol(buf, decode_cl_stamp_buf, sizeof buf));
+  const int W = DECODE_CL_PHASES;
+  std::vector<double> acc[DECODE_CL_PHASES][6], gaps, span, shared;
+  for (int call = 4; call < kGraphN; call++) {
+    unsigned long long t0 = ~0ull, tend = 0, prev_end = 0;
+    for (int c = 0; c < ctas; c++) {
+      t0 = std::min(t0, buf[call][c][0]), tend = std::max(tend, buf[call][c][W - 1]);
+      prev_end = std::max(prev_end, buf[call - 1][c][W - 1]);
+    }
+    gaps.push_back((double)t0 - (double)prev_end);
+    span.push_back((double)(tend - t0));
+    std::vector<int> per_sm(256, 0);
+    for (int c = 0; c < ctas; c++) per_sm[buf[call][c][2 * W] & 255]++;
+    shared.push_back(
+        (double)std::count_if(per_sm.begin(), per_sm.end(), [](int n) { return n > 1; }));
+    for (int ph = 0; ph < W; ph++) {
+      std::vector<double> ns, cy;
+      for (int c = 0; c < ctas; c++) {
+        ns.push_back((double)(buf[call][c][ph] - t0));
+        cy.push_back((double)(buf[call][c][W + ph] - buf[call][c][W]));
+      }
+      double a, b, d;
+      stats(ns, &a, &b, &d);
+      acc[ph][0].push_back(a), acc[ph][1].push_back(b), acc[ph][2].push_back(d);
+      stats(cy, &a, &b, &d);
+      acc[ph][3].push_back(a), acc[ph][4].push_back(b), acc[ph][5].push_back(d);
+    }
+  }
+  auto med = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  printf("  | phase | ns from the call's first start: min / median / max | cycles from the CTA's "
+         "own start: min / median / max |\n  |---|---|---|\n");
+  for (int ph = 0; ph < W; ph++)
+    printf("  | %s | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f |\n", name[ph], med(acc[ph][0]),
+           med(acc[ph][1]), med(acc[ph][2]), med(acc[ph][3]), med(acc[ph][4]), med(acc[ph][5]));
+  printf("  first start to last end %.0f ns; last end of the call before to first start %.0f ns "
+         "(min %.0f, max %.0f); SMs holding two CTAs: %.0f (medians over calls 4..%d)\n",
+         med(span), med(gaps), *std::min_element(gaps.begin(), gaps.end()),
+         *std::max_element(gaps.begin(), gaps.end()), med(shared), kGraphN - 1);
+}
+
+#endif
+
 #endif

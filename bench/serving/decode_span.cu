@@ -9,11 +9,22 @@
 //  (b) (a) + zero partials written, the grid barrier, the merge's loads and
 //      the out write (the kernel without its math);
 //  (c) the kernel, its error against the host reference (fp64 sums of the
-//      bf16 inputs; out poisoned with NaN first).
+//      bf16 inputs; out poisoned with NaN first);
+// and for the A/B of where (b)'s time goes: the barrier alone (kStop 4),
+// (b) without the barrier (kStop 5, timing only), the barrier's variants
+// (p.fix bit 2: atom.release, bit 3: relaxed polls), and the phase stamps
+// (decode_cluster.cuh's DECODE_CL_STAMP: %globaltimer and %clock64 by
+// thread 0 of each CTA) of (b) and (c).
 // It first checks that a cooperative launch can be captured into a graph.
 //   bench_decode_span [kv] [reps]
+#define DECODE_CL_STAMPS 1
 #include "attn/cuda/fused/decode_span.cuh"
 #include "decode_bench.h"
+
+static const char *kPhase[DECODE_CL_PHASES] = {
+    "start", "copies issued", "K landed (kStop 1: K and V)", "heads done (thread 0's warp)",
+    "partials written (CTA)", "arrived (atomic returned)", "barrier flip seen (thread 0)",
+    "barrier passed (CTA)", "merge loads folded (thread 0)", "end"};
 
 // CTA i copies bytes [i * per, +per) of k and of v (the last CTA less) into
 // shared memory by one bulk copy each on one mbarrier, then reads one word.
@@ -125,21 +136,37 @@ int main(int argc, char **argv) {
   for (int span : {16, 32}) {
     Span sp = span_of(c, span);
     const int S = sp.p.splits, smem = decode_span_smem_bytes(span, c.hkv, c.d);
-    const double a = graph_us([&](cudaStream_t st) { span_launch<1>(sp.p, st); }, reps, s);
-    const double b = graph_us([&](cudaStream_t st) { span_launch<2>(sp.p, st); }, reps, s);
-    CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
-    span_launch<3>(sp.p, s);
-    CK(cudaStreamSynchronize(s));
-    const double err = check(c);
-    const double full = graph_us([&](cudaStream_t st) { span_launch<3>(sp.p, st); }, reps, s);
-    CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2));
-    span_launch<3>(sp.p, s);
-    CK(cudaStreamSynchronize(s));
-    const double err2 = check(c);
-    printf("span %d keys, %d CTAs (cooperative), %d B shared: (a) its copies alone %.2f us; (b) "
-           "copies + partials + grid barrier + merge, no math %.2f us; (c) the kernel %.2f us, "
-           "err %.1e (after the timed replays %.1e)\n",
-           span, S, smem, a, b, full, err, err2);
+    printf("span %d keys, %d CTAs (cooperative), %d B shared:\n", span, S, smem);
+    for (int fix : {0, 4, 8, 12}) {
+      attn_decode_params p = sp.p;
+      p.fix = fix;
+      const double a = graph_us([&](cudaStream_t st) { span_launch<1>(p, st); }, reps, s);
+      const double bar = graph_us([&](cudaStream_t st) { span_launch<4>(p, st); }, reps, s);
+      const double nob = graph_us([&](cudaStream_t st) { span_launch<5>(p, st); }, reps, s);
+      const double b = graph_us([&](cudaStream_t st) { span_launch<2>(p, st); }, reps, s);
+      CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
+      span_launch<3>(p, s);
+      CK(cudaStreamSynchronize(s));
+      const double err = check(c);
+      const double full = graph_us([&](cudaStream_t st) { span_launch<3>(p, st); }, reps, s);
+      CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2));
+      span_launch<3>(p, s);
+      CK(cudaStreamSynchronize(s));
+      printf("  fix=%d: (a) its copies alone %.2f us; the barrier alone %.2f us; (b) without the "
+             "barrier %.2f us; (b) copies + partials + grid barrier + merge, no math %.2f us; (c) "
+             "the kernel %.2f us, err %.1e (after the timed replays %.1e)\n",
+             fix, a, bar, nob, b, full, err, check(c));
+      if (fix == 0 || fix == 12) {
+        for (int stop : {2, 3}) {
+          printf("  stamps of %s, fix=%d:\n", stop == 2 ? "(b)" : "(c)", fix);
+          if (stop == 2)
+            graph_once([&](cudaStream_t st) { span_launch<2>(p, st); }, s);
+          else
+            graph_once([&](cudaStream_t st) { span_launch<3>(p, st); }, s);
+          phase_table(S, kPhase);
+        }
+      }
+    }
   }
   CK(cudaGetLastError());
   return 0;

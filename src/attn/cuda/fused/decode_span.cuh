@@ -21,7 +21,7 @@
 // are addressed without the sequence's length (rows up to the cache's
 // capacity go out before kv_len arrives); a warp zeroes its head's V rows
 // past the keys once they land (garbage times p = 0 could be NaN).
-// Barrier (decode_span_sync): one counter in the context's memory (p.sp_bar),
+// Barrier (decode_span_arrive, _wait): one counter in the context's memory (p.sp_bar),
 // never reset: CTA 0 adds 2^31 - (N - 1), the others 1, so the top bit flips
 // exactly when the N-th arrives and the low bits are back at 0 after it.
 // Merge (decode_span_merge): the sequence's nq * Hq * D / 4 column quads are
@@ -32,8 +32,9 @@
 // Shared memory: two mbarriers, K and V [span x (Hkv * D + 8)] 16-bit, the
 // merge's [8 warps x 32 quads x 6] floats; at least DECODE_SPAN_MIN_SMEM so
 // that one CTA holds an SM (two on one SM would share its copy engine).
-// kStop < 3 is for the bench's floors only (bench/serving/decode_span.cu):
-// 1 the copies alone, 2 copies, partials, barrier and merge without the math.
+// kStop != 3 is for the bench's floors only (bench/serving/decode_span.cu):
+// 1 the copies alone, 2 copies, partials, barrier and merge without the
+// math, 4 the barrier alone, 5 as 2 without the barrier (timing only).
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_SPAN_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_SPAN_CUH
 
@@ -194,21 +195,32 @@ FUSED_DEV void decode_span_head(const attn_decode_params &p, const decode_seq &s
   }
 }
 
-// Every CTA of the grid meets here; its writes before are visible to all
-// after. The counter is never reset (see the top of the file).
-FUSED_DEV void decode_span_sync(unsigned *bar) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const unsigned n = gridDim.x * gridDim.y;
-    const unsigned add = blockIdx.x == 0 && blockIdx.y == 0 ? 0x80000000u - (n - 1) : 1u;
-    __threadfence();
-    const unsigned old = atomicAdd(bar, add);
-    unsigned cur;
-    do {
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(cur) : "l"(bar) : "memory");
-    } while (((old ^ cur) & 0x80000000u) == 0);
+// The grid barrier's two halves (see the top of the file), by one thread
+// of each CTA once all its threads' writes are done: the arrival (its old
+// count), then the wait until the top bit has flipped.
+// fix (bench A/B, p.fix): bit 2 an atom.release instead of a fence and a
+// relaxed atomic; bit 3 relaxed polls and one acquire fence after.
+FUSED_DEV unsigned decode_span_arrive(unsigned *bar, int fix) {
+  const unsigned n = gridDim.x * gridDim.y;
+  const unsigned add = blockIdx.x == 0 && blockIdx.y == 0 ? 0x80000000u - (n - 1) : 1u;
+  unsigned old;
+  if (fix & 4) {
+    asm volatile("atom.add.release.gpu.global.u32 %0, [%1], %2;\n"
+                 : "=r"(old) : "l"(bar), "r"(add) : "memory");
+    return old;
   }
-  __syncthreads();
+  __threadfence(); // the CTA's writes reach L2 before the arrival
+  return atomicAdd(bar, add);
+}
+FUSED_DEV void decode_span_wait(const unsigned *bar, unsigned old, int fix) {
+  unsigned cur;
+  do {
+    if (fix & 8)
+      asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(cur) : "l"(bar) : "memory");
+    else
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(cur) : "l"(bar) : "memory");
+  } while (((old ^ cur) & 0x80000000u) == 0);
+  if (fix & 8) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
 }
 
 // (M, L, acc) += (m2, l2, a2): two online-softmax states of one column quad.
@@ -226,8 +238,10 @@ FUSED_DEV void decode_span_fold(float &M, float &L, float (&acc)[4], float m2, f
 
 // This CTA's share of sequence b's column quads, merged from all S partials
 // (see the top of the file); red: the cross-warp slab.
-template <typename T, int kD>
-FUSED_DEV void decode_span_merge(const attn_decode_params &p, const decode_seq &sq, float *red) {
+// folded(): a hook once this thread's partials are folded (the bench's stamps).
+template <typename T, int kD, typename Hook>
+FUSED_DEV void decode_span_merge(const attn_decode_params &p, const decode_seq &sq, float *red,
+                                 Hook folded) {
   constexpr int kQ4 = kD / 4;
   const int S = gridDim.x, items = sq.nq * p.hq * kQ4, per = (items + S - 1) / S;
   int I = 1;
@@ -257,6 +271,7 @@ FUSED_DEV void decode_span_merge(const attn_decode_params &p, const decode_seq &
         decode_span_fold(M, L, acc, ls[j], 1.f, a2);
       }
     }
+    folded();
     for (int off = I; off < 32; off *= 2) { // the warp's threads of quad ii
       float a2[4];
       const float m2 = __shfl_xor_sync(0xffffffffu, M, off);
@@ -270,7 +285,7 @@ FUSED_DEV void decode_span_merge(const attn_decode_params &p, const decode_seq &
                   slot[4] = acc[2], slot[5] = acc[3];
     __syncthreads();
     if (threadIdx.x < I && on) {
-      for (int w = 1; w < DECODE_SPAN_WARPS && tpi > 32 / I * w; w++) {
+      for (int w = 1; w < DECODE_SPAN_WARPS; w++) {
         const float *o = red + (w * DECODE_SPAN_QUADS + ii) * 6;
         const float a2[4] = {o[2], o[3], o[4], o[5]};
         decode_span_fold(M, L, acc, o[0], o[1], a2);
@@ -281,6 +296,21 @@ FUSED_DEV void decode_span_merge(const attn_decode_params &p, const decode_seq &
                        L > 0.f ? M + log2f(L) : -INFINITY);
     }
     __syncthreads();
+  }
+}
+// The bench's floors (kStop 2, 5): head hk's partials zero with lse 0, once V landed.
+template <int kD>
+FUSED_DEV void decode_span_zero(const attn_decode_params &p, const decode_seq &sq, int hk, int R,
+                                uint32_t bar) {
+  ws_bar_wait(bar + 8, 0);
+  const int lane = threadIdx.x % 32;
+  for (int rr = 0; rr < R; rr++) {
+    const int64_t prow = (int64_t)blockIdx.x * p.part_rows +
+                         ((int64_t)sq.qb * p.q_rows + sq.q0 + rr / p.group) * p.hq +
+                         hk * p.group + rr % p.group;
+    for (int c = lane * 4; c < kD; c += 128)
+      *(float4 *)(p.o_part + prow * kD + c) = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (lane == 0) p.lse_part[prow] = 0.f;
   }
 }
 #endif
@@ -295,35 +325,39 @@ __global__ void __launch_bounds__(DECODE_SPAN_THREADS, 1)
   T *ks = (T *)(decode_smem + 128), *vs = ks + span * row;
   float *red = (float *)(vs + span * row);
   const int b = blockIdx.y, k_begin = blockIdx.x * span, warp = threadIdx.x / 32;
+  DECODE_CL_STAMP_BEGIN;
   decode_pdl_wait();
-  const int n = max(0, min(span, p.sk - k_begin)); // contiguous: the cache's rows
+  // contiguous: the cache's rows, whatever the sequence's length
+  const int n = kStop == 4 ? 0 : max(0, min(span, p.sk - k_begin));
   decode_span_copy<T, kD>(p, b, k_begin, n, ks, vs, bar);
+  DECODE_CL_STAMP(1);
   const decode_seq sq = decode_seq_of(p, b);
   const int R = p.group * sq.nq;
   const int k_stop = R == 0 ? k_begin : max(k_begin, min(sq.nk, k_begin + span));
-  if constexpr (kStop == 1) {
-    ws_bar_wait(bar, 0);
-    ws_bar_wait(bar + 8, 0);
-    return;
-  }
   ws_bar_wait(bar, 0); // K landed
+  if (kStop == 1) ws_bar_wait(bar + 8, 0);
+  DECODE_CL_STAMP(2);
   for (int hk = warp; hk < p.hkv; hk += DECODE_SPAN_WARPS) {
-    if constexpr (kStop >= 3) {
+    if constexpr (kStop == 3)
       decode_span_head<T, kD>(p, sq, hk, R, k_begin, k_stop, ks, vs, bar, threadIdx.x % 32);
-    } else { // the bench's floor: zero partials, lse 0, once V landed
-      ws_bar_wait(bar + 8, 0);
-      const int lane = threadIdx.x % 32;
-      for (int rr = 0; rr < R; rr++) {
-        const int64_t prow = (int64_t)blockIdx.x * p.part_rows +
-                             ((int64_t)sq.qb * p.q_rows + sq.q0 + rr / p.group) * p.hq +
-                             hk * p.group + rr % p.group;
-        *(float4 *)(p.o_part + prow * kD + lane * 4 % kD) = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (lane == 0) p.lse_part[prow] = 0.f;
-      }
-    }
+    else if constexpr (kStop == 2 || kStop == 5)
+      decode_span_zero<kD>(p, sq, hk, R, bar);
   }
-  decode_span_sync(p.sp_bar);
-  decode_span_merge<T, kD>(p, sq, red);
+  DECODE_CL_STAMP(3);
+  __syncthreads(); // this CTA's partials written
+  DECODE_CL_STAMP(4);
+  if (kStop != 1 && kStop != 5 && threadIdx.x == 0) {
+    const unsigned old = decode_span_arrive(p.sp_bar, p.fix);
+    DECODE_CL_STAMP(5);
+    decode_span_wait(p.sp_bar, old, p.fix);
+    DECODE_CL_STAMP(6);
+  }
+  __syncthreads();
+  DECODE_CL_STAMP(7);
+  if (kStop != 1 && kStop != 4)
+    decode_span_merge<T, kD>(p, sq, red, [&] { DECODE_CL_STAMP(8); });
+  DECODE_CL_STAMP(9);
+  DECODE_CL_STAMP_END
 #else
   __trap(); // built for sm_90 only; the plan never picks it elsewhere
 #endif
