@@ -1,30 +1,35 @@
-// The span decode kernel (src/attn/cuda/fused/decode_span.cuh: a CTA per
-// span of keys over all KV heads, one merge through L2 behind a grid
-// barrier) on the bench's cell (decode_bench.h: B=1, one new token, GQA
-// 32/8, D128, bf16, contiguous cache of kv keys, default 2048), graph-timed
-// as serving_vs_torch.py times, with its floors (issue 13, NOTES.md run 16):
+// The span decode prototype (decode_span.cuh: a CTA per span of keys over
+// all KV heads, one merge through L2 behind a grid barrier) on the bench's
+// cell (decode_bench.h: B=1, one new token, GQA 32/8, D128, bf16, contiguous
+// cache of kv keys, default 2048), graph-timed as serving_vs_torch.py times,
+// with its floors (issue 13, NOTES.md run 16):
 //  (a) the reads alone: S CTAs each copying one contiguous piece of K and
-//      one of V by a bulk copy each (S = 128, 132), and the kernel's own
-//      copies (a bulk copy a key row of all heads) with nothing after;
+//      one of V by a bulk copy each (S = 64, 128, 132), and the kernel's own
+//      copies (a bulk copy a key row, or one of K and one of V) alone;
 //  (b) (a) + zero partials written, the grid barrier, the merge's loads and
 //      the out write (the kernel without its math);
 //  (c) the kernel, its error against the host reference (fp64 sums of the
 //      bf16 inputs; out poisoned with NaN first);
-// and for the A/B of where (b)'s time goes: the barrier alone (kStop 4),
-// (b) without the barrier (kStop 5, timing only), the barrier's variants
-// (p.fix bit 2: atom.release, bit 3: relaxed polls), and the phase stamps
-// (decode_cluster.cuh's DECODE_CL_STAMP: %globaltimer and %clock64 by
-// thread 0 of each CTA) of (b) and (c).
+// and where (b)'s time goes: the barrier alone (kStop 4), (b) without the
+// barrier (kStop 5, timing only), an empty kernel of the same grid and
+// shared memory launched cooperatively and not. Built twice: bench_decode_span
+// times; bench_decode_span_stamps (DECODE_SPAN_STAMPS) also prints the phase
+// stamps of (b) and (c) (decode_cluster.cuh's DECODE_CL_STAMP: %globaltimer
+// and %clock64 by thread 0 of each CTA), its times inflated by them.
 // It first checks that a cooperative launch can be captured into a graph.
-//   bench_decode_span [kv] [reps]
+//   bench_decode_span[_stamps] [kv] [reps]
+#ifdef DECODE_SPAN_STAMPS
 #define DECODE_CL_STAMPS 1
-#include "attn/cuda/fused/decode_span.cuh"
+#endif
+#include "decode_span.cuh"
 #include "decode_bench.h"
 
+#ifdef DECODE_SPAN_STAMPS
 static const char *kPhase[DECODE_CL_PHASES] = {
-    "start", "copies issued", "K landed (kStop 1: K and V)", "heads done (thread 0's warp)",
-    "partials written (CTA)", "arrived (atomic returned)", "barrier flip seen (thread 0)",
-    "barrier passed (CTA)", "merge loads folded (thread 0)", "end"};
+    "start", "copies issued", "(kStop 1: K and V landed)", "heads done (thread 0's warp)",
+    "partials written (CTA)", "arrived (fence, atomic returned)", "barrier flip seen (thread 0)",
+    "barrier passed (CTA)", "merge loads folded (warp 0)", "end"};
+#endif
 
 // CTA i copies bytes [i * per, +per) of k and of v (the last CTA less) into
 // shared memory by one bulk copy each on one mbarrier, then reads one word.
@@ -49,9 +54,11 @@ __global__ void __launch_bounds__(256) read_bulk(const char *k, const char *v, s
 #endif
 }
 
+__global__ void empty_kernel(void) {}
+
 struct Span {
   attn_decode_params p;
-  float *part;
+  int span;
   unsigned *bar;
 };
 
@@ -59,30 +66,61 @@ struct Span {
 static Span span_of(const Cell &c, int span) {
   Span s;
   const int S = (c.kv + span - 1) / span;
+  float *part;
   s.p = params(c, S);
-  s.p.sp_span = span;
-  CK(cudaMalloc(&s.part, (size_t)S * c.hq * (c.d + 1) * 4));
+  s.span = span;
+  CK(cudaMalloc(&part, (size_t)S * c.hq * (c.d + 1) * 4));
   CK(cudaMalloc(&s.bar, 4));
   CK(cudaMemset(s.bar, 0, 4));
-  s.p.o_part = s.part, s.p.lse_part = s.part + (size_t)S * c.hq * c.d;
-  s.p.sp_bar = s.bar;
+  s.p.o_part = part, s.p.lse_part = part + (size_t)S * c.hq * c.d;
   return s;
 }
 
-template <int kStop>
-static cudaError_t span_try(const attn_decode_params &p, cudaStream_t st) {
+template <int kStop, int kOne>
+static cudaError_t span_try(const Span &sp, cudaStream_t st) {
   static bool done;
   if (!done)
-    CK(cudaFuncSetAttribute(decode_span_kernel<bf16, 128, kStop>,
+    CK(cudaFuncSetAttribute(decode_span_kernel<bf16, 128, kStop, kOne>,
                             cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   done = true;
-  cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = decode_span_config(p, 128, st, attr);
-  return cudaLaunchKernelEx(&cfg, decode_span_kernel<bf16, 128, kStop>, p);
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = decode_span_config(sp.p, sp.span, 128, kOne, st, attr);
+  return cudaLaunchKernelEx(&cfg, decode_span_kernel<bf16, 128, kStop, kOne>, sp.p, sp.span,
+                            sp.bar);
 }
-template <int kStop>
-static void span_launch(const attn_decode_params &p, cudaStream_t st) {
-  CK(span_try<kStop>(p, st));
+
+// (a), the barrier alone, (b) without it, (b), (c) and (c)'s error, for one copy kind.
+template <int kOne>
+static void span_row(Cell &c, const Span &sp, int reps, cudaStream_t s) {
+  auto t = [&](auto stop) {
+    return graph_us([&](cudaStream_t st) { CK((span_try<decltype(stop)::value, kOne>(sp, st))); },
+                    reps, s);
+  };
+  const double a = t(std::integral_constant<int, 1>());
+  const double bar = t(std::integral_constant<int, 4>());
+  const double nob = t(std::integral_constant<int, 5>());
+  const double b = t(std::integral_constant<int, 2>());
+  CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
+  CK((span_try<3, kOne>(sp, s)));
+  CK(cudaStreamSynchronize(s));
+  const double err = check(c);
+  const double full = t(std::integral_constant<int, 3>());
+  CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2));
+  CK((span_try<3, kOne>(sp, s)));
+  CK(cudaStreamSynchronize(s));
+  printf("  %s: (a) its copies alone %.2f us; the barrier alone %.2f us; (b) without the "
+         "barrier %.2f us; (b) copies + partials + grid barrier + merge, no math %.2f us; (c) "
+         "the kernel %.2f us, err %.1e (after the timed replays %.1e)\n",
+         kOne ? "one bulk copy of K and one of V" : "a bulk copy a key row", a, bar, nob, b, full,
+         err, check(c));
+#ifdef DECODE_SPAN_STAMPS
+  printf("  stamps of (b):\n");
+  graph_once([&](cudaStream_t st) { CK((span_try<2, kOne>(sp, st))); }, s);
+  phase_table(sp.p.splits, kPhase);
+  printf("  stamps of (c):\n");
+  graph_once([&](cudaStream_t st) { CK((span_try<3, kOne>(sp, st))); }, s);
+  phase_table(sp.p.splits, kPhase);
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -110,17 +148,30 @@ int main(int argc, char **argv) {
     cudaGraph_t g;
     cudaGraphExec_t ge;
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    cudaError_t st = span_try<3>(sp.p, s);
+    cudaError_t st = span_try<3, 0>(sp, s);
     cudaError_t end = cudaStreamEndCapture(s, &g);
     cudaError_t inst = end == cudaSuccess ? cudaGraphInstantiate(&ge, g, 0) : end;
     cudaError_t go = inst == cudaSuccess ? cudaGraphLaunch(ge, s) : inst;
     if (go == cudaSuccess) go = cudaStreamSynchronize(s);
     printf("cooperative launch in a graph: launch %s, end capture %s, instantiate %s, "
-           "replay %s\n", cudaGetErrorString(st), cudaGetErrorString(end), cudaGetErrorString(inst),
-           cudaGetErrorString(go));
+           "replay %s\n", cudaGetErrorString(st), cudaGetErrorString(end),
+           cudaGetErrorString(inst), cudaGetErrorString(go));
     if (go != cudaSuccess) return 1;
   }
-
+  CK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  for (int coop : {0, 1}) {
+    const double us = graph_us([&](cudaStream_t st) {
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeCooperative;
+      attr[0].val.cooperative = 1;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(128), cfg.blockDim = dim3(256), cfg.stream = st;
+      cfg.dynamicSmemBytes = DECODE_SPAN_MIN_SMEM, cfg.attrs = attr, cfg.numAttrs = coop;
+      CK(cudaLaunchKernelEx(&cfg, empty_kernel));
+    }, reps, s);
+    printf("floor: empty kernel, 128 CTAs of 256 threads, %d B shared, %s: %.2f us\n",
+           DECODE_SPAN_MIN_SMEM, coop ? "cooperative" : "plain", us);
+  }
   CK(cudaFuncSetAttribute(read_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   for (int ctas : {64, 128, 132}) {
     const size_t per = ((kbytes + ctas - 1) / ctas + 15) / 16 * 16;
@@ -134,39 +185,12 @@ int main(int argc, char **argv) {
            "%.2f us\n", ctas, per, smem, us);
   }
   for (int span : {16, 32}) {
-    Span sp = span_of(c, span);
-    const int S = sp.p.splits, smem = decode_span_smem_bytes(span, c.hkv, c.d);
-    printf("span %d keys, %d CTAs (cooperative), %d B shared:\n", span, S, smem);
-    for (int fix : {0, 4, 8, 12}) {
-      attn_decode_params p = sp.p;
-      p.fix = fix;
-      const double a = graph_us([&](cudaStream_t st) { span_launch<1>(p, st); }, reps, s);
-      const double bar = graph_us([&](cudaStream_t st) { span_launch<4>(p, st); }, reps, s);
-      const double nob = graph_us([&](cudaStream_t st) { span_launch<5>(p, st); }, reps, s);
-      const double b = graph_us([&](cudaStream_t st) { span_launch<2>(p, st); }, reps, s);
-      CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
-      span_launch<3>(p, s);
-      CK(cudaStreamSynchronize(s));
-      const double err = check(c);
-      const double full = graph_us([&](cudaStream_t st) { span_launch<3>(p, st); }, reps, s);
-      CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2));
-      span_launch<3>(p, s);
-      CK(cudaStreamSynchronize(s));
-      printf("  fix=%d: (a) its copies alone %.2f us; the barrier alone %.2f us; (b) without the "
-             "barrier %.2f us; (b) copies + partials + grid barrier + merge, no math %.2f us; (c) "
-             "the kernel %.2f us, err %.1e (after the timed replays %.1e)\n",
-             fix, a, bar, nob, b, full, err, check(c));
-      if (fix == 0 || fix == 12) {
-        for (int stop : {2, 3}) {
-          printf("  stamps of %s, fix=%d:\n", stop == 2 ? "(b)" : "(c)", fix);
-          if (stop == 2)
-            graph_once([&](cudaStream_t st) { span_launch<2>(p, st); }, s);
-          else
-            graph_once([&](cudaStream_t st) { span_launch<3>(p, st); }, s);
-          phase_table(S, kPhase);
-        }
-      }
-    }
+    const Span sp = span_of(c, span);
+    printf("span %d keys, %d CTAs (cooperative), %d / %d B shared (padded rows / one copy):\n",
+           span, sp.p.splits, decode_span_smem_bytes(span, c.hkv, c.d, 0),
+           decode_span_smem_bytes(span, c.hkv, c.d, 1));
+    span_row<0>(c, sp, reps, s);
+    span_row<1>(c, sp, reps, s);
   }
   CK(cudaGetLastError());
   return 0;

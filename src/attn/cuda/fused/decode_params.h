@@ -28,8 +28,6 @@ typedef struct {
   int cl_chunk;          /* > 0: the cluster kernel (decode_cluster.cuh), keys per CTA */
   int cl_relax;          /* its last cluster barrier relaxed (ATTNPROF_DECODE_CL_RELAX) */
   int cl_wide;           /* its merge one remote load a thread (ATTNPROF_DECODE_CL_WIDE) */
-  int sp_span;           /* > 0: the span kernel (decode_span.cuh), keys per CTA */
-  unsigned *sp_bar;      /* its grid barrier's counter (zero before its first launch) */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
