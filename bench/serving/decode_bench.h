@@ -143,6 +143,34 @@ static attn_decode_params params(const Cell &c, int splits) {
   return p;
 }
 
+// A bench's main: the cell of argv[1] keys (default 2048), reps (argv[2],
+// default 50), a stream, a sink word and the header line, then run(...).
+// Nothing measured (a line saying why) on a device before sm_90.
+typedef void (*bench_run_fn)(Cell &c, int reps, cudaStream_t s, unsigned *sink);
+static int bench_main(int argc, char **argv, const char *kernel, bench_run_fn run) {
+  Cell c;
+  c.kv = argc > 1 ? atoi(argv[1]) : 2048;
+  const int reps = argc > 2 ? atoi(argv[2]) : 50;
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, 0));
+  if (pr.major < 9) {
+    printf("sm_%d%d: the %s kernel needs sm_90; nothing measured\n", pr.major, pr.minor, kernel);
+    return 0;
+  }
+  make_cell(c);
+  cudaStream_t s;
+  unsigned *sink;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CK(cudaMalloc(&sink, 4));
+  printf("%s, %d SMs; B=1 KV=%d GQA %d/%d D128 bf16, one new token, contiguous; K+V %.2f MB; "
+         "graph of %d calls, median of %d replays\n",
+         pr.name, pr.multiProcessorCount, c.kv, c.hq, c.hkv,
+         2.0 * c.kv * c.hkv * c.d * 2 / 1e6, kGraphN, reps);
+  run(c, reps, s, sink);
+  CK(cudaGetLastError());
+  return 0;
+}
+
 #ifdef DECODE_CL_STAMPS
 // The phase stamps of decode_cluster.cuh (DECODE_CL_STAMP), which the span
 // kernel records too.

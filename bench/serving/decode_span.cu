@@ -123,25 +123,9 @@ static void span_row(Cell &c, const Span &sp, int reps, cudaStream_t s) {
 #endif
 }
 
-int main(int argc, char **argv) {
-  Cell c;
-  c.kv = argc > 1 ? atoi(argv[1]) : 2048;
-  const int reps = argc > 2 ? atoi(argv[2]) : 50;
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  if (pr.major < 9) {
-    printf("sm_%d%d: the span kernel needs sm_90; nothing measured\n", pr.major, pr.minor);
-    return 0;
-  }
-  make_cell(c);
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  unsigned *sink;
-  CK(cudaMalloc(&sink, 4));
+// The cell's measurements (bench_main does the rest).
+static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
   const size_t kbytes = (size_t)c.kv * c.hkv * c.d * 2;
-  printf("%s, %d SMs; B=1 KV=%d GQA %d/%d D128 bf16, one new token, contiguous; K+V %.2f MB; "
-         "graph of %d calls, median of %d replays\n",
-         pr.name, pr.multiProcessorCount, c.kv, c.hq, c.hkv, 2.0 * kbytes / 1e6, kGraphN, reps);
 
   { // can a cooperative launch be captured and replayed?
     Span sp = span_of(c, 16);
@@ -156,7 +140,7 @@ int main(int argc, char **argv) {
     printf("cooperative launch in a graph: launch %s, end capture %s, instantiate %s, "
            "replay %s\n", cudaGetErrorString(st), cudaGetErrorString(end),
            cudaGetErrorString(inst), cudaGetErrorString(go));
-    if (go != cudaSuccess) return 1;
+    if (go != cudaSuccess) exit(1); // the line above says why
   }
   CK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   for (int coop : {0, 1}) {
@@ -192,6 +176,6 @@ int main(int argc, char **argv) {
     span_row<0>(c, sp, reps, s);
     span_row<1>(c, sp, reps, s);
   }
-  CK(cudaGetLastError());
-  return 0;
 }
+
+int main(int argc, char **argv) { return bench_main(argc, argv, "span", run); }

@@ -157,46 +157,17 @@ FUSED_DEV void decode_span_head(const attn_decode_params &p, const decode_seq &s
       s[i][e / 4][e % 4] = vis ? s[i][e / 4][e % 4] * p.scale_log2 : -INFINITY;
       m[hh] = fmaxf(m[hh], s[i][e / 4][e % 4]);
     }
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
-    base[hh] = m[hh] == -INFINITY ? 0.f : m[hh];
-  }
-#pragma unroll
-  for (int i = 0; i < kSl; i++)
-#pragma unroll
-    for (int e = 0; e < 8; e++) {
-      s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[(e % 4) >> 1]);
-      l[(e % 4) >> 1] += s[i][e / 4][e % 4];
-    }
+  decode_cl_exp<kSl>(s, m, l, base);
   ws_bar_wait(bar + 8, 0); // V landed
   // this head's V rows past the keys in the last slice: zero (a lane a chunk)
   for (int c = lane; c < (nsl * 16 - keys) * (kD / 8); c += 32)
     *(uint4 *)(vh + (keys + c / (kD / 8)) * row + (c % (kD / 8)) * 8) = make_uint4(0, 0, 0, 0);
   __syncwarp();
   float o[kD / 8][4];
-#pragma unroll
-  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-#pragma unroll
-  for (int i = 0; i < kSl; i++) {
-    if (i >= nsl) continue;
-    const uint32_t a[4] = {
-        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
-        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
-#pragma unroll
-    for (int dn = 0; dn < kD / 16; dn++) {
-      uint32_t bf[4];
-      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vh + (i * 16 + (mi % 2) * 8 + r8) * row +
-                                                  (dn * 2 + mi / 2) * 8));
-      fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
-      fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
-    }
-  }
+  decode_cl_pv<T, kD, kSl>(s, l, o, lane, [](int i) { return i; }, nsl,
+                           [&](int r, int ch) { return fused_smem_addr(vh + r * row + ch * 8); });
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
     const int rr = g4 + 8 * hh;
     if (rr >= R) continue;
     const int t = rr / G, h = hk * G + rr % G;

@@ -100,25 +100,8 @@ static const char *kPhase[DECODE_CL_PHASES] = {
     "start", "copies issued", "Q+K landed", "softmax done", "V landed",
     "P V done", "warps merged", "cluster barrier passed", "out written", "end"};
 
-int main(int argc, char **argv) {
-  Cell c;
-  c.kv = argc > 1 ? atoi(argv[1]) : 2048;
-  const int reps = argc > 2 ? atoi(argv[2]) : 50;
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  if (pr.major < 9) {
-    printf("sm_%d%d: the cluster kernel needs sm_90; nothing measured\n", pr.major, pr.minor);
-    return 0;
-  }
-  make_cell(c);
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  unsigned *sink;
-  CK(cudaMalloc(&sink, 4));
-  printf("%s, %d SMs; B=1 KV=%d GQA %d/%d D128 bf16, one new token, contiguous; K+V %.2f MB; "
-         "graph of %d calls, median of %d replays\n",
-         pr.name, pr.multiProcessorCount, c.kv, c.hq, c.hkv,
-         2.0 * c.kv * c.hkv * c.d * 2 / 1e6, kGraphN, reps);
+// The cell's measurements (bench_main does the rest).
+static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
 
   struct Variant {
     const char *name;
@@ -197,6 +180,6 @@ int main(int argc, char **argv) {
            "+%d) of K and V, %d CTAs) by cp.async into %d B shared a CTA: %.2f us\n",
            chunk, chunk, C * c.hkv, smem, us);
   }
-  CK(cudaGetLastError());
-  return 0;
 }
+
+int main(int argc, char **argv) { return bench_main(argc, argv, "cluster", run); }

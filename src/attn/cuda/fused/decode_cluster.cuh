@@ -232,6 +232,61 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
 }
 #endif
 
+// A warp's one-pass softmax over its kSl slices of scores s (m16n8 C
+// fragments, rows g4 and g4 + 8 as hh = 0, 1), each row's max so far in m:
+// m across the row's 4 lanes, base (0 for a row that saw no key), s =
+// 2^(s - base), and their sum added to l (this lane's part).
+template <int kSl>
+FUSED_DEV void decode_cl_exp(float (&s)[kSl][2][4], float (&m)[2], float (&l)[2],
+                             float (&base)[2]) {
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
+    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
+    base[hh] = m[hh] == -INFINITY ? 0.f : m[hh];
+  }
+#pragma unroll
+  for (int i = 0; i < kSl; i++)
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      const int hh = (e % 4) >> 1;
+      s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[hh]);
+      l[hh] += s[i][e / 4][e % 4];
+    }
+}
+
+// o = P V over a warp's slices (P = its exp'd scores s, as mma A fragments):
+// slice i is key slice slice(i) (16 keys; skipped from nsl on), whose V
+// chunk ch (8 columns) of key row r sits at shared address vaddr(r, ch)
+// (ldmatrix.trans); then l summed across each row's 4 lanes.
+template <typename T, int kD, int kSl, typename Slice, typename Vaddr>
+FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&o)[kD / 8][4],
+                            int lane, Slice slice, int nsl, Vaddr vaddr) {
+  const int mi = lane / 8, r8 = lane % 8;
+#pragma unroll
+  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+    const int sl = slice(i);
+    if (sl >= nsl) continue;
+    const uint32_t a[4] = {
+        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
+        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
+#pragma unroll
+    for (int dn = 0; dn < kD / 16; dn++) {
+      uint32_t bf[4];
+      fused_ldmatrix_x4_trans(bf, vaddr(sl * 16 + (mi % 2) * 8 + r8, dn * 2 + mi / 2));
+      fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
+      fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
+    }
+  }
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+  }
+}
+
 template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cluster_kernel(const attn_decode_params p) {
@@ -319,20 +374,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       m[hh] = fmaxf(m[hh], s[i][e / 4][e % 4]);
     }
   float base[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
-    base[hh] = m[hh] == -INFINITY ? 0.f : m[hh];
-  }
-#pragma unroll
-  for (int i = 0; i < kSl; i++)
-#pragma unroll
-    for (int e = 0; e < 8; e++) {
-      const int hh = (e % 4) >> 1;
-      s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[hh]);
-      l[hh] += s[i][e / 4][e % 4];
-    }
+  decode_cl_exp<kSl>(s, m, l, base);
   DECODE_CL_STAMP(3);
 
   if constexpr (kBulk) {
@@ -360,29 +402,9 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   }
   DECODE_CL_STAMP(4);
   float o[kD / 8][4];
-#pragma unroll
-  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-#pragma unroll
-  for (int i = 0; i < kSl; i++) {
-    const int sl = warp + DECODE_CL_WARPS * i;
-    if (sl >= nsl) continue;
-    const uint32_t a[4] = {
-        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
-        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
-#pragma unroll
-    for (int dn = 0; dn < kD / 16; dn++) {
-      uint32_t bf[4];
-      const int va = decode_cl_at<kD, kBulk>(sl * 16 + (mi % 2) * 8 + r8, dn * 2 + mi / 2);
-      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vs + va));
-      fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
-      fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
-    }
-  }
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
-  }
+  decode_cl_pv<T, kD, kSl>(
+      s, l, o, lane, [&](int i) { return warp + DECODE_CL_WARPS * i; }, nsl,
+      [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); });
   DECODE_CL_STAMP(5);
   __syncthreads(); // K and V are read: the region becomes the warps' merge slab
   decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
