@@ -77,7 +77,8 @@ __global__ void __launch_bounds__(256) read_smem_rows(const uint4 *__restrict__ 
 }
 
 template <int kBulk>
-static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int relax, int wide) {
+static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int relax, int wide,
+                           int cols) {
   static bool done;
   auto fn = decode_cluster_kernel<bf16, 128, kBulk>;
   if (!done) {
@@ -89,7 +90,7 @@ static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int rela
     done = true;
   }
   attn_decode_params q = p;
-  q.cl_relax = relax, q.cl_wide = wide;
+  q.cl_relax = relax, q.cl_wide = wide, q.cl_cols = cols;
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg = decode_cl_config(dim3(p.splits, p.hkv, p.batch), p.splits,
                                             decode_cl_smem_bytes<128, kBulk>(p.cl_chunk), 0, s, attr);
@@ -98,19 +99,22 @@ static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int rela
 
 static const char *kPhase[DECODE_CL_PHASES] = {
     "start", "copies issued", "Q+K landed", "softmax done", "V landed",
-    "P V done", "warps merged", "cluster barrier passed", "out written", "end"};
+    "P V done", "P written (warps merged)", "cluster barrier passed", "out written", "end"};
 
 // The cell's measurements (bench_main does the rest).
 static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
 
   struct Variant {
     const char *name;
-    int C, bulk, relax, wide;
-  } vars[] = {{"C=8 cp.async wide=1 relax=1 (default)", 8, 0, 1, 1},
-              {"C=8 cp.async wide=0 relax=0 (run 14's default)", 8, 0, 0, 0},
-              {"C=8 cp.async wide=1 relax=0", 8, 0, 0, 1},
-              {"C=16 cp.async wide=1 relax=1", 16, 0, 1, 1},
-              {"C=8 bulk wide=1 relax=1", 8, 1, 1, 1}, {"C=4 cp.async wide=1 relax=1", 4, 0, 1, 1}};
+    int C, bulk, relax, wide, cols;
+  } vars[] = {{"C=8 cp.async cols=1 (run 17: P V by columns)", 8, 0, 1, 1, 1},
+              {"C=8 cp.async cols=0 (run 15's default: by keys, warps' merge)", 8, 0, 1, 1, 0},
+              {"C=8 cp.async wide=0 relax=0 cols=0 (run 14's default)", 8, 0, 0, 0, 0},
+              {"C=16 cp.async cols=1", 16, 0, 1, 1, 1},
+              {"C=16 cp.async cols=0", 16, 0, 1, 1, 0},
+              {"C=8 bulk cols=1", 8, 1, 1, 1, 1},
+              {"C=8 bulk cols=0", 8, 1, 1, 1, 0},
+              {"C=4 cp.async cols=1", 4, 0, 1, 1, 1}};
   for (const Variant &v : vars) {
     attn_decode_params p = params(c, v.C);
     p.cl_chunk = ((c.kv + v.C - 1) / v.C + 15) / 16 * 16;
@@ -120,9 +124,9 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
     }
     auto run = [&](cudaStream_t st) {
       if (v.bulk)
-        cluster_launch<1>(p, st, v.relax, v.wide);
+        cluster_launch<1>(p, st, v.relax, v.wide, v.cols);
       else
-        cluster_launch<0>(p, st, v.relax, v.wide);
+        cluster_launch<0>(p, st, v.relax, v.wide, v.cols);
     };
     CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
     run(s);

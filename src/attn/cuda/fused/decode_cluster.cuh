@@ -9,7 +9,8 @@
 // p.cl_chunk, a multiple of 16, at most DECODE_CLUSTER_KEYS(kD)) and all R =
 // G * nq <= 16 query rows of its KV head (one m16 row atom; row r = t * G +
 // g as in decode_kernel.cuh). 8 warps; warp w owns the 16-key slices w, w +
-// 8, ... of the chunk.
+// 8, ... of the chunk for S = Q K^T and its softmax, and (column split, the
+// default) columns [w * kD / 8, +kD / 8) of P V over all the chunk's keys.
 // Loads: all of a CTA's bytes in flight at once, so its chain pays one
 // round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
 // and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
@@ -19,17 +20,26 @@
 // capacity go out before kv_len arrives, and V rows past the keys are zeroed
 // once they land (a garbage V row times p = 0 could be NaN).
 // Softmax: a warp holds all its scores in registers, so it is one pass.
-// Merge: the 8 warps through shared memory (decode_merge_groups) into the
-// CTA's normalized partial P [16 x kD] fp32 and its lse (log2); a cluster
-// barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
+// P V, column split (p.cl_cols = 1): each warp publishes its exp'd scores
+// (bf16 A fragments) and its rows' max and sum in its own slices' K rows,
+// one CTA barrier (the one V's arrival needs anyway with cp.async), then
+// each warp takes every warp's P, rescaled to the CTA's row max, times its
+// kD / 8 columns of V, and writes those columns of the CTA's normalized
+// partial P [16 x kD] fp32 (and warp 0 the lse, log2): no merge between
+// warps, whose 8 partial O through shared memory cost 0.74 us at 2k (run
+// 15). By keys (p.cl_cols = 0, run 15's): each warp P V over its own
+// slices, all columns, then the 8 warps merge through shared memory
+// (decode_merge_groups) into P and lse. Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
 // from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
 // remote lse and float4 each, merged by shuffles) and writes out and lse; a
 // last cluster barrier (relaxed) keeps each CTA's shared memory alive until
 // its peers have read it.
 // Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
 // as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit, or with
-// bulk copies [chunk x (kD + 8)]; after the keys, the warps' merge slab
-// reuses that region; P and lse apart (peers read them); the mbarriers last.
+// bulk copies [chunk x (kD + 8)]; after S the column split's P, m and l
+// reuse a warp's own K slices (1 KB of each 2-8 KB), after P V by keys the
+// warps' merge slab reuses the region; P [16 x (kD + 8)] and lse apart
+// (peers read them); the mbarriers last.
 // Measured (H200, bf16, D128, GQA 32/8, one new token, graph-timed; NOTES.md run
 // 13-14): B=1 KV=2k 7.4 us per call at C=8 with cp.async against 8.2 with
 // bulk copies and 8.7 for split + combine (cuDNN via PyTorch 7.4), KV=1k 6.3
@@ -64,13 +74,18 @@ __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
              ? 2 * chunk * decode_cl_row<kD, kBulk>() * 2
              : (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4;
 }
+// A row of the CTA's partial P in floats: 8 more than kD, so that the 8 rows
+// of one float2 store of the column split (decode_cl_cols_put) fall in
+// different banks.
+#define DECODE_CL_PART(kD) ((kD) + 8)
 // Q, the region, P, the 16 rows' lse and two mbarriers a warp (bulk copies).
 // Sized by the chunk, so that where it allows two CTAs an SM the device can
 // place 16-CTA clusters (run 13, call 1: at 143 KB, one CTA an SM, an H200
 // ran fewer than 8 clusters of 16).
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
-  return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * kD * 4 + 16 * 4 +
+  return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * DECODE_CL_PART(kD) * 4 +
+         16 * 4 +
          2 * DECODE_CL_WARPS * 8;
 }
 
@@ -255,6 +270,15 @@ FUSED_DEV void decode_cl_exp(float (&s)[kSl][2][4], float (&m)[2], float (&l)[2]
     }
 }
 
+// A row's sum l across its 4 lanes (both rows of a lane's fragment).
+FUSED_DEV void decode_cl_quad_sum(float (&l)[2]) {
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+  }
+}
+
 // o = P V over a warp's slices (P = its exp'd scores s, as mma A fragments):
 // slice i is key slice slice(i) (16 keys; skipped from nsl on), whose V
 // chunk ch (8 columns) of key row r sits at shared address vaddr(r, ch)
@@ -280,10 +304,101 @@ FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&
       fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
     }
   }
+  decode_cl_quad_sum(l);
+}
+
+// The column split (p.cl_cols), step 1: a warp publishes what the others
+// need of its keys, in the K rows of its own slices (only it reads them, and
+// it has): at slot(sl) (slice sl's K rows) its P as mma A fragments, 16 bytes
+// a lane (the reader lane takes the same lane's: no shuffles, no bank
+// conflicts), and after them, in its first slice, each lane's (m, m, l, l)
+// of its two rows, l summed across the row's lanes first.
+template <typename T, int kSl, typename Slot>
+FUSED_DEV void decode_cl_publish(const float (&s)[kSl][2][4], const float (&m)[2], float (&l)[2],
+                                 int warp, int lane, int nsl, Slot slot) {
+  decode_cl_quad_sum(l);
+  __syncwarp(); // every lane's ldmatrix of these K rows is done
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+    const int sl = warp + DECODE_CL_WARPS * i;
+    if (sl < nsl)
+      slot(sl)[lane] = make_uint4(
+          fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
+          fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3]));
+  }
+  if (warp < nsl) ((float4 *)slot(warp))[32 + lane] = make_float4(m[0], m[1], l[0], l[1]);
+}
+
+// Step 2, after one CTA barrier: this warp's kD / 8 columns (n-tiles warp *
+// kN ..) of the CTA's O over all nsl slices: the slices of each publishing
+// warp w into t, then o += 2^(m_w - M) t with M the CTA's row max; L the
+// CTA's row sum. Same mma count as decode_cl_pv (all slices x kN tiles
+// against the warp's slices x kD / 8), and no merge between warps after.
+template <typename T, int kD, int kSl, typename Slot, typename Vaddr>
+FUSED_DEV void decode_cl_cols(float (&o)[kD / 64][4], float (&M)[2], float (&L)[2], int nsl,
+                              int warp, int lane, Slot slot, Vaddr vaddr) {
+  constexpr int kN = kD / 64; // 8-column n-tiles a warp
+  const int mi = lane / 8, r8 = lane % 8;
+  float4 ml[DECODE_CL_WARPS];
+  M[0] = M[1] = -INFINITY, L[0] = L[1] = 0.f;
+#pragma unroll
+  for (int w = 0; w < DECODE_CL_WARPS; w++) {
+    ml[w] = w < nsl ? ((const float4 *)slot(w))[32 + lane]
+                    : make_float4(-INFINITY, -INFINITY, 0.f, 0.f);
+    M[0] = fmaxf(M[0], ml[w].x), M[1] = fmaxf(M[1], ml[w].y);
+  }
+#pragma unroll
+  for (int n = 0; n < kN; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+#pragma unroll
+  for (int w = 0; w < DECODE_CL_WARPS; w++) {
+    if (w >= nsl) continue;
+    const float f0 = ml[w].x == -INFINITY ? 0.f : fused_exp2(ml[w].x - M[0]);
+    const float f1 = ml[w].y == -INFINITY ? 0.f : fused_exp2(ml[w].y - M[1]);
+    L[0] += f0 * ml[w].z, L[1] += f1 * ml[w].w;
+    float t[kN][4];
+#pragma unroll
+    for (int n = 0; n < kN; n++) t[n][0] = t[n][1] = t[n][2] = t[n][3] = 0.f;
+#pragma unroll
+    for (int i = 0; i < kSl; i++) {
+      const int sl = w + DECODE_CL_WARPS * i;
+      if (sl >= nsl) continue;
+      const uint4 pa = slot(sl)[lane];
+      const uint32_t a[4] = {pa.x, pa.y, pa.z, pa.w};
+#pragma unroll
+      for (int dn = 0; dn < (kN + 1) / 2; dn++) { // one x4 load: two n-tiles (kN = 1: one, twice)
+        uint32_t bf[4];
+        const int ch = warp * kN + (kN == 1 ? 0 : 2 * dn + mi / 2);
+        fused_ldmatrix_x4_trans(bf, vaddr(sl * 16 + (mi % 2) * 8 + r8, ch));
+        fused_mma<T>(t[2 * dn], a, bf[0], bf[1]);
+        if constexpr (kN > 1) fused_mma<T>(t[2 * dn + 1], a, bf[2], bf[3]);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < kN; n++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) o[n][e] += (e < 2 ? f0 : f1) * t[n][e];
+  }
+}
+
+// Step 3: the warp's columns of rows < R, normalized, into the CTA's partial
+// P (row stride kPR), and warp 0 the rows' lse (log2), which the cross-CTA
+// merge reads as it read the warps' merge's.
+template <int kD, int kPR>
+FUSED_DEV void decode_cl_cols_put(const float (&o)[kD / 64][4], const float (&M)[2],
+                                  const float (&L)[2], float *part, float *part_lse, int R,
+                                  int warp, int lane) {
+  constexpr int kN = kD / 64;
+  const int g4 = lane / 4, t4 = lane % 4;
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+    const int r = g4 + 8 * hh;
+    if (r >= R) continue;
+    const bool any = L[hh] > 0.f;
+#pragma unroll
+    for (int n = 0; n < kN; n++)
+      *(float2 *)(part + r * kPR + (warp * kN + n) * 8 + 2 * t4) =
+          make_float2(any ? o[n][2 * hh] / L[hh] : 0.f, any ? o[n][2 * hh + 1] / L[hh] : 0.f);
+    if (warp == 0 && t4 == 0) part_lse[r] = any ? M[hh] + log2f(L[hh]) : -INFINITY;
   }
 }
 
@@ -298,7 +413,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   constexpr int kRow = decode_cl_row<kD, kBulk>();
   T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kRow;
   unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
-  float *part = (float *)after, *part_lse = part + 16 * kD; // [16][kD], [16]
+  constexpr int kPR = DECODE_CL_PART(kD);
+  float *part = (float *)after, *part_lse = part + 16 * kPR; // [16][kPR], [16]
   // this warp's K and V mbarriers (bulk copies)
   const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
 
@@ -375,6 +491,9 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     }
   float base[2];
   decode_cl_exp<kSl>(s, m, l, base);
+  // slice sl's K rows, where the column split publishes its P (and m, l)
+  auto slot = [&](int sl) { return (uint4 *)(ks + decode_cl_at<kD, kBulk>(sl * 16, 0)); };
+  if (p.cl_cols) decode_cl_publish<T, kSl>(s, m, l, warp, lane, nsl, slot);
   DECODE_CL_STAMP(3);
 
   if constexpr (kBulk) {
@@ -389,9 +508,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
           *(uint4 *)(vs + decode_cl_at<kD, 1>(r, c)) = make_uint4(0, 0, 0, 0);
     }
     __syncwarp();
+    if (p.cl_cols) __syncthreads(); // every warp's V rows, P, m and l in place
   } else {
     fused_cp_async_wait<0>();
-    __syncthreads(); // V landed
+    __syncthreads(); // V landed (and, column split, every warp's P, m and l)
     if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
       for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
         const int r = keys + c / kChunks;
@@ -401,17 +521,24 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     }
   }
   DECODE_CL_STAMP(4);
-  float o[kD / 8][4];
-  decode_cl_pv<T, kD, kSl>(
-      s, l, o, lane, [&](int i) { return warp + DECODE_CL_WARPS * i; }, nsl,
-      [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); });
-  DECODE_CL_STAMP(5);
-  __syncthreads(); // K and V are read: the region becomes the warps' merge slab
-  decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
-      o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
-        part[r * kD + col] = val;
-        if (col == 0) part_lse[r] = lse2;
-      });
+  auto vaddr = [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); };
+  if (p.cl_cols) {
+    float o[kD / 64][4], M[2], L[2];
+    decode_cl_cols<T, kD, kSl>(o, M, L, nsl, warp, lane, slot, vaddr);
+    DECODE_CL_STAMP(5);
+    decode_cl_cols_put<kD, kPR>(o, M, L, part, part_lse, R, warp, lane);
+  } else { // run 15's (ATTNPROF_DECODE_CL_COLS=0): by keys, then the warps' merge
+    float o[kD / 8][4];
+    decode_cl_pv<T, kD, kSl>(
+        s, l, o, lane, [&](int i) { return warp + DECODE_CL_WARPS * i; }, nsl, vaddr);
+    DECODE_CL_STAMP(5);
+    __syncthreads(); // K and V are read: the region becomes the warps' merge slab
+    decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+        o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
+          part[r * kPR + col] = val;
+          if (col == 0) part_lse[r] = lse2;
+        });
+  }
   DECODE_CL_STAMP(6);
   ws_cluster_sync(); // every CTA's P and lse written
   DECODE_CL_STAMP(7);
@@ -428,7 +555,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     const int r = item / q4, col = (int)rank * cols + (item % q4) * 4;
     const bool on = idx < work;
     const float ls = on ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
-    const float4 x = on ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+    const float4 x = on ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kPR + col) * 4, c))
                         : make_float4(0.f, 0.f, 0.f, 0.f);
     float M = ls;
     for (int off = 1; off < C; off *= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
@@ -452,7 +579,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
 #pragma unroll
       for (int c = 0; c < 16; c++) {
         ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
-        x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+        x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kPR + col) * 4, c))
                      : make_float4(0.f, 0.f, 0.f, 0.f);
       }
 #pragma unroll
