@@ -108,7 +108,7 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
     const char *name;
     int C, bulk, relax, wide, cols;
   } vars[] = {{"C=8 cp.async cols=1 (run 17: P V by columns)", 8, 0, 1, 1, 1},
-              {"C=8 cp.async cols=0 (run 15's default: by keys, warps' merge)", 8, 0, 1, 1, 0},
+              {"C=8 cp.async cols=0 (default: by keys, warps' merge)", 8, 0, 1, 1, 0},
               {"C=8 cp.async wide=0 relax=0 cols=0 (run 14's default)", 8, 0, 0, 0, 0},
               {"C=16 cp.async cols=1", 16, 0, 1, 1, 1},
               {"C=16 cp.async cols=0", 16, 0, 1, 1, 0},

@@ -9,8 +9,9 @@
 // p.cl_chunk, a multiple of 16, at most DECODE_CLUSTER_KEYS(kD)) and all R =
 // G * nq <= 16 query rows of its KV head (one m16 row atom; row r = t * G +
 // g as in decode_kernel.cuh). 8 warps; warp w owns the 16-key slices w, w +
-// 8, ... of the chunk for S = Q K^T and its softmax, and (column split, the
-// default) columns [w * kD / 8, +kD / 8) of P V over all the chunk's keys.
+// 8, ... of the chunk for S = Q K^T, its softmax and (by keys, the default)
+// P V, or (column split, ATTNPROF_DECODE_CL_COLS=1) columns [w * kD / 8,
+// +kD / 8) of P V over all the chunk's keys.
 // Loads: all of a CTA's bytes in flight at once, so its chain pays one
 // round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
 // and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
@@ -20,14 +21,14 @@
 // capacity go out before kv_len arrives, and V rows past the keys are zeroed
 // once they land (a garbage V row times p = 0 could be NaN).
 // Softmax: a warp holds all its scores in registers, so it is one pass.
-// P V, column split (p.cl_cols = 1): each warp publishes its exp'd scores
+// P V, column split (p.cl_cols = 1; run 17: slower, see below): each warp publishes its exp'd scores
 // (bf16 A fragments) and its rows' max and sum in its own slices' K rows,
 // one CTA barrier (the one V's arrival needs anyway with cp.async), then
 // each warp takes every warp's P, rescaled to the CTA's row max, times its
 // kD / 8 columns of V, and writes those columns of the CTA's normalized
 // partial P [16 x kD] fp32 (and warp 0 the lse, log2): no merge between
 // warps, whose 8 partial O through shared memory cost 0.74 us at 2k (run
-// 15). By keys (p.cl_cols = 0, run 15's): each warp P V over its own
+// 15). By keys (p.cl_cols = 0, the default): each warp P V over its own
 // slices, all columns, then the 8 warps merge through shared memory
 // (decode_merge_groups) into P and lse. Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
 // from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
@@ -49,7 +50,11 @@
 // (one remote load a thread, relaxed end): 7.0-7.3 us at 2k, 6.2-6.3 at 1k;
 // of the 7.2 us, K/V land 3.1 us in (the floor of this row pattern), then
 // P V 0.6, the warps' merge 0.7, the cluster barrier 0.45 and the cross-CTA
-// merge 1.1 (bench/serving/decode_stamps.cu).
+// merge 1.1 (bench/serving/decode_stamps.cu). Run 17: the column split
+// took the warps' merge from ~1,480 to ~260-630 cycles but made P V 2.5x as
+// long (2k: 3,151 cycles after V against 1,271; each slice a branch of its
+// own, so every slice waits out its P load and ldmatrix), 8.0-8.3 us
+// against 7.4 (same session), 1k 7.0 against 6.4-6.5.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 

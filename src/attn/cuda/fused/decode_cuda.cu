@@ -30,9 +30,10 @@
 // the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
 // run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
 // CTAs in turn) instead of one remote load a thread (NOTES.md run 15),
-// ATTNPROF_DECODE_CL_COLS=0 run 15's P V (each warp over its keys, all
-// columns, then the warps' merge through shared memory) instead of the
-// column split (each warp all keys, kD / 8 columns; NOTES.md run 17).
+// ATTNPROF_DECODE_CL_COLS=1 splits its P V by columns (each warp all keys,
+// kD / 8 columns, no merge between warps) instead of by keys (each warp its
+// keys, all columns, then the warps' merge through shared memory; default:
+// the column split measured 0.4-0.7 us slower, NOTES.md run 17).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,9 +219,10 @@ extern "C" int attn_decode_cuda_cluster_bulk(int paged) {
   return decode_knob("ATTNPROF_DECODE_CL_BULK", paged ? 1 : 0, 0, 1);
 }
 
-// The column split's P V (run 17), or ATTNPROF_DECODE_CL_COLS.
+// P V by keys and the warps' merge (run 17: the column split measured
+// slower, B=1 KV=2k 8.0-8.3 us against 7.4), or ATTNPROF_DECODE_CL_COLS.
 extern "C" int attn_decode_cuda_cluster_cols(void) {
-  return decode_knob("ATTNPROF_DECODE_CL_COLS", 1, 0, 1);
+  return decode_knob("ATTNPROF_DECODE_CL_COLS", 0, 0, 1);
 }
 
 // The cluster kernel where the grid is small: sm_90, one row atom (G x new
