@@ -51,10 +51,11 @@
 // of the 7.2 us, K/V land 3.1 us in (the floor of this row pattern), then
 // P V 0.6, the warps' merge 0.7, the cluster barrier 0.45 and the cross-CTA
 // merge 1.1 (bench/serving/decode_stamps.cu). Run 17: the column split
-// took the warps' merge from ~1,480 to ~260-630 cycles but made P V 2.5x as
+// took the warps' merge from ~1,480 to ~420-630 cycles but made P V 2.5x as
 // long (2k: 3,151 cycles after V against 1,271; each slice a branch of its
-// own, so every slice waits out its P load and ldmatrix), 8.0-8.3 us
-// against 7.4 (same session), 1k 7.0 against 6.4-6.5.
+// own, so every slice waited out its P load and ldmatrix), 8.0-8.3 us
+// against 7.4 (same session), 1k 7.0 against 6.4-6.5. Its loop has since
+// no branch within 8 slices: compiled, not yet measured.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
