@@ -558,8 +558,12 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # pages through cluster=2, the knob of then). Cells of <= 2k keys run them
 # paged too (pages of 16, shuffled table). Run 15: the cross-CTA merge one
 # remote load a thread and the relaxed last barrier (the default) against
-# run 14's merge (wide=0) and the release barrier (relax=0).
+# run 14's merge (wide=0) and the release barrier (relax=0). Run 17: P V split
+# by columns (cols=1, no merge between the warps) against run 15's by keys and
+# the warps' merge (cols=0, still the default: cols=1 measured slower).
 KNOBS = (("default", {}),
+         ("cols=0", {"ATTNPROF_DECODE_CL_COLS": 0}),
+         ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
          ("wide=0 relax=0", {"ATTNPROF_DECODE_CL_WIDE": 0, "ATTNPROF_DECODE_CL_RELAX": 0}),
          ("wide=0", {"ATTNPROF_DECODE_CL_WIDE": 0}),
          ("relax=0", {"ATTNPROF_DECODE_CL_RELAX": 0}),
@@ -567,7 +571,7 @@ KNOBS = (("default", {}),
          ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "wide=0 relax=0", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cols=1", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
 
 
 def with_envs(env, fn):

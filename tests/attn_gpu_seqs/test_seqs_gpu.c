@@ -182,9 +182,11 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
  * and an odd one; the odd-numbered cases also with the other K/V copies
  * (ATTNPROF_DECODE_CL_BULK), every fourth also with run 14's cross-CTA merge
- * and last barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0).
- * The environment must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE and
- * _CL_RELAX unset. default_copies[paged][bulk]: the fixed
+ * and last barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0)
+ * and the other P V of the two (ATTNPROF_DECODE_CL_COLS: by columns or by
+ * keys and the warps' merge, whichever is not the default). The environment
+ * must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE, _CL_RELAX and
+ * _CL_COLS unset. default_copies[paged][bulk]: the fixed
  * cases run with the plan's own copies, by K/V kind. */
 static int default_copies[2][2];
 static int cluster_cases_run(int quick) {
@@ -225,12 +227,14 @@ static int cluster_cases_run(int quick) {
           unsetenv("ATTNPROF_DECODE_CL_BULK");
           ran++;
         }
-        if (!quick && n % 4 == 2) { /* run 14's merge, kept for the A/B */
+        if (!quick && n % 4 == 2) { /* the forms kept for the A/B */
           setenv("ATTNPROF_DECODE_CL_WIDE", "0", 1);
           setenv("ATTNPROF_DECODE_CL_RELAX", "0", 1);
+          setenv("ATTNPROF_DECODE_CL_COLS", attn_decode_cuda_cluster_cols() ? "0" : "1", 1);
           run_case(&s, test_rng_next(&r));
           unsetenv("ATTNPROF_DECODE_CL_WIDE");
           unsetenv("ATTNPROF_DECODE_CL_RELAX");
+          unsetenv("ATTNPROF_DECODE_CL_COLS");
           ran++;
         }
       }

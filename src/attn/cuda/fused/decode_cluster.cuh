@@ -9,7 +9,9 @@
 // p.cl_chunk, a multiple of 16, at most DECODE_CLUSTER_KEYS(kD)) and all R =
 // G * nq <= 16 query rows of its KV head (one m16 row atom; row r = t * G +
 // g as in decode_kernel.cuh). 8 warps; warp w owns the 16-key slices w, w +
-// 8, ... of the chunk.
+// 8, ... of the chunk for S = Q K^T, its softmax and (by keys, the default)
+// P V, or (column split, ATTNPROF_DECODE_CL_COLS=1) columns [w * kD / 8,
+// +kD / 8) of P V over all the chunk's keys.
 // Loads: all of a CTA's bytes in flight at once, so its chain pays one
 // round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
 // and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
@@ -19,17 +21,26 @@
 // capacity go out before kv_len arrives, and V rows past the keys are zeroed
 // once they land (a garbage V row times p = 0 could be NaN).
 // Softmax: a warp holds all its scores in registers, so it is one pass.
-// Merge: the 8 warps through shared memory (decode_merge_groups) into the
-// CTA's normalized partial P [16 x kD] fp32 and its lse (log2); a cluster
-// barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
+// P V, column split (p.cl_cols = 1; run 17: slower, see below): each warp publishes its exp'd scores
+// (bf16 A fragments) and its rows' max and sum in its own slices' K rows,
+// one CTA barrier (the one V's arrival needs anyway with cp.async), then
+// each warp takes every warp's P, rescaled to the CTA's row max, times its
+// kD / 8 columns of V, and writes those columns of the CTA's normalized
+// partial P [16 x kD] fp32 (and warp 0 the lse, log2): no merge between
+// warps, whose 8 partial O through shared memory cost 0.74 us at 2k (run
+// 15). By keys (p.cl_cols = 0, the default): each warp P V over its own
+// slices, all columns, then the 8 warps merge through shared memory
+// (decode_merge_groups) into P and lse. Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
 // from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
 // remote lse and float4 each, merged by shuffles) and writes out and lse; a
 // last cluster barrier (relaxed) keeps each CTA's shared memory alive until
 // its peers have read it.
 // Shared memory (sized by the chunk): Q [16 x kD], then K and V [chunk x kD]
 // as 16-row slices each XOR-swizzled (fused_swz<16, kD>), 16-bit, or with
-// bulk copies [chunk x (kD + 8)]; after the keys, the warps' merge slab
-// reuses that region; P and lse apart (peers read them); the mbarriers last.
+// bulk copies [chunk x (kD + 8)]; after S the column split's P, m and l
+// reuse a warp's own K slices (1 KB of each 2-8 KB), after P V by keys the
+// warps' merge slab reuses the region; P [16 x (kD + 8)] and lse apart
+// (peers read them); the mbarriers last.
 // Measured (H200, bf16, D128, GQA 32/8, one new token, graph-timed; NOTES.md run
 // 13-14): B=1 KV=2k 7.4 us per call at C=8 with cp.async against 8.2 with
 // bulk copies and 8.7 for split + combine (cuDNN via PyTorch 7.4), KV=1k 6.3
@@ -39,7 +50,12 @@
 // (one remote load a thread, relaxed end): 7.0-7.3 us at 2k, 6.2-6.3 at 1k;
 // of the 7.2 us, K/V land 3.1 us in (the floor of this row pattern), then
 // P V 0.6, the warps' merge 0.7, the cluster barrier 0.45 and the cross-CTA
-// merge 1.1 (bench/serving/decode_stamps.cu).
+// merge 1.1 (bench/serving/decode_stamps.cu). Run 17: the column split
+// took the warps' merge from ~1,480 to ~420-630 cycles but made P V 2.5x as
+// long (2k: 3,151 cycles after V against 1,271; each slice a branch of its
+// own, so every slice waited out its P load and ldmatrix), 8.0-8.3 us
+// against 7.4 (same session), 1k 7.0 against 6.4-6.5. Its loop has since
+// no branch within 8 slices: compiled, not yet measured.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -64,13 +80,18 @@ __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
              ? 2 * chunk * decode_cl_row<kD, kBulk>() * 2
              : (DECODE_CL_WARPS * 16 * (kD + 8) + 2 * DECODE_CL_WARPS * 16) * 4;
 }
+// A row of the CTA's partial P in floats: 8 more than kD, so that the 8 rows
+// of one float2 store of the column split (decode_cl_cols_put) fall in
+// different banks.
+#define DECODE_CL_PART(kD) ((kD) + 8)
 // Q, the region, P, the 16 rows' lse and two mbarriers a warp (bulk copies).
 // Sized by the chunk, so that where it allows two CTAs an SM the device can
 // place 16-CTA clusters (run 13, call 1: at 143 KB, one CTA an SM, an H200
 // ran fewer than 8 clusters of 16).
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
-  return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * kD * 4 + 16 * 4 +
+  return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * DECODE_CL_PART(kD) * 4 +
+         16 * 4 +
          2 * DECODE_CL_WARPS * 8;
 }
 
@@ -232,6 +253,175 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
 }
 #endif
 
+// A warp's one-pass softmax over its kSl slices of scores s (m16n8 C
+// fragments, rows g4 and g4 + 8 as hh = 0, 1), each row's max so far in m:
+// m across the row's 4 lanes, base (0 for a row that saw no key), s =
+// 2^(s - base), and their sum added to l (this lane's part).
+template <int kSl>
+FUSED_DEV void decode_cl_exp(float (&s)[kSl][2][4], float (&m)[2], float (&l)[2],
+                             float (&base)[2]) {
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
+    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
+    base[hh] = m[hh] == -INFINITY ? 0.f : m[hh];
+  }
+#pragma unroll
+  for (int i = 0; i < kSl; i++)
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      const int hh = (e % 4) >> 1;
+      s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[hh]);
+      l[hh] += s[i][e / 4][e % 4];
+    }
+}
+
+// A row's sum l across its 4 lanes (both rows of a lane's fragment).
+FUSED_DEV void decode_cl_quad_sum(float (&l)[2]) {
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
+    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+  }
+}
+
+// o = P V over a warp's slices (P = its exp'd scores s, as mma A fragments):
+// slice i is key slice slice(i) (16 keys; skipped from nsl on), whose V
+// chunk ch (8 columns) of key row r sits at shared address vaddr(r, ch)
+// (ldmatrix.trans); then l summed across each row's 4 lanes.
+template <typename T, int kD, int kSl, typename Slice, typename Vaddr>
+FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&o)[kD / 8][4],
+                            int lane, Slice slice, int nsl, Vaddr vaddr) {
+  const int mi = lane / 8, r8 = lane % 8;
+#pragma unroll
+  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+    const int sl = slice(i);
+    if (sl >= nsl) continue;
+    const uint32_t a[4] = {
+        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
+        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
+#pragma unroll
+    for (int dn = 0; dn < kD / 16; dn++) {
+      uint32_t bf[4];
+      fused_ldmatrix_x4_trans(bf, vaddr(sl * 16 + (mi % 2) * 8 + r8, dn * 2 + mi / 2));
+      fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
+      fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
+    }
+  }
+  decode_cl_quad_sum(l);
+}
+
+// The column split (p.cl_cols), step 1: a warp publishes what the others
+// need of its keys, in the K rows of its own slices (only it reads them, and
+// it has): at slot(sl) (slice sl's K rows) its P as mma A fragments, 16 bytes
+// a lane (the reader lane takes the same lane's: no shuffles, no bank
+// conflicts), and after them, in its first slice, each lane's (m, m, l, l)
+// of its two rows, l summed across the row's lanes first.
+template <typename T, int kSl, typename Slot>
+FUSED_DEV void decode_cl_publish(const float (&s)[kSl][2][4], const float (&m)[2], float (&l)[2],
+                                 int warp, int lane, int nsl, Slot slot) {
+  decode_cl_quad_sum(l);
+  __syncwarp(); // every lane's ldmatrix of these K rows is done
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+    const int sl = warp + DECODE_CL_WARPS * i;
+    if (sl < nsl)
+      slot(sl)[lane] = make_uint4(
+          fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
+          fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3]));
+  }
+  if (warp < nsl) ((float4 *)slot(warp))[32 + lane] = make_float4(m[0], m[1], l[0], l[1]);
+}
+
+// Step 2, after one CTA barrier: this warp's kD / 8 columns (n-tiles warp *
+// kN ..) of the CTA's O over all nsl slices: the slices of publishing warp
+// w into t[w], then o = sum_w 2^(m_w - M) t[w] with M the CTA's row max; L
+// the CTA's row sum. Same mma count as decode_cl_pv (all slices x kN tiles
+// against the warp's slices x kD / 8), and no merge between warps after.
+// One accumulator set per publishing warp, so that the mma chains are as
+// short as decode_cl_pv's (run 17, call 1: one set rescaled after each
+// warp's slices made P V 2.1x as long at 1k, 1,735 cycles against 816).
+template <typename T, int kD, int kSl, typename Slot, typename Vaddr>
+FUSED_DEV void decode_cl_cols(float (&o)[kD / 64][4], float (&M)[2], float (&L)[2], int nsl,
+                              int warp, int lane, Slot slot, Vaddr vaddr) {
+  constexpr int kN = kD / 64; // 8-column n-tiles a warp
+  const int mi = lane / 8, r8 = lane % 8;
+  float t[DECODE_CL_WARPS][kN][4];
+#pragma unroll
+  for (int w = 0; w < DECODE_CL_WARPS; w++)
+#pragma unroll
+    for (int n = 0; n < kN; n++) t[w][n][0] = t[w][n][1] = t[w][n][2] = t[w][n][3] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kSl; i++) {
+    if (DECODE_CL_WARPS * i >= nsl) break; // uniform, once per 8 slices
+#pragma unroll
+    for (int w = 0; w < DECODE_CL_WARPS; w++) {
+      // No branch inside a group of 8 slices, so that their P loads and
+      // ldmatrix issue ahead of the mma (run 17, call 2: a branch a slice
+      // made each slice wait out both; P V 3,151 cycles at 2k against the
+      // by-keys form's 1,271). A slice past nsl takes the last slice's V
+      // (finite: zeroed past the keys) times P = 0.
+      const int sl = w + DECODE_CL_WARPS * i, slc = min(sl, nsl - 1);
+      uint4 pa = slot(slc)[lane];
+      if (sl >= nsl) pa = make_uint4(0u, 0u, 0u, 0u);
+      const uint32_t a[4] = {pa.x, pa.y, pa.z, pa.w};
+#pragma unroll
+      for (int dn = 0; dn < (kN + 1) / 2; dn++) { // one x4 load: two n-tiles (kN = 1: one, twice)
+        uint32_t bf[4];
+        const int ch = warp * kN + (kN == 1 ? 0 : 2 * dn + mi / 2);
+        fused_ldmatrix_x4_trans(bf, vaddr(slc * 16 + (mi % 2) * 8 + r8, ch));
+        fused_mma<T>(t[w][2 * dn], a, bf[0], bf[1]);
+        if constexpr (kN > 1) fused_mma<T>(t[w][2 * dn + 1], a, bf[2], bf[3]);
+      }
+    }
+  }
+  float4 ml[DECODE_CL_WARPS];
+  M[0] = M[1] = -INFINITY, L[0] = L[1] = 0.f;
+#pragma unroll
+  for (int w = 0; w < DECODE_CL_WARPS; w++) {
+    ml[w] = w < nsl ? ((const float4 *)slot(w))[32 + lane]
+                    : make_float4(-INFINITY, -INFINITY, 0.f, 0.f);
+    M[0] = fmaxf(M[0], ml[w].x), M[1] = fmaxf(M[1], ml[w].y);
+  }
+#pragma unroll
+  for (int n = 0; n < kN; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+#pragma unroll
+  for (int w = 0; w < DECODE_CL_WARPS; w++) {
+    const float f0 = ml[w].x == -INFINITY ? 0.f : fused_exp2(ml[w].x - M[0]);
+    const float f1 = ml[w].y == -INFINITY ? 0.f : fused_exp2(ml[w].y - M[1]);
+    L[0] += f0 * ml[w].z, L[1] += f1 * ml[w].w;
+#pragma unroll
+    for (int n = 0; n < kN; n++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) o[n][e] += (e < 2 ? f0 : f1) * t[w][n][e];
+  }
+}
+
+// Step 3: the warp's columns of rows < R, normalized, into the CTA's partial
+// P (row stride kPR), and warp 0 the rows' lse (log2), which the cross-CTA
+// merge reads as it read the warps' merge's.
+template <int kD, int kPR>
+FUSED_DEV void decode_cl_cols_put(const float (&o)[kD / 64][4], const float (&M)[2],
+                                  const float (&L)[2], float *part, float *part_lse, int R,
+                                  int warp, int lane) {
+  constexpr int kN = kD / 64;
+  const int g4 = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    const int r = g4 + 8 * hh;
+    if (r >= R) continue;
+    const bool any = L[hh] > 0.f;
+    const float inv = any ? 1.f / L[hh] : 0.f; // one division a row, not one a value
+#pragma unroll
+    for (int n = 0; n < kN; n++)
+      *(float2 *)(part + r * kPR + (warp * kN + n) * 8 + 2 * t4) =
+          make_float2(o[n][2 * hh] * inv, o[n][2 * hh + 1] * inv);
+    if (warp == 0 && t4 == 0) part_lse[r] = any ? M[hh] + log2f(L[hh]) : -INFINITY;
+  }
+}
+
 template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cluster_kernel(const attn_decode_params p) {
@@ -243,7 +433,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   constexpr int kRow = decode_cl_row<kD, kBulk>();
   T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kRow;
   unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
-  float *part = (float *)after, *part_lse = part + 16 * kD; // [16][kD], [16]
+  constexpr int kPR = DECODE_CL_PART(kD);
+  float *part = (float *)after, *part_lse = part + 16 * kPR; // [16][kPR], [16]
   // this warp's K and V mbarriers (bulk copies)
   const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
 
@@ -319,20 +510,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       m[hh] = fmaxf(m[hh], s[i][e / 4][e % 4]);
     }
   float base[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
-    base[hh] = m[hh] == -INFINITY ? 0.f : m[hh];
-  }
-#pragma unroll
-  for (int i = 0; i < kSl; i++)
-#pragma unroll
-    for (int e = 0; e < 8; e++) {
-      const int hh = (e % 4) >> 1;
-      s[i][e / 4][e % 4] = fused_exp2(s[i][e / 4][e % 4] - base[hh]);
-      l[hh] += s[i][e / 4][e % 4];
-    }
+  decode_cl_exp<kSl>(s, m, l, base);
+  // slice sl's K rows, where the column split publishes its P (and m, l)
+  auto slot = [&](int sl) { return (uint4 *)(ks + decode_cl_at<kD, kBulk>(sl * 16, 0)); };
+  if (p.cl_cols) decode_cl_publish<T, kSl>(s, m, l, warp, lane, nsl, slot);
   DECODE_CL_STAMP(3);
 
   if constexpr (kBulk) {
@@ -347,9 +528,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
           *(uint4 *)(vs + decode_cl_at<kD, 1>(r, c)) = make_uint4(0, 0, 0, 0);
     }
     __syncwarp();
+    if (p.cl_cols) __syncthreads(); // every warp's V rows, P, m and l in place
   } else {
     fused_cp_async_wait<0>();
-    __syncthreads(); // V landed
+    __syncthreads(); // V landed (and, column split, every warp's P, m and l)
     if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
       for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
         const int r = keys + c / kChunks;
@@ -359,37 +541,24 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     }
   }
   DECODE_CL_STAMP(4);
-  float o[kD / 8][4];
-#pragma unroll
-  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-#pragma unroll
-  for (int i = 0; i < kSl; i++) {
-    const int sl = warp + DECODE_CL_WARPS * i;
-    if (sl >= nsl) continue;
-    const uint32_t a[4] = {
-        fused_pack2<T>(s[i][0][0], s[i][0][1]), fused_pack2<T>(s[i][0][2], s[i][0][3]),
-        fused_pack2<T>(s[i][1][0], s[i][1][1]), fused_pack2<T>(s[i][1][2], s[i][1][3])};
-#pragma unroll
-    for (int dn = 0; dn < kD / 16; dn++) {
-      uint32_t bf[4];
-      const int va = decode_cl_at<kD, kBulk>(sl * 16 + (mi % 2) * 8 + r8, dn * 2 + mi / 2);
-      fused_ldmatrix_x4_trans(bf, fused_smem_addr(vs + va));
-      fused_mma<T>(o[2 * dn], a, bf[0], bf[1]);
-      fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
-    }
+  auto vaddr = [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); };
+  if (p.cl_cols) {
+    float o[kD / 64][4], M[2], L[2];
+    decode_cl_cols<T, kD, kSl>(o, M, L, nsl, warp, lane, slot, vaddr);
+    DECODE_CL_STAMP(5);
+    decode_cl_cols_put<kD, kPR>(o, M, L, part, part_lse, R, warp, lane);
+  } else { // run 15's (ATTNPROF_DECODE_CL_COLS=0): by keys, then the warps' merge
+    float o[kD / 8][4];
+    decode_cl_pv<T, kD, kSl>(
+        s, l, o, lane, [&](int i) { return warp + DECODE_CL_WARPS * i; }, nsl, vaddr);
+    DECODE_CL_STAMP(5);
+    __syncthreads(); // K and V are read: the region becomes the warps' merge slab
+    decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+        o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
+          part[r * kPR + col] = val;
+          if (col == 0) part_lse[r] = lse2;
+        });
   }
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
-    l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
-  }
-  DECODE_CL_STAMP(5);
-  __syncthreads(); // K and V are read: the region becomes the warps' merge slab
-  decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
-      o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
-        part[r * kD + col] = val;
-        if (col == 0) part_lse[r] = lse2;
-      });
   DECODE_CL_STAMP(6);
   ws_cluster_sync(); // every CTA's P and lse written
   DECODE_CL_STAMP(7);
@@ -406,7 +575,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     const int r = item / q4, col = (int)rank * cols + (item % q4) * 4;
     const bool on = idx < work;
     const float ls = on ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
-    const float4 x = on ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+    const float4 x = on ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kPR + col) * 4, c))
                         : make_float4(0.f, 0.f, 0.f, 0.f);
     float M = ls;
     for (int off = 1; off < C; off *= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
@@ -430,7 +599,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
 #pragma unroll
       for (int c = 0; c < 16; c++) {
         ls[c] = c < C ? decode_cluster_ld(decode_cluster_map(lse_a + r * 4, c)) : -INFINITY;
-        x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kD + col) * 4, c))
+        x[c] = c < C ? decode_cluster_ld4(decode_cluster_map(part_a + (r * kPR + col) * 4, c))
                      : make_float4(0.f, 0.f, 0.f, 0.f);
       }
 #pragma unroll

@@ -29,7 +29,11 @@
 // pages; run 14), ATTNPROF_DECODE_CL_RELAX=0 gives its last cluster barrier
 // the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
 // run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
-// CTAs in turn) instead of one remote load a thread (NOTES.md run 15).
+// CTAs in turn) instead of one remote load a thread (NOTES.md run 15),
+// ATTNPROF_DECODE_CL_COLS=1 splits its P V by columns (each warp all keys,
+// kD / 8 columns, no merge between warps) instead of by keys (each warp its
+// keys, all columns, then the warps' merge through shared memory; default:
+// the column split measured 0.4-0.7 us slower, NOTES.md run 17).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +219,12 @@ extern "C" int attn_decode_cuda_cluster_bulk(int paged) {
   return decode_knob("ATTNPROF_DECODE_CL_BULK", paged ? 1 : 0, 0, 1);
 }
 
+// P V by keys and the warps' merge (run 17: the column split measured
+// slower, B=1 KV=2k 8.0-8.3 us against 7.4), or ATTNPROF_DECODE_CL_COLS.
+extern "C" int attn_decode_cuda_cluster_cols(void) {
+  return decode_knob("ATTNPROF_DECODE_CL_COLS", 0, 0, 1);
+}
+
 // The cluster kernel where the grid is small: sm_90, one row atom (G x new
 // tokens <= 16), C >= 2 CTAs per (sequence, KV head), C the
 // largest power of 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA,
@@ -241,6 +251,7 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
                                   attn_decode_cuda_cluster_bulk(p->kv_kind == DECODE_KV_PAGED), &fit);
   p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 1, 0, 1);
   p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
+  p->cl_cols = attn_decode_cuda_cluster_cols();
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it

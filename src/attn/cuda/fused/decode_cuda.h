@@ -30,6 +30,9 @@ int attn_decode_cuda_cluster_capable(int device);
  * cp.async, for paged (paged = 1) or unpaged K/V: the default (bulk for
  * pages) or ATTNPROF_DECODE_CL_BULK. */
 int attn_decode_cuda_cluster_bulk(int paged);
+/* 1 when the cluster kernel splits P V by columns (no merge between its
+ * warps), 0 by keys: the default or ATTNPROF_DECODE_CL_COLS. */
+int attn_decode_cuda_cluster_cols(void);
 
 #ifdef __cplusplus
 }

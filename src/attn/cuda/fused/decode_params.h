@@ -28,6 +28,7 @@ typedef struct {
   int cl_chunk;          /* > 0: the cluster kernel (decode_cluster.cuh), keys per CTA */
   int cl_relax;          /* its last cluster barrier relaxed (ATTNPROF_DECODE_CL_RELAX) */
   int cl_wide;           /* its merge one remote load a thread (ATTNPROF_DECODE_CL_WIDE) */
+  int cl_cols;           /* its P V split by columns, no warps' merge (ATTNPROF_DECODE_CL_COLS) */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
