@@ -71,6 +71,9 @@
 // above cuDNN.
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
+// Bench only (kFlags WS_SERIAL, D64 base tile): cuDNN's order per key tile,
+// S issued and waited, the softmax, P V issued (bench/NOTES.md "ws: the D64
+// base tile in cuDNN's order").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
@@ -859,6 +862,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         q_done(i);
         ws_rescale(o, a2, lazy);
         ws_bar_wait(br.v_full(j % kS), (j / kS) & 1);
+        wg_hold(o); // the rescale's writes, before the fence
         wg_fence();
         issue_pv(pa, j);
         if (kPvWait) {
