@@ -72,8 +72,9 @@
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
 // Bench only (kFlags WS_SERIAL, D64 base tile): cuDNN's order per key tile,
-// S issued and waited, the softmax, P V issued (bench/NOTES.md "ws: the D64
-// base tile in cuDNN's order").
+// S issued and waited, the softmax, P V issued: half the code, but 3-5 %
+// slower on D64 S1k causal and the blog shape (H200, bench/NOTES.md "ws: the
+// D64 base tile in cuDNN's order").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
