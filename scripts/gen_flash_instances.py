@@ -97,6 +97,10 @@ def main():
     # product issue where kWsTurnExpDefault puts them around the exps, and the reverse)
     ws += [(f"flash_ws_turnexp_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_TURN_EXP", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
+    # cuDNN's order per key tile (bf16 D64 base tile; ATTNPROF_FLASH_WS_AB=65536, with 131072
+    # P V waited at once)
+    ws += [(f"flash_ws_serial{w}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_SERIAL{f}", "WS_TILE_BASE")
+           for w, f in (("", ""), ("_wait", " | WS_SERIAL_WAIT"))]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

@@ -79,7 +79,8 @@ static fused_fn ws_bf16_inst(int64_t d) {
 // WS_AB_STAMPS the stamps instances (bf16, D64, D128 base); WS_AB_EXP_FMA8 /
 // 4 those with part of the stale-max exp2 on the FMA pipe (bf16 D64);
 // WS_AB_DESC those with the other wgmma descriptor form, WS_AB_TURN_EXP those
-// with the ping-pong's turns in the other place (bf16).
+// with the ping-pong's turns in the other place (bf16); WS_AB_SERIAL (and
+// WS_AB_SERIAL_WAIT) the bf16 D64 base tile in cuDNN's order.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -103,6 +104,11 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kCluster>(d) : ws_bf16_inst<WS_TILE_BASE, kCluster>(d);
   if (ab && (atoi(ab) & WS_AB_DESC) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDesc>(d) : ws_bf16_inst<WS_TILE_BASE, kDesc>(d);
+  // cuDNN's order per key tile: bf16 D64 base tile only (elsewhere the default runs).
+  constexpr int kSerial = WS_ALL | WS_SERIAL, kSerialWait = kSerial | WS_SERIAL_WAIT;
+  if (ab && (atoi(ab) & WS_AB_SERIAL) && bf && d == 64 && tile == WS_TILE_BASE)
+    return (atoi(ab) & WS_AB_SERIAL_WAIT) ? ws_run<__nv_bfloat16, 64, kSerialWait, WS_TILE_BASE>
+                                          : ws_run<__nv_bfloat16, 64, kSerial, WS_TILE_BASE>;
   if (ab && (atoi(ab) & WS_AB_TURN_EXP) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kTurn>(d) : ws_bf16_inst<WS_TILE_BASE, kTurn>(d);
   constexpr int kStamps = WS_ALL | WS_STAMPS;

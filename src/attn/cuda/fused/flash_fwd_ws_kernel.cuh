@@ -71,6 +71,10 @@
 // above cuDNN.
 // Bench only (kFlags WS_CLUSTER): clusters of two CTAs sharing each K and V
 // tile by TMA multicast, 0.63-0.83x this kernel there (same notes).
+// Bench only (kFlags WS_SERIAL, D64 base tile): cuDNN's order per key tile,
+// S issued and waited, the softmax, P V issued: half the code, but 3-5 %
+// slower on D64 S1k causal and the blog shape (H200, bench/NOTES.md "ws: the
+// D64 base tile in cuDNN's order").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
@@ -686,6 +690,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   constexpr bool kTurnExp = (kFlags & WS_OVERLAP) && !(kFlags & WS_NO_SOFTMAX) &&
                             (((kFlags & WS_TURN_EXP) != 0) != kWsTurnExpDefault<kD, kTile>);
   static_assert(kFma == 0 || kStale, "WS_EXP_FMA8 / 4 act on the stale-max softmax");
+  // cuDNN's order per key tile (WS_SERIAL, bench: the loop below); built on
+  // the stale-max softmax with the turns around its exps.
+  constexpr bool kSerial = (kFlags & WS_SERIAL) != 0, kPvWait = (kFlags & WS_SERIAL_WAIT) != 0;
+  static_assert(!kSerial || (kStale && kTurnExp && kFma == 0 && !(kFlags & WS_STAMPS)),
+                "WS_SERIAL is the stale-max softmax with the turns around the exps");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -817,7 +826,58 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wg_mask(s, p, w.m0 + wrow + g, n0 + k0, t4);
     };
 
-    if (n > 0) {
+    if (kSerial && n > 0) {
+      // cuDNN's order (WS_SERIAL): per key tile S issued and waited, the
+      // softmax with its exps in this consumer's turn, P V issued and left in
+      // flight until the next S's wait (kPvWait: waited at once). No S of the
+      // next tile runs under the softmax: the other consumer's products fill
+      // the tensor cores meanwhile. One P buffer (the wait before each
+      // softmax ends the P V reading it) and a loop that is not unrolled:
+      // a smaller kernel (fewer instruction-fetch and branch stalls).
+      uint32_t pa[kSR / 8][4];
+#pragma unroll 1
+      for (int i = 0; i < n; ++i) {
+        const uint32_t j = it + i;
+        float s[kSR], a2[2] = {1.f, 1.f};
+        ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
+        wg_hold(o);
+        wg_fence();
+        issue_s(s, j);
+        ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under the first S
+        wg_wait_all(); // S(j), and P(j-1) V(j-1) if still in flight
+        wg_hold(s);
+        wg_hold(o);
+        if (!kPvWait && i > 0) ws_release_kv<kFlags>(br.v_empty((j - 1) % kS), lane);
+        mask(s, i);
+        // The max first (fresh) in the first two key tiles when causal and
+        // while a row has no key yet, as the unrolled loop's steps.
+        if (__any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY))
+          ws_raise_max(s, m, l, a2, c);
+        ws_turn_wait<kFlags>(cw);
+        const bool ok = ws_softmax_stale<T>(s, m, l, pa, c, false);
+        ws_turn_pass_exp<kFlags, kCons, true>(cw, l);
+        if (!ok)
+          ws_stale_fallback<T, kD, kBM, kBN, false>(pa, m, l, a2, c, aQt, aK + (j % kS) * C::kKV, wrow,
+                                                    lane, [&](auto &sp, int k0) { mask(sp, i, k0); });
+        ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
+        q_done(i);
+        ws_rescale(o, a2, lazy);
+        ws_bar_wait(br.v_full(j % kS), (j / kS) & 1);
+        wg_hold(o); // the rescale's writes, before the fence
+        wg_fence();
+        issue_pv(pa, j);
+        if (kPvWait) {
+          wg_wait_all();
+          wg_hold(o);
+          ws_release_kv<kFlags>(br.v_empty(j % kS), lane);
+        }
+      }
+      if (!kPvWait) {
+        wg_wait_all();
+        wg_hold(o);
+        ws_release_kv<kFlags>(br.v_empty((it + n - 1) % kS), lane);
+      }
+    } else if (n > 0) {
       uint32_t pa[kSR / 8][4];
       float alpha[2];
       {

@@ -47,11 +47,17 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // kWsDescStepDefault names. WS_AB_TURN_EXP (bf16): the instances with kFlags
 // WS_TURN_EXP, the other place for the ping-pong's turns than
 // kWsTurnExpDefault names (around the product issue at the D64 base tile,
-// around the exps elsewhere).
+// around the exps elsewhere). WS_AB_SERIAL (bf16 D64 base tile): the
+// instance with kFlags WS_SERIAL, cuDNN's order per key tile (S waited at
+// once, no S of the next tile under the softmax); with WS_AB_SERIAL_WAIT too,
+// the one with WS_SERIAL_WAIT (P V waited at once as well). Measured 1.03
+// and 1.04-1.05x the default's time (bench/NOTES.md "ws: the D64 base tile
+// in cuDNN's order").
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
-       WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768 };
+       WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768,
+       WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
