@@ -54,8 +54,7 @@
 // took the warps' merge from ~1,480 to ~420-630 cycles but made P V 2.5x as
 // long (2k: 3,151 cycles after V against 1,271; each slice a branch of its
 // own, so every slice waited out its P load and ldmatrix), 8.0-8.3 us
-// against 7.4 (same session), 1k 7.0 against 6.4-6.5. Its loop has since
-// no branch within 8 slices: compiled, not yet measured.
+// against 7.4 (same session), 1k 7.0 against 6.4-6.5.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -354,29 +353,22 @@ FUSED_DEV void decode_cl_cols(float (&o)[kD / 64][4], float (&M)[2], float (&L)[
 #pragma unroll
     for (int n = 0; n < kN; n++) t[w][n][0] = t[w][n][1] = t[w][n][2] = t[w][n][3] = 0.f;
 #pragma unroll
-  for (int i = 0; i < kSl; i++) {
-    if (DECODE_CL_WARPS * i >= nsl) break; // uniform, once per 8 slices
+  for (int i = 0; i < kSl; i++)
 #pragma unroll
     for (int w = 0; w < DECODE_CL_WARPS; w++) {
-      // No branch inside a group of 8 slices, so that their P loads and
-      // ldmatrix issue ahead of the mma (run 17, call 2: a branch a slice
-      // made each slice wait out both; P V 3,151 cycles at 2k against the
-      // by-keys form's 1,271). A slice past nsl takes the last slice's V
-      // (finite: zeroed past the keys) times P = 0.
-      const int sl = w + DECODE_CL_WARPS * i, slc = min(sl, nsl - 1);
-      uint4 pa = slot(slc)[lane];
-      if (sl >= nsl) pa = make_uint4(0u, 0u, 0u, 0u);
+      const int sl = w + DECODE_CL_WARPS * i;
+      if (sl >= nsl) continue;
+      const uint4 pa = slot(sl)[lane];
       const uint32_t a[4] = {pa.x, pa.y, pa.z, pa.w};
 #pragma unroll
       for (int dn = 0; dn < (kN + 1) / 2; dn++) { // one x4 load: two n-tiles (kN = 1: one, twice)
         uint32_t bf[4];
         const int ch = warp * kN + (kN == 1 ? 0 : 2 * dn + mi / 2);
-        fused_ldmatrix_x4_trans(bf, vaddr(slc * 16 + (mi % 2) * 8 + r8, ch));
+        fused_ldmatrix_x4_trans(bf, vaddr(sl * 16 + (mi % 2) * 8 + r8, ch));
         fused_mma<T>(t[w][2 * dn], a, bf[0], bf[1]);
         if constexpr (kN > 1) fused_mma<T>(t[w][2 * dn + 1], a, bf[2], bf[3]);
       }
     }
-  }
   float4 ml[DECODE_CL_WARPS];
   M[0] = M[1] = -INFINITY, L[0] = L[1] = 0.f;
 #pragma unroll
