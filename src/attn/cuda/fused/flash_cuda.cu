@@ -98,36 +98,36 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   const char *ts = getenv("ATTNPROF_FLASH_WS_TILE");
   if (ts && !strcmp(ts, "base")) tile = WS_TILE_BASE;
   if (ts && !strcmp(ts, "fa3")) tile = WS_TILE_FA3;
-  const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
+  const int ab = attn_fused_ws_ab();
   constexpr int kCluster = WS_ALL | WS_CLUSTER, kDesc = WS_ALL | WS_DESC, kTurn = WS_ALL | WS_TURN_EXP;
-  if (ab && (atoi(ab) & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
+  if ((ab & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kCluster>(d) : ws_bf16_inst<WS_TILE_BASE, kCluster>(d);
-  if (ab && (atoi(ab) & WS_AB_DESC) && bf)
+  if ((ab & WS_AB_DESC) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDesc>(d) : ws_bf16_inst<WS_TILE_BASE, kDesc>(d);
   // cuDNN's order per key tile: bf16 D64 base tile only (elsewhere the default runs).
   constexpr int kSerial = WS_ALL | WS_SERIAL, kSerialWait = kSerial | WS_SERIAL_WAIT;
-  if (ab && (atoi(ab) & WS_AB_SERIAL) && bf && d == 64 && tile == WS_TILE_BASE)
-    return (atoi(ab) & WS_AB_SERIAL_WAIT) ? ws_run<__nv_bfloat16, 64, kSerialWait, WS_TILE_BASE>
-                                          : ws_run<__nv_bfloat16, 64, kSerial, WS_TILE_BASE>;
-  if (ab && (atoi(ab) & WS_AB_TURN_EXP) && bf)
+  if ((ab & WS_AB_SERIAL) && bf && d == 64 && tile == WS_TILE_BASE)
+    return (ab & WS_AB_SERIAL_WAIT) ? ws_run<__nv_bfloat16, 64, kSerialWait, WS_TILE_BASE>
+                                    : ws_run<__nv_bfloat16, 64, kSerial, WS_TILE_BASE>;
+  if ((ab & WS_AB_TURN_EXP) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kTurn>(d) : ws_bf16_inst<WS_TILE_BASE, kTurn>(d);
   constexpr int kStamps = WS_ALL | WS_STAMPS;
-  if (ab && (atoi(ab) & WS_AB_STAMPS) && bf && (d == 64 || (d == 128 && tile == WS_TILE_BASE)))
+  if ((ab & WS_AB_STAMPS) && bf && (d == 64 || (d == 128 && tile == WS_TILE_BASE)))
     return d == 128 ? ws_run<__nv_bfloat16, 128, kStamps, WS_TILE_BASE>
            : tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_FA3>
                                  : ws_run<__nv_bfloat16, 64, kStamps, WS_TILE_BASE>;
   constexpr int kFma8 = WS_ALL | WS_EXP_FMA8, kFma4 = WS_ALL | WS_EXP_FMA4;
-  if (ab && (atoi(ab) & (WS_AB_EXP_FMA8 | WS_AB_EXP_FMA4)) && bf && d == 64) {
-    if (atoi(ab) & WS_AB_EXP_FMA8)
+  if ((ab & (WS_AB_EXP_FMA8 | WS_AB_EXP_FMA4)) && bf && d == 64) {
+    if (ab & WS_AB_EXP_FMA8)
       return tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kFma8, WS_TILE_FA3>
                                  : ws_run<__nv_bfloat16, 64, kFma8, WS_TILE_BASE>;
     return tile == WS_TILE_FA3 ? ws_run<__nv_bfloat16, 64, kFma4, WS_TILE_FA3>
                                : ws_run<__nv_bfloat16, 64, kFma4, WS_TILE_BASE>;
   }
   constexpr int kTree = WS_ALL | WS_TREE, kStale = WS_ALL | WS_STALE;
-  if (ab && (atoi(ab) & WS_AB_STALE))
+  if (ab & WS_AB_STALE)
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kStale>(d, bf) : ws_inst<WS_TILE_BASE, kStale>(d, bf);
-  if (ab && (atoi(ab) & WS_AB_TREE))
+  if (ab & WS_AB_TREE)
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES

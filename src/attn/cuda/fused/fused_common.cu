@@ -102,14 +102,17 @@ attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_d
 
 #include "attn/cuda/fused/fused_launch.h"
 
+int attn_fused_ws_ab(void) {
+  const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
+  return ab ? atoi(ab) : 0;
+}
+
 attn_status attn_fused_call(attn_ctx *ctx, fused_fn fn, const attn_args *a) {
   attn_fused_params p;
   attn_fused_params_fill(a, &p);
   p.ctx = ctx;
 #ifdef ATTNPROF_FLASH_WS_ABLATION
-  // Bench only: the ws kernel's A/B switches (fused/ws_tile.h WS_AB_*).
-  const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
-  p.ws_ab = ab ? atoi(ab) : 0;
+  p.ws_ab = attn_fused_ws_ab();
 #endif
   int prev = 0;
   ATTN_CUDA_TRY(cudaGetDevice(&prev));

@@ -56,4 +56,9 @@ attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_d
 // handle whose cache holds what a kernel keeps (the ws kernel's TMA maps).
 attn_status attn_fused_call(attn_ctx *ctx, fused_fn fn, const attn_args *a);
 
+// Bench only (ablation build): the ws kernel's A/B switches (ws_tile.h
+// WS_AB_*) from ATTNPROF_FLASH_WS_AB, 0 when unset; read by the instance
+// pick and into attn_fused_params.ws_ab.
+int attn_fused_ws_ab(void);
+
 #endif
