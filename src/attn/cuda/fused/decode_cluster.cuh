@@ -58,8 +58,14 @@
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
+#include <cuda.h>
+#include <string.h>
+
+#include <type_traits>
+
 #include "attn/cuda/fused/decode_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
+#include "attn/cuda/fused/ws_tma.h"
 
 #define DECODE_CL_WARPS 8
 #define DECODE_CL_THREADS (DECODE_CL_WARPS * 32)
@@ -67,10 +73,17 @@
 // A K/V row's stride in elements: kD swizzled (cp.async), kD + 8 with bulk
 // copies, which write rows whole: the 16-byte pad puts the 8 rows of one
 // ldmatrix phase in 8 different bank groups.
+// kBulk (the copies): 0 cp.async, 1 bulk copies a row, DECODE_CL_TMA tensor
+// boxes (unpaged K/V, decode_cl_maps).
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_row(void) {
-  return kBulk ? kD + 8 : kD;
+  return kBulk == 1 ? kD + 8 : kD;
 }
+// The K and V tensor maps of the TMA copies: dims (D, S, Hkv, B), boxes of
+// 64 columns x 16 keys (one slice), the 128-byte swizzle.
+struct decode_cl_maps {
+  CUtensorMap k, v;
+};
 // The K/V region of a CTA of `chunk` keys, which the warps' merge slab reuses.
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
@@ -90,8 +103,8 @@ __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
   return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * DECODE_CL_PART(kD) * 4 +
-         16 * 4 +
-         2 * DECODE_CL_WARPS * 8;
+         16 * 4 + 2 * DECODE_CL_WARPS * 8 +
+         (kBulk == DECODE_CL_TMA ? 1024 : 0); // TMA: the region 1024-aligned (swizzle atoms)
 }
 
 // Phase stamps, compiled in only where DECODE_CL_STAMPS is defined (the
@@ -153,10 +166,38 @@ FUSED_DEV float4 decode_cluster_ld4(uint32_t a) {
 }
 
 // Element offset of chunk ch (8 elements) of key row r in the K or V region.
+// TMA: slice r / 16 holds kD / 64 boxes of [16 rows][64 columns], each
+// 16-byte chunk at (chunk ^ row % 8) in its 128-byte row (the 128-byte swizzle).
 template <int kD, int kBulk>
 FUSED_DEV int decode_cl_at(int r, int ch) {
-  return kBulk ? r * decode_cl_row<kD, kBulk>() + ch * 8
-               : (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+  return kBulk == 1 ? r * decode_cl_row<kD, kBulk>() + ch * 8
+         : kBulk == DECODE_CL_TMA
+             ? (r / 16) * 16 * kD + (ch / 8) * 16 * 64 + (r % 16) * 64 + ((ch % 8) ^ (r % 8)) * 8
+             : (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
+}
+
+// TMA: warp 0 puts the expected bytes on the K and V mbarriers (kbar, kbar
+// + 8) and issues each slice's boxes, K first, a lane a box; keys past the
+// cache's capacity come as zeros (out of the map's bounds).
+template <typename T, int kD>
+FUSED_DEV void decode_cl_tma(const decode_cl_maps &m, int b, int hk, int k_begin, int n16, T *ks,
+                             T *vs, uint32_t kbar, int lane) {
+  constexpr int kH = kD / 64; // boxes a slice
+  const int boxes = n16 / 16 * kH;
+  if (lane == 0) {
+    ws_bar_init(kbar, 1);
+    ws_bar_init(kbar + 8, 1);
+    ws_bar_init_fence();
+    ws_bar_expect(kbar, (uint32_t)n16 * kD * 2);
+    ws_bar_expect(kbar + 8, (uint32_t)n16 * kD * 2);
+  }
+  __syncwarp();
+  for (int j = lane; j < 2 * boxes; j += 32) {
+    const int kv = j / boxes, sl = j % boxes / kH, h = j % kH;
+    T *dst = (kv ? vs : ks) + sl * 16 * kD + h * 16 * 64;
+    ws_tma_load(fused_smem_addr(dst), kv ? &m.v : &m.k, kbar + 8 * kv, h * 64, k_begin + sl * 16,
+                hk, b);
+  }
 }
 
 // One row of `bytes` from global src to shared dst (this CTA), completing
@@ -217,9 +258,10 @@ FUSED_DEV void decode_cl_bulk(const attn_decode_params &p, int b, int hk, int k_
 // fixed stride per row (run 13, call 1: a lookup and two 64-bit multiplies
 // per 16-byte copy, ~50 instructions each, on 32 copies a thread); pages:
 // each row's page from the table.
+// Rows from lo (a multiple of kPass) to hi only: V's halves (p.cl_vhalf).
 template <typename T, int kD, int kV>
 FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_begin, int n,
-                              int n16, T *dst) {
+                              int n16, T *dst, int lo = 0, int hi = 1 << 30) {
   constexpr int kChunks = kD / 8, kPass = DECODE_CL_THREADS / kChunks;
   constexpr int kIters = DECODE_CLUSTER_KEYS(kD) / kPass;
   const int lr0 = threadIdx.x / kChunks, ch = threadIdx.x % kChunks;
@@ -234,7 +276,8 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
 #pragma unroll
     for (int i = 0; i < kIters; i++, src += step) {
       const int r = lr0 + i * kPass;
-      if (r >= n16) break;
+      if (r >= n16 || r >= hi) break;
+      if (r < lo) continue;
       T *at = dst + decode_cl_at<kD, 0>(r, ch);
       fused_cp_async16(fused_smem_addr(at), r < n ? src : g, r < n ? 16 : 0);
     }
@@ -243,7 +286,8 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
 #pragma unroll
   for (int i = 0; i < kIters; i++) {
     const int r = lr0 + i * kPass;
-    if (r >= n16) break;
+    if (r >= n16 || r >= hi) break;
+    if (r < lo) continue;
     if (r < n) decode_kv_at(p, b, k_begin + r, &tb, &row);
     const T *src = r < n ? g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8 : g;
     T *at = dst + decode_cl_at<kD, 0>(r, ch);
@@ -287,15 +331,15 @@ FUSED_DEV void decode_cl_quad_sum(float (&l)[2]) {
 // o = P V over a warp's slices (P = its exp'd scores s, as mma A fragments):
 // slice i is key slice slice(i) (16 keys; skipped from nsl on), whose V
 // chunk ch (8 columns) of key row r sits at shared address vaddr(r, ch)
-// (ldmatrix.trans); then l summed across each row's 4 lanes.
+// (ldmatrix.trans); then l summed across each row's 4 lanes (decode_cl_pv).
+// decode_cl_pv_add: o += the slices i in [lo, hi) only, no zeroing, l untouched.
 template <typename T, int kD, int kSl, typename Slice, typename Vaddr>
-FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&o)[kD / 8][4],
-                            int lane, Slice slice, int nsl, Vaddr vaddr) {
+FUSED_DEV void decode_cl_pv_add(const float (&s)[kSl][2][4], float (&o)[kD / 8][4], int lane,
+                                Slice slice, int nsl, Vaddr vaddr, int lo, int hi) {
   const int mi = lane / 8, r8 = lane % 8;
 #pragma unroll
-  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-#pragma unroll
   for (int i = 0; i < kSl; i++) {
+    if (i < lo || i >= hi) continue;
     const int sl = slice(i);
     if (sl >= nsl) continue;
     const uint32_t a[4] = {
@@ -309,6 +353,13 @@ FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&
       fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
     }
   }
+}
+template <typename T, int kD, int kSl, typename Slice, typename Vaddr>
+FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&o)[kD / 8][4],
+                            int lane, Slice slice, int nsl, Vaddr vaddr) {
+#pragma unroll
+  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  decode_cl_pv_add<T, kD, kSl>(s, o, lane, slice, nsl, vaddr, 0, kSl);
   decode_cl_quad_sum(l);
 }
 
@@ -414,24 +465,43 @@ FUSED_DEV void decode_cl_cols_put(const float (&o)[kD / 64][4], const float (&M)
   }
 }
 
+// By keys, after P V: the 8 warps' O merged through shared memory (buf,
+// the K/V region) into the CTA's partial P (row stride DECODE_CL_PART) and lse.
+template <int kD>
+FUSED_DEV void decode_cl_merge_warps(float (&o)[kD / 8][4], const float (&m)[2],
+                                     const float (&l)[2], float *buf, float *part,
+                                     float *part_lse, int R, int warp, int lane) {
+  decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+      o, m, l, buf, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
+        part[r * DECODE_CL_PART(kD) + col] = val;
+        if (col == 0) part_lse[r] = lse2;
+      });
+}
+
 template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
-    decode_cluster_kernel(const attn_decode_params p) {
+    decode_cluster_kernel(const attn_decode_params p, const __grid_constant__ decode_cl_maps maps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kSl = DECODE_CLUSTER_KEYS(kD) / 16 / DECODE_CL_WARPS; // slices per warp, most
   constexpr int kChunks = kD / 8;
   extern __shared__ __align__(128) unsigned char decode_smem[];
-  T *qs = (T *)decode_smem;
+  unsigned char *sm = decode_smem; // TMA: moved so that the K/V region is 1024-aligned
+  if constexpr (kBulk == DECODE_CL_TMA) sm += (1024u - (fused_smem_addr(sm) + 16 * kD * 2) % 1024u) % 1024u;
+  T *qs = (T *)sm;
   constexpr int kRow = decode_cl_row<kD, kBulk>();
   T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kRow;
-  unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
+  unsigned char *after = sm + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
   constexpr int kPR = DECODE_CL_PART(kD);
   float *part = (float *)after, *part_lse = part + 16 * kPR; // [16][kPR], [16]
   // this warp's K and V mbarriers (bulk copies)
-  const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
+  const uint32_t bar0 = fused_smem_addr(part_lse + 16), bar = bar0 + 16 * (threadIdx.x / 32);
 
   const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // V in two groups: the rows of each warp's first kSl / 2 slices, then the
+  // rest (cp.async, by keys, at least two slices a warp).
+  constexpr int kHalf = kSl / 2 * 16 * DECODE_CL_WARPS;
+  const bool vh = kBulk == 0 && kSl >= 2 && p.cl_vhalf && !p.cl_cols;
   DECODE_CL_STAMP_BEGIN;
   decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
@@ -445,29 +515,54 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   const int n16 = (n + 15) / 16 * 16;
 
   decode_load_q<T, kD, 16, DECODE_CL_THREADS>(p, sq, hk, 0, R, qs);
-  if constexpr (kBulk) {
+  if constexpr (kBulk == 1) {
     decode_cl_bulk<T, kD>(p, b, hk, k_begin, n, n16, ks, vs, bar, warp, lane);
+  } else if constexpr (kBulk == DECODE_CL_TMA) {
+    if (warp == 0) decode_cl_tma<T, kD>(maps, b, hk, k_begin, n16, ks, vs, bar, lane);
   } else {
     decode_cl_copy<T, kD, 0>(p, b, hk, k_begin, n, n16, ks);
     fused_cp_async_commit();
-    decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs);
+    decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs, 0, vh ? kHalf : 1 << 30);
     fused_cp_async_commit();
+    if (vh) { // V's second half: a group of its own, possibly empty
+      decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs, kHalf);
+      fused_cp_async_commit();
+    }
   }
   DECODE_CL_STAMP(1);
 
   const int keys = k_stop - k_begin, nsl = (keys + 15) / 16;
   const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
+  // V rows past the keys in the last slice, once they landed: zero (cp.async).
+  auto zero_tail = [&]() {
+    if constexpr (kBulk != 1) {
+      if (n > keys && keys % 16) { // uniform
+        for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
+          const int r = keys + c / kChunks;
+          if (r < n) *(uint4 *)(vs + decode_cl_at<kD, kBulk>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
+        }
+        __syncthreads();
+      }
+    }
+  };
   int lim[2];
   for (int hh = 0; hh < 2; hh++)
     lim[hh] = p.causal ? (g4 + 8 * hh) / G + sq.nk - sq.nq : 0x7fffffff;
 
-  if constexpr (kBulk) {
+  if constexpr (kBulk == 1) {
     fused_cp_async_wait<0>();
     __syncthreads(); // Q landed
     ws_bar_wait(bar, 0); // this warp's K rows landed
     __syncwarp();        // and its zeroed rows are written
+  } else if constexpr (kBulk == DECODE_CL_TMA) {
+    fused_cp_async_wait<0>();
+    __syncthreads();     // Q landed, and warp 0 set the mbarriers up
+    ws_bar_wait(bar0, 0); // K landed
   } else {
-    fused_cp_async_wait<1>();
+    if (vh)
+      fused_cp_async_wait<2>();
+    else
+      fused_cp_async_wait<1>();
     __syncthreads(); // Q and K landed
   }
   DECODE_CL_STAMP(2);
@@ -508,7 +603,11 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   if (p.cl_cols) decode_cl_publish<T, kSl>(s, m, l, warp, lane, nsl, slot);
   DECODE_CL_STAMP(3);
 
-  if constexpr (kBulk) {
+  if constexpr (kBulk == DECODE_CL_TMA) {
+    ws_bar_wait(bar0 + 8, 0); // V landed
+    if (p.cl_cols) __syncthreads(); // every warp's P, m and l in place
+    zero_tail();
+  } else if constexpr (kBulk == 1) {
     ws_bar_wait(bar + 8, 0); // this warp's V rows landed
     // V rows past the keys in this warp's last slice: zero (a lane a row)
 #pragma unroll
@@ -522,34 +621,40 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     __syncwarp();
     if (p.cl_cols) __syncthreads(); // every warp's V rows, P, m and l in place
   } else {
-    fused_cp_async_wait<0>();
-    __syncthreads(); // V landed (and, column split, every warp's P, m and l)
-    if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
-      for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
-        const int r = keys + c / kChunks;
-        if (r < n) *(uint4 *)(vs + decode_cl_at<kD, 0>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
-      }
-      __syncthreads();
-    }
+    if (vh)
+      fused_cp_async_wait<1>();
+    else
+      fused_cp_async_wait<0>();
+    __syncthreads(); // V (its first half) landed (and, column split, every warp's P, m and l)
+    if (!vh || keys < kHalf) zero_tail();
   }
   DECODE_CL_STAMP(4);
   auto vaddr = [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); };
-  if (p.cl_cols) {
+  auto mine = [&](int i) { return warp + DECODE_CL_WARPS * i; };
+  if (vh) { // by keys: the first half's slices, then the second's once it lands
+    float o[kD / 8][4];
+#pragma unroll
+    for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+    decode_cl_pv_add<T, kD, kSl>(s, o, lane, mine, nsl, vaddr, 0, kSl / 2);
+    fused_cp_async_wait<0>();
+    __syncthreads(); // V's second half landed
+    if (keys >= kHalf) zero_tail();
+    decode_cl_pv_add<T, kD, kSl>(s, o, lane, mine, nsl, vaddr, kSl / 2, kSl);
+    decode_cl_quad_sum(l);
+    DECODE_CL_STAMP(5);
+    __syncthreads(); // K and V are read: the region becomes the warps' merge slab
+    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane);
+  } else if (p.cl_cols) {
     float o[kD / 64][4], M[2], L[2];
     decode_cl_cols<T, kD, kSl>(o, M, L, nsl, warp, lane, slot, vaddr);
     DECODE_CL_STAMP(5);
     decode_cl_cols_put<kD, kPR>(o, M, L, part, part_lse, R, warp, lane);
   } else { // run 15's (ATTNPROF_DECODE_CL_COLS=0): by keys, then the warps' merge
     float o[kD / 8][4];
-    decode_cl_pv<T, kD, kSl>(
-        s, l, o, lane, [&](int i) { return warp + DECODE_CL_WARPS * i; }, nsl, vaddr);
+    decode_cl_pv<T, kD, kSl>(s, l, o, lane, mine, nsl, vaddr);
     DECODE_CL_STAMP(5);
     __syncthreads(); // K and V are read: the region becomes the warps' merge slab
-    decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
-        o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
-          part[r * kPR + col] = val;
-          if (col == 0) part_lse[r] = lse2;
-        });
+    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane);
   }
   DECODE_CL_STAMP(6);
   ws_cluster_sync(); // every CTA's P and lse written
@@ -657,15 +762,28 @@ static inline cudaLaunchConfig_t decode_cl_config(dim3 grid, int c, int smem, in
   return cfg;
 }
 
+// TMA: K and V as 4-D maps (D, S, Hkv, B) of boxes 64 x 16 (unpaged K/V).
+template <typename T>
+attn_status decode_cl_encode(const attn_decode_params &p, int d, decode_cl_maps *m) {
+  constexpr int bf = std::is_same<T, __nv_bfloat16>::value;
+  attn_status st = attn_tma_map_4d(&m->k, p.k, bf, d, p.sk, p.hkv, p.batch, p.k_ss, p.k_sh,
+                                   p.k_sb, 16);
+  return st ? st : attn_tma_map_4d(&m->v, p.v, bf, d, p.sk, p.hkv, p.batch, p.v_ss, p.v_sh,
+                                   p.v_sb, 16);
+}
+
 template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream) {
   attn_status st = decode_cluster_prepare<T, kD, kBulk>();
   if (st) return st;
+  decode_cl_maps maps;
+  memset(&maps, 0, sizeof maps);
+  if (kBulk == DECODE_CL_TMA && (st = decode_cl_encode<T>(p, kD, &maps))) return st;
   cudaLaunchAttribute attr[2];
   const dim3 grid((unsigned)p.splits, (unsigned)p.hkv, (unsigned)p.batch);
   cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD, kBulk>(p.cl_chunk),
                                             p.pdl, stream, attr);
-  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD, kBulk>, p);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD, kBulk>, p, maps);
   return e == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(e, "launch of decode_cluster_kernel");
 }
 
@@ -698,6 +816,7 @@ int decode_cluster_fit(int c, int chunk) {
   template int decode_cluster_fit<T, D, B>(int, int);
 #define DECODE_CLUSTER_INSTANCE(T, D)                                                    \
   DECODE_CLUSTER_INSTANCE_B(T, D, 0)                                                     \
-  DECODE_CLUSTER_INSTANCE_B(T, D, 1)
+  DECODE_CLUSTER_INSTANCE_B(T, D, 1)                                                     \
+  DECODE_CLUSTER_INSTANCE_B(T, D, DECODE_CL_TMA)
 
 #endif

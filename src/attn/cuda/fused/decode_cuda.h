@@ -24,6 +24,9 @@ attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
  * *cluster (when not NULL): the cluster size when the splits run as one
  * cluster kernel (decode_cluster.cuh), else 0. */
 int attn_decode_cuda_splits(const attn_args *a, int *cluster);
+/* The split kernel's heads in step (ATTNPROF_DECODE_LOCK): the cluster size
+ * the plan takes for a, 0 when none. */
+int attn_decode_cuda_lock(const attn_args *a);
 /* 1 when the device runs thread-block clusters (sm_90+): the cluster kernel's. */
 int attn_decode_cuda_cluster_capable(int device);
 /* 1 when the cluster kernel copies K/V by bulk copies, 0 by 16-byte
@@ -33,6 +36,15 @@ int attn_decode_cuda_cluster_bulk(int paged);
 /* 1 when the cluster kernel splits P V by columns (no merge between its
  * warps), 0 by keys: the default or ATTNPROF_DECODE_CL_COLS. */
 int attn_decode_cuda_cluster_cols(void);
+/* 1 when the cluster kernel copies unpaged K/V (of the cache's own rows) by
+ * TMA boxes where TMA takes the strides: the default or ATTNPROF_DECODE_CL_TMA. */
+int attn_decode_cuda_cluster_tma(void);
+/* The cluster kernel's K/V copies the plan takes for a: 0 cp.async, 1 bulk
+ * copies, 2 TMA boxes; -1 when a does not run the cluster kernel. */
+int attn_decode_cuda_cluster_copy(const attn_args *a);
+/* 1 when the cluster kernel copies V in two cp.async groups and runs P V on
+ * the first while the second lands: the default or ATTNPROF_DECODE_CL_VHALF. */
+int attn_decode_cuda_cluster_vhalf(void);
 
 #ifdef __cplusplus
 }
