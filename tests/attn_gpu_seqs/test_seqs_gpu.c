@@ -33,7 +33,6 @@
 #include "attn/seqs_testutil.h"
 
 static int failures, passes, split_cases, cluster_cases;
-static int last_lock; /* the plan's ATTNPROF_DECODE_LOCK cluster for the last case run */
 static int last_copy; /* the plan's cluster kernel copies for it (-1: not the cluster kernel) */
 
 typedef struct {
@@ -108,7 +107,6 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
   }
   int cluster = 0;
   if (attn_decode_cuda_splits(&d.args, &cluster) > 1) split_cases += !cluster;
-  last_lock = attn_decode_cuda_lock(&d.args);
   last_copy = attn_decode_cuda_cluster_copy(&d.args);
   cluster_cases += cluster > 0;
   static const attn_backend bs[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_AUTO};
@@ -263,44 +261,6 @@ static int cluster_cases_run(int quick) {
           ran++;
         }
       }
-  return ran;
-}
-
-/* The split kernel with its heads in step (ATTNPROF_DECODE_LOCK = 2, 4, 8;
- * ATTNPROF_DECODE_CLUSTER=0 keeps these grids off the cluster kernel): Hkv
- * 8, B 3..7, G 1, 2, 4 with one or two new tokens, D 64/128/256, every K/V
- * kind, pages of 16 and 7, lengths 1, 333, 640 and a long one (3000: several
- * splits, or 700). Returns the cases run; *taken: those the plan locked. */
-static int lock_cases_run(int quick, int *taken) {
-  static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
-  static const int64_t ds[] = {64, 128, 256};
-  test_rng r = {test_seed(0x10c4)};
-  int ran = 0;
-  *taken = 0;
-  setenv("ATTNPROF_DECODE_CLUSTER", "0", 1);
-  for (int n = 0; n < 12; n++) {
-    if (quick && n % 4) continue;
-    seqs_spec s;
-    memset(&s, 0, sizeof s);
-    s.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
-    s.d = ds[n % 3], s.kv = kinds[n % 4], s.group = 1 << (n / 4);
-    s.hkv = 8, s.b = 3 + n % 5;
-    s.page_size = n % 3 ? 16 : 7;
-    s.max_new = 1 + n % 2;
-    s.q_packed = n % 5 == 1;
-    s.causal = n % 3 == 2 ? ATTN_CAUSAL_NONE : ATTN_CAUSAL_BOTTOM_RIGHT;
-    s.lse = n % 2 == 0;
-    s.lens[0] = n % 2 ? 3000 : 700, s.lens[1] = 1, s.lens[2] = 640, s.lens[3] = 333;
-    s.max_kv = s.lens[0];
-    char lock[4];
-    snprintf(lock, sizeof lock, "%d", 2 << (n % 3));
-    setenv("ATTNPROF_DECODE_LOCK", lock, 1);
-    run_case(&s, test_rng_next(&r));
-    ran++;
-    *taken += last_lock == 2 << (n % 3);
-  }
-  unsetenv("ATTNPROF_DECODE_LOCK");
-  unsetenv("ATTNPROF_DECODE_CLUSTER");
   return ran;
 }
 
@@ -557,8 +517,6 @@ int main(int argc, char **argv) {
   }
   const int random_clusters = cluster_cases;
   const int fixed = cluster_cases_run(quick);
-  int locked = 0;
-  const int lock_cases = quick >= 2 ? 0 : lock_cases_run(quick, &locked);
   bad_device_table();
   printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
          "kernel (%d of them random); fixed cases with the plan's copies: unpaged %d cp.async "
@@ -568,13 +526,6 @@ int main(int argc, char **argv) {
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);
-    return 1;
-  }
-  printf("%d of %d cases with ATTNPROF_DECODE_LOCK ran the split kernel in clusters of KV heads\n",
-         locked, lock_cases);
-  if (attn_decode_cuda_cluster_capable(0) && locked < lock_cases) {
-    printf("FAIL only %d of the %d lock cases were planned with their heads in step\n", locked,
-           lock_cases);
     return 1;
   }
   /* unpaged caches of their own rows go by TMA boxes unless told otherwise */

@@ -30,13 +30,11 @@
 // the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
 // run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
 // CTAs in turn) instead of one remote load a thread (NOTES.md run 15),
-// ATTNPROF_DECODE_CL_VHALF=1 copies its V in two cp.async groups (the rows
-// of each warp's first half of slices, then the rest) and runs P V on the
-// first while the second lands. ATTNPROF_DECODE_CL_WAVES=1 with
-// ATTNPROF_DECODE_SPLITS=C takes the cluster kernel even where its clusters
-// do not all fit at once (bench only). ATTNPROF_DECODE_LOCK=2/4/8 launches
-// the split kernel in clusters of that many KV heads that issue each step's
-// copies in step (decode_lock_arrive).
+// ATTNPROF_DECODE_CL_TMA=0 has it copy unpaged K/V by cp.async or bulk
+// copies (ATTNPROF_DECODE_CL_BULK) instead of TMA boxes (default where TMA
+// takes the strides; run 18). ATTNPROF_DECODE_CL_VHALF=1 copies its V in two
+// cp.async groups (the rows of each warp's first half of slices, then the
+// rest) and runs P V on the first while the second lands (run 18: slower).
 // ATTNPROF_DECODE_CL_COLS=1 splits its P V by columns (each warp all keys,
 // kD / 8 columns, no merge between warps) instead of by keys (each warp its
 // keys, all columns, then the warps' merge through shared memory; default:
@@ -297,11 +295,10 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
   p->cl_cols = attn_decode_cuda_cluster_cols();
   p->cl_vhalf = attn_decode_cuda_cluster_vhalf();
-  const int waves = forced && decode_knob("ATTNPROF_DECODE_CL_WAVES", 0, 0, 1);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
-    if (waves || fit(c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
+    if (fit(c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
     if (forced) return NULL;
   }
   return NULL;
@@ -336,8 +333,6 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
     decode_fn cl = cluster_plan(a, v, p, wm, sms);
     if (cl) return cl;
   }
-  const int lock = pr && pr->major >= 9 ? decode_knob("ATTNPROF_DECODE_LOCK", 0, 2, 8) : 0;
-  p->lock = lock && (lock & (lock - 1)) == 0 && p->hkv % lock == 0 ? lock : 0;
   decode_occ_fn occ = NULL;
   decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
   if (!fn) return NULL;
@@ -423,8 +418,3 @@ extern "C" int attn_decode_cuda_cluster_copy(const attn_args *a) {
   return p.splits > 0 && p.cl_chunk ? p.cl_copy : -1;
 }
 
-extern "C" int attn_decode_cuda_lock(const attn_args *a) {
-  attn_decode_params p;
-  plan_of(a, &p);
-  return p.splits > 0 && !p.cl_chunk ? p.lock : 0;
-}

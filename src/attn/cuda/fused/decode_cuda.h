@@ -24,9 +24,6 @@ attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
  * *cluster (when not NULL): the cluster size when the splits run as one
  * cluster kernel (decode_cluster.cuh), else 0. */
 int attn_decode_cuda_splits(const attn_args *a, int *cluster);
-/* The split kernel's heads in step (ATTNPROF_DECODE_LOCK): the cluster size
- * the plan takes for a, 0 when none. */
-int attn_decode_cuda_lock(const attn_args *a);
 /* 1 when the device runs thread-block clusters (sm_90+): the cluster kernel's. */
 int attn_decode_cuda_cluster_capable(int device);
 /* 1 when the cluster kernel copies K/V by bulk copies, 0 by 16-byte

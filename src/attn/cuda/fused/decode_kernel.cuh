@@ -63,22 +63,6 @@ FUSED_DEV void decode_pdl_wait(void) {
 #endif
 }
 
-// ATTNPROF_DECODE_LOCK (p.lock > 1, sm_90+): the CTAs of `lock` adjacent KV
-// heads of one sequence are a cluster; a CTA issues step i's copies only
-// once all of them have issued step i - 1's (arrive after the issue, wait
-// before the next), so that the heads' 256-byte pieces of the same key rows
-// reach memory together. Relaxed: it orders no data. All threads, uniform.
-FUSED_DEV void decode_lock_arrive(void) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-#endif
-}
-FUSED_DEV void decode_lock_wait(void) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-#endif
-}
-
 struct decode_seq {
   int nq, nk, q0, qb;
 };
@@ -452,7 +436,6 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     load_block(s);
   }
   block_offsets(kStages - 1); // used in step 0, after its barrier
-  if (p.lock) decode_lock_arrive();
 
   float o[kD / 8][4];
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -468,9 +451,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   for (int blk = 0; blk < nblocks; blk++) {
     fused_cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (p.lock) decode_lock_wait();
     load_block(blk + kStages - 1);
-    if (p.lock) decode_lock_arrive();
     block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
@@ -540,7 +521,6 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
       }
     }
   }
-  if (p.lock) decode_lock_wait(); // the last arrive's match
   fused_cp_async_wait<0>();
   __syncthreads(); // the rings are free: they become the fp32 merge buffer
 #pragma unroll
@@ -601,25 +581,16 @@ attn_status decode_prepare(void) {
 }
 
 // One launch, with programmatic dependent launch when p.pdl (decode_pdl_wait).
-// lock > 1: clusters of `lock` CTAs along the grid's y (KV heads).
 static inline cudaError_t decode_launch_one(void (*fn)(const attn_decode_params), dim3 grid,
                                             int smem, const attn_decode_params &p,
-                                            cudaStream_t stream, int lock = 0) {
+                                            cudaStream_t stream) {
   cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[2];
+  cudaLaunchAttribute attr[1];
   cfg.gridDim = grid, cfg.blockDim = dim3(DECODE_THREADS), cfg.dynamicSmemBytes = (size_t)smem;
   cfg.stream = stream;
-  int n = 0;
-  if (p.pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (lock > 1) { // the split kernel's heads in step (decode_lock_arrive)
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = 1, attr[n].val.clusterDim.z = 1;
-    attr[n++].val.clusterDim.y = (unsigned)lock;
-  }
-  cfg.attrs = attr, cfg.numAttrs = n;
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr, cfg.numAttrs = p.pdl ? 1 : 0;
   return cudaLaunchKernelEx(&cfg, fn, p);
 }
 
@@ -631,7 +602,7 @@ attn_status decode_run(const attn_decode_params &p, cudaStream_t stream) {
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
   cudaError_t e = decode_launch_one(p.fix & 1 ? decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>
                                               : decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>,
-                                    grid, smem, p, stream, p.lock);
+                                    grid, smem, p, stream);
   if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
   if (p.splits > 1) {
     const unsigned blocks = (unsigned)((p.part_rows + 3) / 4);

@@ -32,9 +32,6 @@ typedef struct {
   int cl_copy;           /* its K/V copies: 0 cp.async, 1 bulk, 2 TMA (DECODE_CL_TMA) */
   int cl_vhalf;          /* its V in two cp.async groups, P V on the first half while the
                             second lands (ATTNPROF_DECODE_CL_VHALF) */
-  int lock;              /* > 1: the split kernel's CTAs of `lock` adjacent KV heads of a sequence
-                            form a cluster that issues each step's copies in step
-                            (ATTNPROF_DECODE_LOCK) */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
