@@ -94,7 +94,7 @@ static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int rela
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg = decode_cl_config(dim3(p.splits, p.hkv, p.batch), p.splits,
                                             decode_cl_smem_bytes<128, kBulk>(p.cl_chunk), 0, s, attr);
-  CK(cudaLaunchKernelEx(&cfg, fn, q, decode_cl_maps{})); // no TMA variant here
+  CK(cudaLaunchKernelEx(&cfg, fn, q));
 }
 
 static const char *kPhase[DECODE_CL_PHASES] = {

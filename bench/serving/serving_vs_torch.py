@@ -562,23 +562,21 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # run 14's merge (wide=0) and the release barrier (relax=0). Run 17: P V split
 # by columns (cols=1, no merge between the warps) against run 15's by keys and
 # the warps' merge (cols=0, still the default: cols=1 measured slower). Run
-# 18: the cluster kernel's unpaged K/V copies by TMA boxes (the default)
-# against cp.async (tma=0) and bulk copies, V in two cp.async groups
-# (vhalf=1); call 1 also ran the split kernel's heads in step (lock=2/4/8)
-# and the cluster kernel over several waves (both slower, taken out: NOTES.md);
-# on the B >= 16 cells, the default on K/V stored head-major (each CTA's keys
-# contiguous: what the [B, S, Hkv, D] layout's 256-byte pieces cost).
+# 18 (NOTES.md): the cluster kernel's V in two cp.async groups (vhalf=1,
+# slower: off); its unpaged K/V by TMA boxes and, for the split kernel, KV
+# heads in step (clusters) and the cluster kernel over several waves were
+# measured and taken out (slower); on the B >= 16 cells, the default on K/V
+# stored head-major (each CTA's keys contiguous: what the [B, S, Hkv, D]
+# layout's 256-byte pieces cost).
 KNOBS = (("default", {}),
-         ("tma=0", {"ATTNPROF_DECODE_CL_TMA": 0}),
-         ("tma=1", {"ATTNPROF_DECODE_CL_TMA": 1}),
-         ("tma=0 bulk=1", {"ATTNPROF_DECODE_CL_TMA": 0, "ATTNPROF_DECODE_CL_BULK": 1}),
-         ("tma=0 vhalf=1", {"ATTNPROF_DECODE_CL_TMA": 0, "ATTNPROF_DECODE_CL_VHALF": 1}),
-         ("tma=1 cols=1", {"ATTNPROF_DECODE_CL_TMA": 1, "ATTNPROF_DECODE_CL_COLS": 1}),
+         ("vhalf=1", {"ATTNPROF_DECODE_CL_VHALF": 1}),
+         ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
+         ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
          ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "tma=0", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
 KNOB_LAYOUT = (("default", {}),)
 
 

@@ -33,7 +33,6 @@
 #include "attn/seqs_testutil.h"
 
 static int failures, passes, split_cases, cluster_cases;
-static int last_copy; /* the plan's cluster kernel copies for it (-1: not the cluster kernel) */
 
 typedef struct {
   void *q, *k, *v, *out, *tab[4];
@@ -107,7 +106,6 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
   }
   int cluster = 0;
   if (attn_decode_cuda_splits(&d.args, &cluster) > 1) split_cases += !cluster;
-  last_copy = attn_decode_cuda_cluster_copy(&d.args);
   cluster_cases += cluster > 0;
   static const attn_backend bs[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_AUTO};
   for (int i = 0; i < 3; i++) {
@@ -182,19 +180,17 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * contiguous cache, dense and packed K/V, pages of 16 and 7, dense and
  * packed queries; lengths fixed per
  * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
- * and an odd one. The plan's copies (TMA boxes for unpaged K/V of the
- * cache's own rows); the odd-numbered cases also with the copies TMA
- * replaces (ATTNPROF_DECODE_CL_TMA=0, and ATTNPROF_DECODE_CL_BULK: see
- * below), every fourth even one also with run 14's cross-CTA merge and last
- * barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0) and the
- * other P V of the two (ATTNPROF_DECODE_CL_COLS: by columns or by keys and
- * the warps' merge, whichever is not the default), and the other V copies
- * (ATTNPROF_DECODE_CL_VHALF: one cp.async group or two) as written below.
- * The environment must leave ATTNPROF_DECODE_CLUSTER, _CL_TMA, _CL_BULK,
- * _CL_WIDE, _CL_RELAX, _CL_COLS and _CL_VHALF unset.
- * default_copies[paged][0 cp.async, 1 bulk, 2 TMA]: the fixed cases as the
- * plan copied them, by K/V kind. */
-static int default_copies[2][3];
+ * and an odd one; the odd-numbered cases also with the other K/V copies
+ * (ATTNPROF_DECODE_CL_BULK), every fourth also with run 14's cross-CTA merge
+ * and last barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0)
+ * and the other P V of the two (ATTNPROF_DECODE_CL_COLS: by columns or by
+ * keys and the warps' merge, whichever is not the default), every fourth
+ * even one and every fourth odd one (with the other copies) with the other V
+ * copies (ATTNPROF_DECODE_CL_VHALF: one cp.async group or two). The
+ * environment must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE,
+ * _CL_RELAX, _CL_COLS and _CL_VHALF unset. default_copies[paged][bulk]: the fixed
+ * cases run with the plan's own copies, by K/V kind. */
+static int default_copies[2][2];
 static int cluster_cases_run(int quick) {
   static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
   static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
@@ -225,28 +221,22 @@ static int cluster_cases_run(int quick) {
         const int paged = s.kv == SEQS_KV_PAGED;
         run_case(&s, test_rng_next(&r));
         ran++;
-        if (last_copy >= 0) default_copies[paged][last_copy]++;
-        /* the copies TMA replaces (ATTNPROF_DECODE_CL_TMA=0): odd cases
-         * again with cp.async (unpaged, n % 4 == 1) or the other of bulk
-         * and cp.async (pages; unpaged n % 4 == 3, then also the other V
-         * copies), and every fourth even one with the other V copies */
+        default_copies[paged][attn_decode_cuda_cluster_bulk(paged)]++;
+        /* odd cases again with the other K/V copies (bulk or cp.async),
+         * every fourth of them also with the other V copies (one or two
+         * groups) */
         if (!quick && n % 2) {
-          setenv("ATTNPROF_DECODE_CL_TMA", "0", 1);
-          if (paged || n % 4 == 3)
-            setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk(paged) ? "0" : "1", 1);
+          setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk(paged) ? "0" : "1", 1);
           if (n % 4 == 3)
             setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
           run_case(&s, test_rng_next(&r));
-          unsetenv("ATTNPROF_DECODE_CL_TMA");
           unsetenv("ATTNPROF_DECODE_CL_BULK");
           unsetenv("ATTNPROF_DECODE_CL_VHALF");
           ran++;
         }
-        if (!quick && n % 4 == 0) { /* cp.async with the other V copies (one or two groups) */
-          setenv("ATTNPROF_DECODE_CL_TMA", "0", 1);
+        if (!quick && n % 4 == 0) { /* the other V copies (one or two groups) */
           setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
           run_case(&s, test_rng_next(&r));
-          unsetenv("ATTNPROF_DECODE_CL_TMA");
           unsetenv("ATTNPROF_DECODE_CL_VHALF");
           ran++;
         }
@@ -519,19 +509,13 @@ int main(int argc, char **argv) {
   const int fixed = cluster_cases_run(quick);
   bad_device_table();
   printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
-         "kernel (%d of them random); fixed cases with the plan's copies: unpaged %d cp.async "
-         "+ %d bulk + %d TMA, paged %d cp.async + %d bulk\n", passes, failures, split_cases,
+         "kernel (%d of them random); fixed cases with the default copies: unpaged %d cp.async "
+         "+ %d bulk, paged %d cp.async + %d bulk\n", passes, failures, split_cases,
          cluster_cases, random_clusters, default_copies[0][0], default_copies[0][1],
-         default_copies[0][2], default_copies[1][0], default_copies[1][1]);
+         default_copies[1][0], default_copies[1][1]);
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);
-    return 1;
-  }
-  /* unpaged caches of their own rows go by TMA boxes unless told otherwise */
-  if (attn_decode_cuda_cluster_capable(0) && attn_decode_cuda_cluster_tma() && fixed > 0 &&
-      default_copies[0][2] == 0) {
-    printf("FAIL no fixed unpaged case ran the cluster kernel with TMA copies\n");
     return 1;
   }
   /* on sm_90 the plan must give the fixed small-grid cases the cluster kernel */

@@ -14,7 +14,8 @@
 // +kD / 8) of P V over all the chunk's keys.
 // Loads: all of a CTA's bytes in flight at once, so its chain pays one
 // round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
-// and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
+// and every V row in three cp.async groups of 16-byte copies (four with
+// p.cl_vhalf: V's halves; run 18, slower, off); kBulk = 1: Q
 // by cp.async, each warp's own K and V rows by one bulk copy a row on its two
 // mbarriers (decode_cl_bulk), rows padded instead of swizzled. Contiguous K/V (DENSE,
 // CACHE) are addressed without the sequence's length: rows up to the cache's
@@ -58,14 +59,8 @@
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
-#include <cuda.h>
-#include <string.h>
-
-#include <type_traits>
-
 #include "attn/cuda/fused/decode_kernel.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
-#include "attn/cuda/fused/ws_tma.h"
 
 #define DECODE_CL_WARPS 8
 #define DECODE_CL_THREADS (DECODE_CL_WARPS * 32)
@@ -73,17 +68,10 @@
 // A K/V row's stride in elements: kD swizzled (cp.async), kD + 8 with bulk
 // copies, which write rows whole: the 16-byte pad puts the 8 rows of one
 // ldmatrix phase in 8 different bank groups.
-// kBulk (the copies): 0 cp.async, 1 bulk copies a row, DECODE_CL_TMA tensor
-// boxes (unpaged K/V, decode_cl_maps).
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_row(void) {
-  return kBulk == 1 ? kD + 8 : kD;
+  return kBulk ? kD + 8 : kD;
 }
-// The K and V tensor maps of the TMA copies: dims (D, S, Hkv, B), boxes of
-// 64 columns x 16 keys (one slice), the 128-byte swizzle.
-struct decode_cl_maps {
-  CUtensorMap k, v;
-};
 // The K/V region of a CTA of `chunk` keys, which the warps' merge slab reuses.
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
@@ -103,8 +91,8 @@ __host__ __device__ constexpr int decode_cl_region_bytes(int chunk) {
 template <int kD, int kBulk>
 __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
   return 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(chunk) + 16 * DECODE_CL_PART(kD) * 4 +
-         16 * 4 + 2 * DECODE_CL_WARPS * 8 +
-         (kBulk == DECODE_CL_TMA ? 1024 : 0); // TMA: the region 1024-aligned (swizzle atoms)
+         16 * 4 +
+         2 * DECODE_CL_WARPS * 8;
 }
 
 // Phase stamps, compiled in only where DECODE_CL_STAMPS is defined (the
@@ -166,38 +154,10 @@ FUSED_DEV float4 decode_cluster_ld4(uint32_t a) {
 }
 
 // Element offset of chunk ch (8 elements) of key row r in the K or V region.
-// TMA: slice r / 16 holds kD / 64 boxes of [16 rows][64 columns], each
-// 16-byte chunk at (chunk ^ row % 8) in its 128-byte row (the 128-byte swizzle).
 template <int kD, int kBulk>
 FUSED_DEV int decode_cl_at(int r, int ch) {
-  return kBulk == 1 ? r * decode_cl_row<kD, kBulk>() + ch * 8
-         : kBulk == DECODE_CL_TMA
-             ? (r / 16) * 16 * kD + (ch / 8) * 16 * 64 + (r % 16) * 64 + ((ch % 8) ^ (r % 8)) * 8
-             : (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
-}
-
-// TMA: warp 0 puts the expected bytes on the K and V mbarriers (kbar, kbar
-// + 8) and issues each slice's boxes, K first, a lane a box; keys past the
-// cache's capacity come as zeros (out of the map's bounds).
-template <typename T, int kD>
-FUSED_DEV void decode_cl_tma(const decode_cl_maps &m, int b, int hk, int k_begin, int n16, T *ks,
-                             T *vs, uint32_t kbar, int lane) {
-  constexpr int kH = kD / 64; // boxes a slice
-  const int boxes = n16 / 16 * kH;
-  if (lane == 0) {
-    ws_bar_init(kbar, 1);
-    ws_bar_init(kbar + 8, 1);
-    ws_bar_init_fence();
-    ws_bar_expect(kbar, (uint32_t)n16 * kD * 2);
-    ws_bar_expect(kbar + 8, (uint32_t)n16 * kD * 2);
-  }
-  __syncwarp();
-  for (int j = lane; j < 2 * boxes; j += 32) {
-    const int kv = j / boxes, sl = j % boxes / kH, h = j % kH;
-    T *dst = (kv ? vs : ks) + sl * 16 * kD + h * 16 * 64;
-    ws_tma_load(fused_smem_addr(dst), kv ? &m.v : &m.k, kbar + 8 * kv, h * 64, k_begin + sl * 16,
-                hk, b);
-  }
+  return kBulk ? r * decode_cl_row<kD, kBulk>() + ch * 8
+               : (r / 16) * 16 * kD + fused_swz<16, kD>(r % 16, ch);
 }
 
 // One row of `bytes` from global src to shared dst (this CTA), completing
@@ -480,28 +440,26 @@ FUSED_DEV void decode_cl_merge_warps(float (&o)[kD / 8][4], const float (&m)[2],
 
 template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
-    decode_cluster_kernel(const attn_decode_params p, const __grid_constant__ decode_cl_maps maps) {
+    decode_cluster_kernel(const attn_decode_params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kSl = DECODE_CLUSTER_KEYS(kD) / 16 / DECODE_CL_WARPS; // slices per warp, most
   constexpr int kChunks = kD / 8;
   extern __shared__ __align__(128) unsigned char decode_smem[];
-  unsigned char *sm = decode_smem; // TMA: moved so that the K/V region is 1024-aligned
-  if constexpr (kBulk == DECODE_CL_TMA) sm += (1024u - (fused_smem_addr(sm) + 16 * kD * 2) % 1024u) % 1024u;
-  T *qs = (T *)sm;
+  T *qs = (T *)decode_smem;
   constexpr int kRow = decode_cl_row<kD, kBulk>();
   T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kRow;
-  unsigned char *after = sm + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
+  unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
   constexpr int kPR = DECODE_CL_PART(kD);
   float *part = (float *)after, *part_lse = part + 16 * kPR; // [16][kPR], [16]
   // this warp's K and V mbarriers (bulk copies)
-  const uint32_t bar0 = fused_smem_addr(part_lse + 16), bar = bar0 + 16 * (threadIdx.x / 32);
+  const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
 
   const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  // V in two groups: the rows of each warp's first kSl / 2 slices, then the
-  // rest (cp.async, by keys, at least two slices a warp).
+  // V in two groups (p.cl_vhalf): the rows of each warp's first kSl / 2
+  // slices, then the rest (cp.async, by keys, at least two slices a warp).
   constexpr int kHalf = kSl / 2 * 16 * DECODE_CL_WARPS;
-  const bool vh = kBulk == 0 && kSl >= 2 && p.cl_vhalf && !p.cl_cols;
+  const bool vh = !kBulk && kSl >= 2 && p.cl_vhalf && !p.cl_cols;
   DECODE_CL_STAMP_BEGIN;
   decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
@@ -515,10 +473,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   const int n16 = (n + 15) / 16 * 16;
 
   decode_load_q<T, kD, 16, DECODE_CL_THREADS>(p, sq, hk, 0, R, qs);
-  if constexpr (kBulk == 1) {
+  if constexpr (kBulk) {
     decode_cl_bulk<T, kD>(p, b, hk, k_begin, n, n16, ks, vs, bar, warp, lane);
-  } else if constexpr (kBulk == DECODE_CL_TMA) {
-    if (warp == 0) decode_cl_tma<T, kD>(maps, b, hk, k_begin, n16, ks, vs, bar, lane);
   } else {
     decode_cl_copy<T, kD, 0>(p, b, hk, k_begin, n, n16, ks);
     fused_cp_async_commit();
@@ -535,11 +491,11 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
   // V rows past the keys in the last slice, once they landed: zero (cp.async).
   auto zero_tail = [&]() {
-    if constexpr (kBulk != 1) {
+    if constexpr (!kBulk) {
       if (n > keys && keys % 16) { // uniform
         for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
           const int r = keys + c / kChunks;
-          if (r < n) *(uint4 *)(vs + decode_cl_at<kD, kBulk>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
+          if (r < n) *(uint4 *)(vs + decode_cl_at<kD, 0>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
         }
         __syncthreads();
       }
@@ -549,15 +505,11 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   for (int hh = 0; hh < 2; hh++)
     lim[hh] = p.causal ? (g4 + 8 * hh) / G + sq.nk - sq.nq : 0x7fffffff;
 
-  if constexpr (kBulk == 1) {
+  if constexpr (kBulk) {
     fused_cp_async_wait<0>();
     __syncthreads(); // Q landed
     ws_bar_wait(bar, 0); // this warp's K rows landed
     __syncwarp();        // and its zeroed rows are written
-  } else if constexpr (kBulk == DECODE_CL_TMA) {
-    fused_cp_async_wait<0>();
-    __syncthreads();     // Q landed, and warp 0 set the mbarriers up
-    ws_bar_wait(bar0, 0); // K landed
   } else {
     if (vh)
       fused_cp_async_wait<2>();
@@ -603,11 +555,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   if (p.cl_cols) decode_cl_publish<T, kSl>(s, m, l, warp, lane, nsl, slot);
   DECODE_CL_STAMP(3);
 
-  if constexpr (kBulk == DECODE_CL_TMA) {
-    ws_bar_wait(bar0 + 8, 0); // V landed
-    if (p.cl_cols) __syncthreads(); // every warp's P, m and l in place
-    zero_tail();
-  } else if constexpr (kBulk == 1) {
+  if constexpr (kBulk) {
     ws_bar_wait(bar + 8, 0); // this warp's V rows landed
     // V rows past the keys in this warp's last slice: zero (a lane a row)
 #pragma unroll
@@ -762,28 +710,15 @@ static inline cudaLaunchConfig_t decode_cl_config(dim3 grid, int c, int smem, in
   return cfg;
 }
 
-// TMA: K and V as 4-D maps (D, S, Hkv, B) of boxes 64 x 16 (unpaged K/V).
-template <typename T>
-attn_status decode_cl_encode(const attn_decode_params &p, int d, decode_cl_maps *m) {
-  constexpr int bf = std::is_same<T, __nv_bfloat16>::value;
-  attn_status st = attn_tma_map_4d(&m->k, p.k, bf, d, p.sk, p.hkv, p.batch, p.k_ss, p.k_sh,
-                                   p.k_sb, 16);
-  return st ? st : attn_tma_map_4d(&m->v, p.v, bf, d, p.sk, p.hkv, p.batch, p.v_ss, p.v_sh,
-                                   p.v_sb, 16);
-}
-
 template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream) {
   attn_status st = decode_cluster_prepare<T, kD, kBulk>();
   if (st) return st;
-  decode_cl_maps maps;
-  memset(&maps, 0, sizeof maps);
-  if (kBulk == DECODE_CL_TMA && (st = decode_cl_encode<T>(p, kD, &maps))) return st;
   cudaLaunchAttribute attr[2];
   const dim3 grid((unsigned)p.splits, (unsigned)p.hkv, (unsigned)p.batch);
   cudaLaunchConfig_t cfg = decode_cl_config(grid, p.splits, decode_cl_smem_bytes<kD, kBulk>(p.cl_chunk),
                                             p.pdl, stream, attr);
-  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD, kBulk>, p, maps);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_cluster_kernel<T, kD, kBulk>, p);
   return e == cudaSuccess ? ATTN_STATUS_OK : attn_cuda_fail(e, "launch of decode_cluster_kernel");
 }
 
@@ -816,7 +751,6 @@ int decode_cluster_fit(int c, int chunk) {
   template int decode_cluster_fit<T, D, B>(int, int);
 #define DECODE_CLUSTER_INSTANCE(T, D)                                                    \
   DECODE_CLUSTER_INSTANCE_B(T, D, 0)                                                     \
-  DECODE_CLUSTER_INSTANCE_B(T, D, 1)                                                     \
-  DECODE_CLUSTER_INSTANCE_B(T, D, DECODE_CL_TMA)
+  DECODE_CLUSTER_INSTANCE_B(T, D, 1)
 
 #endif

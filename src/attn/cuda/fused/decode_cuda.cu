@@ -30,11 +30,9 @@
 // the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
 // run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
 // CTAs in turn) instead of one remote load a thread (NOTES.md run 15),
-// ATTNPROF_DECODE_CL_TMA=0 has it copy unpaged K/V by cp.async or bulk
-// copies (ATTNPROF_DECODE_CL_BULK) instead of TMA boxes (default where TMA
-// takes the strides; run 18). ATTNPROF_DECODE_CL_VHALF=1 copies its V in two
-// cp.async groups (the rows of each warp's first half of slices, then the
-// rest) and runs P V on the first while the second lands (run 18: slower).
+// ATTNPROF_DECODE_CL_VHALF=1 copies its V in two cp.async groups (the rows
+// of each warp's first half of slices, then the rest) and runs P V on the
+// first while the second lands (run 18: slower, NOTES.md).
 // ATTNPROF_DECODE_CL_COLS=1 splits its P V by columns (each warp all keys,
 // kD / 8 columns, no merge between warps) instead of by keys (each warp its
 // keys, all columns, then the warps' merge through shared memory; default:
@@ -195,16 +193,12 @@ static int pick_path(const attn_decode_params *p) {
 
 typedef int (*decode_fit_fn)(int, int);
 
-// copy: the K/V copies (decode_cluster.cuh's kBulk: 0, 1 or DECODE_CL_TMA).
-static decode_fn cluster_instance(int bf, int64_t d, int copy, decode_fit_fn *fit) {
+// bulk: K/V rows by bulk copies (decode_cluster.cuh's kBulk).
+static decode_fn cluster_instance(int bf, int64_t d, int bulk, decode_fit_fn *fit) {
 #define DECODE_CL(T, D)                                                                    \
   do {                                                                                     \
-    *fit = copy == DECODE_CL_TMA ? decode_cluster_fit<T, D, DECODE_CL_TMA>                 \
-           : copy                ? decode_cluster_fit<T, D, 1>                             \
-                                 : decode_cluster_fit<T, D, 0>;                            \
-    return copy == DECODE_CL_TMA ? decode_cluster_run<T, D, DECODE_CL_TMA>                 \
-           : copy                ? decode_cluster_run<T, D, 1>                             \
-                                 : decode_cluster_run<T, D, 0>;                            \
+    *fit = bulk ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>;               \
+    return bulk ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>;               \
   } while (0)
   if (bf && d == 64) DECODE_CL(__nv_bfloat16, 64);
   if (bf && d == 128) DECODE_CL(__nv_bfloat16, 128);
@@ -228,41 +222,14 @@ extern "C" int attn_decode_cuda_cluster_bulk(int paged) {
   return decode_knob("ATTNPROF_DECODE_CL_BULK", paged ? 1 : 0, 0, 1);
 }
 
-// TMA boxes for unpaged K/V (run 18), or ATTNPROF_DECODE_CL_TMA=0: the
-// copies of ATTNPROF_DECODE_CL_BULK.
-extern "C" int attn_decode_cuda_cluster_tma(void) {
-  return decode_knob("ATTNPROF_DECODE_CL_TMA", 1, 0, 1);
-}
-
-// TMA's terms for a K or V tensor: a 16-byte aligned base, strides that are
-// multiples of 16 bytes below 2^40 (the map's extents fit: int sizes).
-static int tma_takes(const void *base, int64_t sb, int64_t sh, int64_t ss) {
-  const int64_t st[3] = {sb, sh, ss};
-  for (int i = 0; i < 3; i++)
-    if (st[i] < 0 || (st[i] * 2) % 16 || st[i] * 2 >= ((int64_t)1 << 40)) return 0;
-  return ((uintptr_t)base & 15) == 0;
-}
-
-// The cluster kernel's K/V copies for p: TMA boxes for unpaged K/V of the
-// cache's own rows (DENSE, CACHE) where TMA takes the strides, else bulk
-// copies or cp.async (attn_decode_cuda_cluster_bulk).
-static int cluster_copy(const attn_decode_params *p) {
-  const int paged = p->kv_kind == DECODE_KV_PAGED;
-  if (!paged && attn_decode_cuda_cluster_tma() &&
-      (p->kv_kind == DECODE_KV_DENSE || p->kv_kind == DECODE_KV_CACHE) &&
-      tma_takes(p->k, p->k_sb, p->k_sh, p->k_ss) && tma_takes(p->v, p->v_sb, p->v_sh, p->v_ss))
-    return DECODE_CL_TMA;
-  return attn_decode_cuda_cluster_bulk(paged);
-}
-
 // P V by keys and the warps' merge (run 17: the column split measured
 // slower, B=1 KV=2k 8.0-8.3 us against 7.4), or ATTNPROF_DECODE_CL_COLS.
 extern "C" int attn_decode_cuda_cluster_cols(void) {
   return decode_knob("ATTNPROF_DECODE_CL_COLS", 0, 0, 1);
 }
 
-// V in two cp.async groups, P V on the first half while the second lands
-// (NOTES.md run 18), or ATTNPROF_DECODE_CL_VHALF.
+// V in one cp.async group (run 18: two groups, P V on the first half while
+// the second lands, measured 0.3-0.4 us slower), or ATTNPROF_DECODE_CL_VHALF.
 extern "C" int attn_decode_cuda_cluster_vhalf(void) {
   return decode_knob("ATTNPROF_DECODE_CL_VHALF", 0, 0, 1);
 }
@@ -289,8 +256,8 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   int c = forced ? forced : DECODE_CLUSTER_MOST;
   while (!forced && c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
   decode_fit_fn fit = NULL;
-  p->cl_copy = cluster_copy(p);
-  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, p->cl_copy, &fit);
+  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
+                                  attn_decode_cuda_cluster_bulk(p->kv_kind == DECODE_KV_PAGED), &fit);
   p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 1, 0, 1);
   p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
   p->cl_cols = attn_decode_cuda_cluster_cols();
@@ -394,27 +361,14 @@ extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *
   return st;
 }
 
-// The plan's parameters for a (p.splits -1: no kernel or a bad problem).
-static void plan_of(const attn_args *a, attn_decode_params *p) {
-  attn_seqs_view v;
-  *p = attn_decode_params{};
-  p->splits = -1;
-  if (attn_seqs_view_make(a, &v)) return;
-  fill_params(a, &v, p);
-  if (!decode_plan(a, &v, p)) p->splits = -1;
-  attn_seqs_view_free(&v);
-}
-
 extern "C" int attn_decode_cuda_splits(const attn_args *a, int *cluster) {
+  attn_seqs_view v;
+  if (cluster) *cluster = 0;
+  if (attn_seqs_view_make(a, &v)) return -1;
   attn_decode_params p;
-  plan_of(a, &p);
-  if (cluster) *cluster = p.splits > 0 && p.cl_chunk ? p.splits : 0;
-  return p.splits;
+  fill_params(a, &v, &p);
+  const int splits = decode_plan(a, &v, &p) ? p.splits : -1;
+  if (cluster && splits > 0 && p.cl_chunk) *cluster = p.splits;
+  attn_seqs_view_free(&v);
+  return splits;
 }
-
-extern "C" int attn_decode_cuda_cluster_copy(const attn_args *a) {
-  attn_decode_params p;
-  plan_of(a, &p);
-  return p.splits > 0 && p.cl_chunk ? p.cl_copy : -1;
-}
-

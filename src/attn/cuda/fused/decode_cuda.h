@@ -33,14 +33,8 @@ int attn_decode_cuda_cluster_bulk(int paged);
 /* 1 when the cluster kernel splits P V by columns (no merge between its
  * warps), 0 by keys: the default or ATTNPROF_DECODE_CL_COLS. */
 int attn_decode_cuda_cluster_cols(void);
-/* 1 when the cluster kernel copies unpaged K/V (of the cache's own rows) by
- * TMA boxes where TMA takes the strides: the default or ATTNPROF_DECODE_CL_TMA. */
-int attn_decode_cuda_cluster_tma(void);
-/* The cluster kernel's K/V copies the plan takes for a: 0 cp.async, 1 bulk
- * copies, 2 TMA boxes; -1 when a does not run the cluster kernel. */
-int attn_decode_cuda_cluster_copy(const attn_args *a);
 /* 1 when the cluster kernel copies V in two cp.async groups and runs P V on
- * the first while the second lands: the default or ATTNPROF_DECODE_CL_VHALF. */
+ * the first while the second lands: the default (0) or ATTNPROF_DECODE_CL_VHALF. */
 int attn_decode_cuda_cluster_vhalf(void);
 
 #ifdef __cplusplus

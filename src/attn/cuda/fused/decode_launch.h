@@ -43,9 +43,7 @@ int decode_occupancy(void);
 // copies' padded rows), merged through distributed shared memory; at most 16
 // query rows per KV head.
 #define DECODE_CLUSTER_KEYS(d) (32768 / (d))
-// kBulk: K/V rows by bulk copies on mbarriers (1), by 16-byte cp.async (0),
-// or (DECODE_CL_TMA, unpaged K/V) by TMA boxes of 16 keys x 64 columns.
-#define DECODE_CL_TMA 2
+// kBulk: K/V rows by bulk copies on mbarriers (1) or by 16-byte cp.async (0).
 template <typename T, int kD, int kBulk>
 attn_status decode_cluster_run(const attn_decode_params &p, cudaStream_t stream);
 // Clusters of c CTAs of `chunk` keys the device runs at once (0: cannot say).

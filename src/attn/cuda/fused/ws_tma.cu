@@ -82,14 +82,6 @@ static attn_status ws_encode(CUtensorMap *m, const void *base, int bf16, int d, 
   return ATTN_STATUS_OK;
 }
 
-extern "C" attn_status attn_tma_map_4d(CUtensorMap *m, const void *base, int bf16, int d, int s,
-                                       int h, int b, int64_t ss, int64_t sh, int64_t sb,
-                                       int rows) {
-  if (!ws_encoder())
-    return attn_fail(ATTN_STATUS_UNSUPPORTED, "the driver has no cuTensorMapEncodeTiled");
-  return ws_encode(m, base, bf16, d, s, h, b, ss, sh, sb, rows);
-}
-
 static attn_status ws_encode_all(const attn_fused_params *p, int bf16, int q_rows, int kv_rows,
                                  int o_rows, attn_ws_maps *m) {
   attn_status st;

@@ -30,12 +30,6 @@ int attn_ws_tma_ok(const attn_args *a, char *why, size_t why_len);
 attn_status attn_ws_maps_get(const attn_fused_params *p, int bf16, int q_rows, int kv_rows,
                              int o_rows, const attn_ws_maps **out);
 
-/* One such map of any 16-bit tensor (dims D, S, H, B; element strides of
- * S, H, B), boxes of 64 columns x rows: for the decode cluster kernel's K
- * and V (decode_cluster.cuh). */
-attn_status attn_tma_map_4d(CUtensorMap *m, const void *base, int bf16, int d, int s, int h,
-                            int b, int64_t ss, int64_t sh, int64_t sb, int rows);
-
 #ifdef __cplusplus
 }
 #endif
