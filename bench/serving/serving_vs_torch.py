@@ -571,6 +571,7 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 KNOBS = (("default", {}),
          ("vhalf=1", {"ATTNPROF_DECODE_CL_VHALF": 1}),
          ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
+         ("wide=0 relax=0", {"ATTNPROF_DECODE_CL_WIDE": 0, "ATTNPROF_DECODE_CL_RELAX": 0}),
          ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
          ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
