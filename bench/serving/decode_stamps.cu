@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(256) read_smem_rows(const uint4 *__restrict__ 
 
 template <int kBulk>
 static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int relax, int wide,
-                           int cols) {
+                           int cols, int vhalf) {
   static bool done;
   auto fn = decode_cluster_kernel<bf16, 128, kBulk>;
   if (!done) {
@@ -90,7 +90,7 @@ static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int rela
     done = true;
   }
   attn_decode_params q = p;
-  q.cl_relax = relax, q.cl_wide = wide, q.cl_cols = cols;
+  q.cl_relax = relax, q.cl_wide = wide, q.cl_cols = cols, q.cl_vhalf = vhalf;
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg = decode_cl_config(dim3(p.splits, p.hkv, p.batch), p.splits,
                                             decode_cl_smem_bytes<128, kBulk>(p.cl_chunk), 0, s, attr);
@@ -106,15 +106,15 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
 
   struct Variant {
     const char *name;
-    int C, bulk, relax, wide, cols;
-  } vars[] = {{"C=8 cp.async cols=1 (run 17: P V by columns)", 8, 0, 1, 1, 1},
-              {"C=8 cp.async cols=0 (default: by keys, warps' merge)", 8, 0, 1, 1, 0},
-              {"C=8 cp.async wide=0 relax=0 cols=0 (run 14's default)", 8, 0, 0, 0, 0},
-              {"C=16 cp.async cols=1", 16, 0, 1, 1, 1},
-              {"C=16 cp.async cols=0", 16, 0, 1, 1, 0},
-              {"C=8 bulk cols=1", 8, 1, 1, 1, 1},
-              {"C=8 bulk cols=0", 8, 1, 1, 1, 0},
-              {"C=4 cp.async cols=1", 4, 0, 1, 1, 1}};
+    int C, bulk, relax, wide, cols, vhalf;
+  } vars[] = {{"C=8 cp.async cols=0 vhalf=1 (run 18: V in two groups; phase 4 = first half)", 8, 0, 1, 1, 0, 1},
+              {"C=8 cp.async cols=0 (default: by keys, warps' merge)", 8, 0, 1, 1, 0, 0},
+              {"C=8 cp.async cols=0 vhalf=1 (again)", 8, 0, 1, 1, 0, 1},
+              {"C=8 cp.async cols=0 (again)", 8, 0, 1, 1, 0, 0},
+              {"C=8 cp.async cols=1 (run 17: P V by columns)", 8, 0, 1, 1, 1, 0},
+              {"C=16 cp.async cols=0 vhalf=1", 16, 0, 1, 1, 0, 1},
+              {"C=16 cp.async cols=0", 16, 0, 1, 1, 0, 0},
+              {"C=8 bulk cols=0", 8, 1, 1, 1, 0, 0}};
   for (const Variant &v : vars) {
     attn_decode_params p = params(c, v.C);
     p.cl_chunk = ((c.kv + v.C - 1) / v.C + 15) / 16 * 16;
@@ -124,9 +124,9 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
     }
     auto run = [&](cudaStream_t st) {
       if (v.bulk)
-        cluster_launch<1>(p, st, v.relax, v.wide, v.cols);
+        cluster_launch<1>(p, st, v.relax, v.wide, v.cols, v.vhalf);
       else
-        cluster_launch<0>(p, st, v.relax, v.wide, v.cols);
+        cluster_launch<0>(p, st, v.relax, v.wide, v.cols, v.vhalf);
     };
     CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
     run(s);

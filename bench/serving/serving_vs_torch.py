@@ -546,7 +546,8 @@ def varlen_row(lib, reps):
 
 
 KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
-              (2, 2048, 32, 8), (1, 4096, 32, 8), (1, 131072, 32, 8), (16, 32768, 32, 8))
+              (2, 2048, 32, 8), (1, 4096, 32, 8), (1, 131072, 32, 8), (16, 32768, 32, 8),
+              (16, 8192, 32, 8), (64, 1024, 32, 8), (64, 8192, 32, 8))
 # (label, environment) candidates; None = unset (the built-in default). Run 10
 # ran PDL on and off, the deep ring and forced split counts, run 11 the
 # fixed-cost changes (NOTES.md). Run 13: the cluster kernel (the default where
@@ -560,18 +561,24 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # remote load a thread and the relaxed last barrier (the default) against
 # run 14's merge (wide=0) and the release barrier (relax=0). Run 17: P V split
 # by columns (cols=1, no merge between the warps) against run 15's by keys and
-# the warps' merge (cols=0, still the default: cols=1 measured slower).
+# the warps' merge (cols=0, still the default: cols=1 measured slower). Run
+# 18 (NOTES.md): the cluster kernel's V in two cp.async groups (vhalf=1,
+# slower: off); its unpaged K/V by TMA boxes and, for the split kernel, KV
+# heads in step (clusters) and the cluster kernel over several waves were
+# measured and taken out (slower); on the B >= 16 cells, the default on K/V
+# stored head-major (each CTA's keys contiguous: what the [B, S, Hkv, D]
+# layout's 256-byte pieces cost).
 KNOBS = (("default", {}),
-         ("cols=0", {"ATTNPROF_DECODE_CL_COLS": 0}),
+         ("vhalf=1", {"ATTNPROF_DECODE_CL_VHALF": 1}),
          ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
          ("wide=0 relax=0", {"ATTNPROF_DECODE_CL_WIDE": 0, "ATTNPROF_DECODE_CL_RELAX": 0}),
-         ("wide=0", {"ATTNPROF_DECODE_CL_WIDE": 0}),
-         ("relax=0", {"ATTNPROF_DECODE_CL_RELAX": 0}),
-         ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
          ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
+         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
+         ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "cols=1", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_LAYOUT = (("default", {}),)
 
 
 def with_envs(env, fn):
@@ -582,12 +589,12 @@ def with_envs(env, fn):
     return with_env(k, v, lambda: with_envs(rest, fn))
 
 
-def knob_ab(lib, a, o, ref, kv, reps):
-    """KNOBS on one call (Args a writing o), two interleaved rounds: per
+def knob_ab(lib, a, o, ref, kv, reps, knobs=KNOBS):
+    """knobs on one call (Args a writing o), two interleaved rounds: per
     candidate [(us, err, splits)] and its kernels' us per call (round 1)."""
     res, kern = {}, {}
     for rnd in range(2):
-        for tag, env in KNOBS:
+        for tag, env in knobs:
             if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
                 continue  # split sweeps only on the short caches
             def one():
@@ -671,6 +678,15 @@ def knob_rows(lib, reps, bw, cells=""):
               f"{fast or 0:.1f} us ({' '.join(f'{k}={us_str(v)}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
               flush=True)
         knob_print(res, kern, nbytes, bw, fast)
+        if B >= 16 and kv <= 8192:
+            kh, vh = (t.permute(0, 2, 1, 3).contiguous() for t in (kc, vc))  # [B, Hkv, S, D]
+            hm = lambda t: tensor(t, t.shape, (t.shape[1] * t.shape[2] * d, t.shape[2] * d, d, 1))
+            a_h = Args(bhsd_of_bshd(q), hm(kh), hm(vh), bhsd_of_bshd(o), 0, 0.0, 0, Tensor(),
+                       None, None, a.seqs)
+            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} K/V stored head-major [B, Hkv, S, D]:",
+                  flush=True)
+            knob_print(*knob_ab(lib, a_h, o, ref, kv, reps, KNOB_LAYOUT), nbytes, bw, fast)
+            del kh, vh
         if kv <= 2048:
             per = kv // KNOB_PAGE
             a_p, kp, vp, table = knob_paged(q, kc, vc, o, lens, g)

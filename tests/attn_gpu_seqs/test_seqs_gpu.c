@@ -184,9 +184,11 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * (ATTNPROF_DECODE_CL_BULK), every fourth also with run 14's cross-CTA merge
  * and last barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0)
  * and the other P V of the two (ATTNPROF_DECODE_CL_COLS: by columns or by
- * keys and the warps' merge, whichever is not the default). The environment
- * must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE, _CL_RELAX and
- * _CL_COLS unset. default_copies[paged][bulk]: the fixed
+ * keys and the warps' merge, whichever is not the default), every fourth
+ * even one and every fourth odd one (with the other copies) with the other V
+ * copies (ATTNPROF_DECODE_CL_VHALF: one cp.async group or two). The
+ * environment must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE,
+ * _CL_RELAX, _CL_COLS and _CL_VHALF unset. default_copies[paged][bulk]: the fixed
  * cases run with the plan's own copies, by K/V kind. */
 static int default_copies[2][2];
 static int cluster_cases_run(int quick) {
@@ -220,11 +222,22 @@ static int cluster_cases_run(int quick) {
         run_case(&s, test_rng_next(&r));
         ran++;
         default_copies[paged][attn_decode_cuda_cluster_bulk(paged)]++;
-        /* odd cases again with the other K/V copies (bulk or cp.async) */
+        /* odd cases again with the other K/V copies (bulk or cp.async),
+         * every fourth of them also with the other V copies (one or two
+         * groups) */
         if (!quick && n % 2) {
           setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk(paged) ? "0" : "1", 1);
+          if (n % 4 == 3)
+            setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
           run_case(&s, test_rng_next(&r));
           unsetenv("ATTNPROF_DECODE_CL_BULK");
+          unsetenv("ATTNPROF_DECODE_CL_VHALF");
+          ran++;
+        }
+        if (!quick && n % 4 == 0) { /* the other V copies (one or two groups) */
+          setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
+          run_case(&s, test_rng_next(&r));
+          unsetenv("ATTNPROF_DECODE_CL_VHALF");
           ran++;
         }
         if (!quick && n % 4 == 2) { /* the forms kept for the A/B */

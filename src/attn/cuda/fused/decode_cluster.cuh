@@ -14,7 +14,8 @@
 // +kD / 8) of P V over all the chunk's keys.
 // Loads: all of a CTA's bytes in flight at once, so its chain pays one
 // round trip, and S = Q K^T runs while V lands. kBulk = 0: Q, every K row
-// and every V row in three cp.async groups of 16-byte copies; kBulk = 1: Q
+// and every V row in three cp.async groups of 16-byte copies (four with
+// p.cl_vhalf: V's halves; run 18, slower, off); kBulk = 1: Q
 // by cp.async, each warp's own K and V rows by one bulk copy a row on its two
 // mbarriers (decode_cl_bulk), rows padded instead of swizzled. Contiguous K/V (DENSE,
 // CACHE) are addressed without the sequence's length: rows up to the cache's
@@ -217,9 +218,10 @@ FUSED_DEV void decode_cl_bulk(const attn_decode_params &p, int b, int hk, int k_
 // fixed stride per row (run 13, call 1: a lookup and two 64-bit multiplies
 // per 16-byte copy, ~50 instructions each, on 32 copies a thread); pages:
 // each row's page from the table.
+// Rows from lo (a multiple of kPass) to hi only: V's halves (p.cl_vhalf).
 template <typename T, int kD, int kV>
 FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_begin, int n,
-                              int n16, T *dst) {
+                              int n16, T *dst, int lo = 0, int hi = 1 << 30) {
   constexpr int kChunks = kD / 8, kPass = DECODE_CL_THREADS / kChunks;
   constexpr int kIters = DECODE_CLUSTER_KEYS(kD) / kPass;
   const int lr0 = threadIdx.x / kChunks, ch = threadIdx.x % kChunks;
@@ -234,7 +236,8 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
 #pragma unroll
     for (int i = 0; i < kIters; i++, src += step) {
       const int r = lr0 + i * kPass;
-      if (r >= n16) break;
+      if (r >= n16 || r >= hi) break;
+      if (r < lo) continue;
       T *at = dst + decode_cl_at<kD, 0>(r, ch);
       fused_cp_async16(fused_smem_addr(at), r < n ? src : g, r < n ? 16 : 0);
     }
@@ -243,7 +246,8 @@ FUSED_DEV void decode_cl_copy(const attn_decode_params &p, int b, int hk, int k_
 #pragma unroll
   for (int i = 0; i < kIters; i++) {
     const int r = lr0 + i * kPass;
-    if (r >= n16) break;
+    if (r >= n16 || r >= hi) break;
+    if (r < lo) continue;
     if (r < n) decode_kv_at(p, b, k_begin + r, &tb, &row);
     const T *src = r < n ? g + tb * sb + hk * sh + (int64_t)row * ss + ch * 8 : g;
     T *at = dst + decode_cl_at<kD, 0>(r, ch);
@@ -287,15 +291,15 @@ FUSED_DEV void decode_cl_quad_sum(float (&l)[2]) {
 // o = P V over a warp's slices (P = its exp'd scores s, as mma A fragments):
 // slice i is key slice slice(i) (16 keys; skipped from nsl on), whose V
 // chunk ch (8 columns) of key row r sits at shared address vaddr(r, ch)
-// (ldmatrix.trans); then l summed across each row's 4 lanes.
+// (ldmatrix.trans); then l summed across each row's 4 lanes (decode_cl_pv).
+// decode_cl_pv_add: o += the slices i in [lo, hi) only, no zeroing, l untouched.
 template <typename T, int kD, int kSl, typename Slice, typename Vaddr>
-FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&o)[kD / 8][4],
-                            int lane, Slice slice, int nsl, Vaddr vaddr) {
+FUSED_DEV void decode_cl_pv_add(const float (&s)[kSl][2][4], float (&o)[kD / 8][4], int lane,
+                                Slice slice, int nsl, Vaddr vaddr, int lo, int hi) {
   const int mi = lane / 8, r8 = lane % 8;
 #pragma unroll
-  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-#pragma unroll
   for (int i = 0; i < kSl; i++) {
+    if (i < lo || i >= hi) continue;
     const int sl = slice(i);
     if (sl >= nsl) continue;
     const uint32_t a[4] = {
@@ -309,6 +313,13 @@ FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&
       fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
     }
   }
+}
+template <typename T, int kD, int kSl, typename Slice, typename Vaddr>
+FUSED_DEV void decode_cl_pv(const float (&s)[kSl][2][4], float (&l)[2], float (&o)[kD / 8][4],
+                            int lane, Slice slice, int nsl, Vaddr vaddr) {
+#pragma unroll
+  for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  decode_cl_pv_add<T, kD, kSl>(s, o, lane, slice, nsl, vaddr, 0, kSl);
   decode_cl_quad_sum(l);
 }
 
@@ -414,6 +425,19 @@ FUSED_DEV void decode_cl_cols_put(const float (&o)[kD / 64][4], const float (&M)
   }
 }
 
+// By keys, after P V: the 8 warps' O merged through shared memory (buf,
+// the K/V region) into the CTA's partial P (row stride DECODE_CL_PART) and lse.
+template <int kD>
+FUSED_DEV void decode_cl_merge_warps(float (&o)[kD / 8][4], const float (&m)[2],
+                                     const float (&l)[2], float *buf, float *part,
+                                     float *part_lse, int R, int warp, int lane) {
+  decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+      o, m, l, buf, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
+        part[r * DECODE_CL_PART(kD) + col] = val;
+        if (col == 0) part_lse[r] = lse2;
+      });
+}
+
 template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cluster_kernel(const attn_decode_params p) {
@@ -432,6 +456,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
 
   const int b = blockIdx.z, hk = blockIdx.y, C = p.splits;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // V in two groups (p.cl_vhalf): the rows of each warp's first kSl / 2
+  // slices, then the rest (cp.async, by keys, at least two slices a warp).
+  constexpr int kHalf = kSl / 2 * 16 * DECODE_CL_WARPS;
+  const bool vh = !kBulk && kSl >= 2 && p.cl_vhalf && !p.cl_cols;
   DECODE_CL_STAMP_BEGIN;
   decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
@@ -450,13 +478,29 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   } else {
     decode_cl_copy<T, kD, 0>(p, b, hk, k_begin, n, n16, ks);
     fused_cp_async_commit();
-    decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs);
+    decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs, 0, vh ? kHalf : 1 << 30);
     fused_cp_async_commit();
+    if (vh) { // V's second half: a group of its own, possibly empty
+      decode_cl_copy<T, kD, 1>(p, b, hk, k_begin, n, n16, vs, kHalf);
+      fused_cp_async_commit();
+    }
   }
   DECODE_CL_STAMP(1);
 
   const int keys = k_stop - k_begin, nsl = (keys + 15) / 16;
   const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
+  // V rows past the keys in the last slice, once they landed: zero (cp.async).
+  auto zero_tail = [&]() {
+    if constexpr (!kBulk) {
+      if (n > keys && keys % 16) { // uniform
+        for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
+          const int r = keys + c / kChunks;
+          if (r < n) *(uint4 *)(vs + decode_cl_at<kD, 0>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
+        }
+        __syncthreads();
+      }
+    }
+  };
   int lim[2];
   for (int hh = 0; hh < 2; hh++)
     lim[hh] = p.causal ? (g4 + 8 * hh) / G + sq.nk - sq.nq : 0x7fffffff;
@@ -467,7 +511,10 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     ws_bar_wait(bar, 0); // this warp's K rows landed
     __syncwarp();        // and its zeroed rows are written
   } else {
-    fused_cp_async_wait<1>();
+    if (vh)
+      fused_cp_async_wait<2>();
+    else
+      fused_cp_async_wait<1>();
     __syncthreads(); // Q and K landed
   }
   DECODE_CL_STAMP(2);
@@ -522,34 +569,40 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     __syncwarp();
     if (p.cl_cols) __syncthreads(); // every warp's V rows, P, m and l in place
   } else {
-    fused_cp_async_wait<0>();
-    __syncthreads(); // V landed (and, column split, every warp's P, m and l)
-    if (n > keys && keys % 16) { // V rows past the keys in the last slice: zero
-      for (int c = tid; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
-        const int r = keys + c / kChunks;
-        if (r < n) *(uint4 *)(vs + decode_cl_at<kD, 0>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
-      }
-      __syncthreads();
-    }
+    if (vh)
+      fused_cp_async_wait<1>();
+    else
+      fused_cp_async_wait<0>();
+    __syncthreads(); // V (its first half) landed (and, column split, every warp's P, m and l)
+    if (!vh || keys < kHalf) zero_tail();
   }
   DECODE_CL_STAMP(4);
   auto vaddr = [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); };
-  if (p.cl_cols) {
+  auto mine = [&](int i) { return warp + DECODE_CL_WARPS * i; };
+  if (vh) { // by keys: the first half's slices, then the second's once it lands
+    float o[kD / 8][4];
+#pragma unroll
+    for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+    decode_cl_pv_add<T, kD, kSl>(s, o, lane, mine, nsl, vaddr, 0, kSl / 2);
+    fused_cp_async_wait<0>();
+    __syncthreads(); // V's second half landed
+    if (keys >= kHalf) zero_tail();
+    decode_cl_pv_add<T, kD, kSl>(s, o, lane, mine, nsl, vaddr, kSl / 2, kSl);
+    decode_cl_quad_sum(l);
+    DECODE_CL_STAMP(5);
+    __syncthreads(); // K and V are read: the region becomes the warps' merge slab
+    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane);
+  } else if (p.cl_cols) {
     float o[kD / 64][4], M[2], L[2];
     decode_cl_cols<T, kD, kSl>(o, M, L, nsl, warp, lane, slot, vaddr);
     DECODE_CL_STAMP(5);
     decode_cl_cols_put<kD, kPR>(o, M, L, part, part_lse, R, warp, lane);
   } else { // run 15's (ATTNPROF_DECODE_CL_COLS=0): by keys, then the warps' merge
     float o[kD / 8][4];
-    decode_cl_pv<T, kD, kSl>(
-        s, l, o, lane, [&](int i) { return warp + DECODE_CL_WARPS * i; }, nsl, vaddr);
+    decode_cl_pv<T, kD, kSl>(s, l, o, lane, mine, nsl, vaddr);
     DECODE_CL_STAMP(5);
     __syncthreads(); // K and V are read: the region becomes the warps' merge slab
-    decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
-        o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
-          part[r * kPR + col] = val;
-          if (col == 0) part_lse[r] = lse2;
-        });
+    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane);
   }
   DECODE_CL_STAMP(6);
   ws_cluster_sync(); // every CTA's P and lse written

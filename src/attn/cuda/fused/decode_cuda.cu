@@ -30,6 +30,9 @@
 // the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
 // run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
 // CTAs in turn) instead of one remote load a thread (NOTES.md run 15),
+// ATTNPROF_DECODE_CL_VHALF=1 copies its V in two cp.async groups (the rows
+// of each warp's first half of slices, then the rest) and runs P V on the
+// first while the second lands (run 18: slower, NOTES.md).
 // ATTNPROF_DECODE_CL_COLS=1 splits its P V by columns (each warp all keys,
 // kD / 8 columns, no merge between warps) instead of by keys (each warp its
 // keys, all columns, then the warps' merge through shared memory; default:
@@ -225,6 +228,12 @@ extern "C" int attn_decode_cuda_cluster_cols(void) {
   return decode_knob("ATTNPROF_DECODE_CL_COLS", 0, 0, 1);
 }
 
+// V in one cp.async group (run 18: two groups, P V on the first half while
+// the second lands, measured 0.3-0.4 us slower), or ATTNPROF_DECODE_CL_VHALF.
+extern "C" int attn_decode_cuda_cluster_vhalf(void) {
+  return decode_knob("ATTNPROF_DECODE_CL_VHALF", 0, 0, 1);
+}
+
 // The cluster kernel where the grid is small: sm_90, one row atom (G x new
 // tokens <= 16), C >= 2 CTAs per (sequence, KV head), C the
 // largest power of 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA,
@@ -252,6 +261,7 @@ static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_
   p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 1, 0, 1);
   p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
   p->cl_cols = attn_decode_cuda_cluster_cols();
+  p->cl_vhalf = attn_decode_cuda_cluster_vhalf();
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it

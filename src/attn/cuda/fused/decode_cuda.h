@@ -33,6 +33,9 @@ int attn_decode_cuda_cluster_bulk(int paged);
 /* 1 when the cluster kernel splits P V by columns (no merge between its
  * warps), 0 by keys: the default or ATTNPROF_DECODE_CL_COLS. */
 int attn_decode_cuda_cluster_cols(void);
+/* 1 when the cluster kernel copies V in two cp.async groups and runs P V on
+ * the first while the second lands: the default (0) or ATTNPROF_DECODE_CL_VHALF. */
+int attn_decode_cuda_cluster_vhalf(void);
 
 #ifdef __cplusplus
 }

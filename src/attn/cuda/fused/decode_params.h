@@ -29,6 +29,8 @@ typedef struct {
   int cl_relax;          /* its last cluster barrier relaxed (ATTNPROF_DECODE_CL_RELAX) */
   int cl_wide;           /* its merge one remote load a thread (ATTNPROF_DECODE_CL_WIDE) */
   int cl_cols;           /* its P V split by columns, no warps' merge (ATTNPROF_DECODE_CL_COLS) */
+  int cl_vhalf;          /* its V in two cp.async groups, P V on the first half while the
+                            second lands (ATTNPROF_DECODE_CL_VHALF) */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
