@@ -79,7 +79,11 @@
 // one loop body for every key tile (ws_tile.h kWsRolledDefault): the exps in
 // place in S, P packed after P V's wait into one P buffer, so one copy of the
 // step and of the stale-max fallback (2888 SASS instructions against 6104 at
-// D64; bench/NOTES.md "ws: a smaller D64 base tile").
+// D64), but ptxas packs P before that wait into a second register set and
+// copies it back each key tile: 13 % more instructions, 3-5 % slower, and the
+// no-instruction and branch stalls barely moved (H200, bench/NOTES.md "ws: a
+// smaller D64 base tile"). With WS_PV_FIRST, P V is waited before the exps,
+// which pack P into the one buffer themselves (no copies).
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
@@ -734,6 +738,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // One loop body for every key tile (ws_tile.h kWsRolledDefault; WS_ROLLED
   // flips it): the stale-max softmax's overlap path only.
   constexpr bool kRolled = kStale && !kSerial && (((kFlags & WS_ROLLED) != 0) != kWsRolledDefault<kD, kTile>);
+  // In that loop, P V(i-1) waited before the exps (WS_PV_FIRST, bench), which
+  // then pack P straight into the one P buffer; else after them.
+  constexpr bool kPvFirst = (kFlags & WS_PV_FIRST) != 0;
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -961,14 +968,24 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         mask(s, i);
         if (__any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY))
           ws_raise_max(s, m, l, a2, c);
-        ws_turn_wait<kFlags, kTurnExp>(cw);
-        const bool ok = ws_softmax_stale_f<kFma>(s, m, l, c);
-        ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
-        wg_wait_all();
-        wg_hold(o);
-        wg_hold(s); // the pack below rewrites pa: only after P V's wait
-        if (i > 0) ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
-        ws_pack_p<T>(s, pa);
+        bool ok;
+        if constexpr (kPvFirst) { // P V waited before the exps, which pack P as the step's
+          wg_wait_all();
+          wg_hold(o);
+          if (i > 0) ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+          ws_turn_wait<kFlags, kTurnExp>(cw);
+          ok = ws_softmax_stale<T, kFma>(s, m, l, pa, c, false);
+          ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+        } else {
+          ws_turn_wait<kFlags, kTurnExp>(cw);
+          ok = ws_softmax_stale_f<kFma>(s, m, l, c);
+          ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+          wg_wait_all();
+          wg_hold(o);
+          wg_hold(s); // the pack below rewrites pa: only after P V's wait
+          if (i > 0) ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+          ws_pack_p<T>(s, pa);
+        }
         if (!ok)
           ws_stale_fallback<T, kD, kBM, kBN, kTile == WS_TILE_FA3>(pa, m, l, a2, c, aQt, aK + (j % kS) * C::kKV,
                                                                    wrow, lane, [&](auto &sp, int k0) { mask(sp, i, k0); });

@@ -102,5 +102,7 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_dyn_fa3_bf16_d128.cu
   instances/flash_ws_dyn_fa3_bf16_d256.cu
   instances/flash_ws_rolled_bf16_d64.cu
+  instances/flash_ws_rolled_pvfirst_bf16_d64.cu
   instances/flash_ws_rolled_bf16_d128.cu
+  instances/flash_ws_rolled_pvfirst_bf16_d128.cu
 )
