@@ -258,8 +258,6 @@ FUSED_DEV void ws_tile_of(const attn_fused_params &p, const ws_sched &s, int t, 
   ws_tile_fill<kBM, kBN>(p, bh, mb, w);
 }
 
-// Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
-// mask: what is left is the tensor-core and copy time of the tile loop.
 // P's register fragments from floats in S's layout (wg_exp_row's packing).
 template <typename T, int kSR>
 FUSED_DEV void ws_pack_p(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4]) {
@@ -270,6 +268,8 @@ FUSED_DEV void ws_pack_p(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4]) {
       pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
 }
 
+// Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
+// mask: what is left is the tensor-core and copy time of the tile loop.
 template <typename T, int kSR>
 FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], float (&alpha)[2]) {
   ws_pack_p<T>(s, pa);
