@@ -101,6 +101,13 @@ def main():
     # P V waited at once)
     ws += [(f"flash_ws_serial{w}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_SERIAL{f}", "WS_TILE_BASE")
            for w, f in (("", ""), ("_wait", " | WS_SERIAL_WAIT"))]
+    # the dynamic schedule compiled in (bf16; ATTNPROF_FLASH_WS_AB=1024, or 262144: on the static one)
+    ws += [(f"flash_ws_dyn_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DYN", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
+    # one key loop body (bf16 D64 and D128 base tiles; ATTNPROF_FLASH_WS_AB=524288, with
+    # 1048576 too: P V waited before the exps)
+    ws += [(f"flash_ws_rolled{w}_bf16_d{d}.cu", "__nv_bfloat16", d, f"WS_ALL | WS_ROLLED{f}", "WS_TILE_BASE")
+           for d in (64, 128) for w, f in (("", ""), ("_pvfirst", " | WS_PV_FIRST"))]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

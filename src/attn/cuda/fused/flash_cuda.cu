@@ -80,7 +80,11 @@ static fused_fn ws_bf16_inst(int64_t d) {
 // 4 those with part of the stale-max exp2 on the FMA pipe (bf16 D64);
 // WS_AB_DESC those with the other wgmma descriptor form, WS_AB_TURN_EXP those
 // with the ping-pong's turns in the other place (bf16); WS_AB_SERIAL (and
-// WS_AB_SERIAL_WAIT) the bf16 D64 base tile in cuDNN's order.
+// WS_AB_SERIAL_WAIT) the bf16 D64 base tile in cuDNN's order; WS_AB_ROLLED
+// the other key loop form (bf16 D64 and D128 base tiles; with WS_AB_PV_FIRST,
+// the one that waits for P V before the exps); WS_AB_DYN and
+// WS_AB_DYN_CODE the instances with the dynamic schedule compiled in (bf16),
+// where no other bit picked an instance.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
@@ -109,6 +113,12 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   if ((ab & WS_AB_SERIAL) && bf && d == 64 && tile == WS_TILE_BASE)
     return (ab & WS_AB_SERIAL_WAIT) ? ws_run<__nv_bfloat16, 64, kSerialWait, WS_TILE_BASE>
                                     : ws_run<__nv_bfloat16, 64, kSerial, WS_TILE_BASE>;
+  constexpr int kRolled = WS_ALL | WS_ROLLED, kPvFirst = kRolled | WS_PV_FIRST;
+  if ((ab & WS_AB_ROLLED) && bf && d <= 128 && tile == WS_TILE_BASE) {
+    if (ab & WS_AB_PV_FIRST)
+      return d == 64 ? ws_run<__nv_bfloat16, 64, kPvFirst, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kPvFirst, WS_TILE_BASE>;
+    return d == 64 ? ws_run<__nv_bfloat16, 64, kRolled, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kRolled, WS_TILE_BASE>;
+  }
   if ((ab & WS_AB_TURN_EXP) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kTurn>(d) : ws_bf16_inst<WS_TILE_BASE, kTurn>(d);
   constexpr int kStamps = WS_ALL | WS_STAMPS;
@@ -129,6 +139,9 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kStale>(d, bf) : ws_inst<WS_TILE_BASE, kStale>(d, bf);
   if (ab & WS_AB_TREE)
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);
+  constexpr int kDyn = WS_ALL | WS_DYN;
+  if ((ab & (WS_AB_DYN | WS_AB_DYN_CODE)) && bf)
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDyn>(d) : ws_bf16_inst<WS_TILE_BASE, kDyn>(d);
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");

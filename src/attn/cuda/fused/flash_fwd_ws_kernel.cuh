@@ -75,6 +75,15 @@
 // S issued and waited, the softmax, P V issued: half the code, but 3-5 %
 // slower on D64 S1k causal and the blog shape (H200, bench/NOTES.md "ws: the
 // D64 base tile in cuDNN's order").
+// Bench only (kFlags WS_ROLLED, D64 and D128 base tiles): this order with
+// one loop body for every key tile (ws_tile.h kWsRolledDefault): the exps in
+// place in S, P packed after P V's wait into one P buffer, so one copy of the
+// step and of the stale-max fallback (2888 SASS instructions against 6104 at
+// D64), but ptxas packs P before that wait into a second register set and
+// copies it back each key tile: 13 % more instructions, 3-5 % slower, and the
+// no-instruction and branch stalls barely moved (H200, bench/NOTES.md "ws: a
+// smaller D64 base tile"). With WS_PV_FIRST, P V is waited before the exps,
+// which pack P into the one buffer themselves (no copies).
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
@@ -162,12 +171,15 @@ struct ws_sched {
   int dyn;                          // 1: tiles from p.ws_ctr (WS_AB_DYN)
 };
 
+// kDyn: the instance has the dynamic schedule compiled in (kFlags WS_DYN or
+// WS_STAMPS); elsewhere dyn is a constant 0 and its branches fold away.
+template <bool kDyn>
 FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   ws_sched s;
   const int g = (int)gridDim.x;
   s.n_mb = (p.sq + kBM - 1) / kBM, s.bh_n = p.b * p.hq, s.n_tiles = s.n_mb * s.bh_n;
   s.cl = cl;
-  s.dyn = (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
+  s.dyn = kDyn && (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
   s.n_pairs = 0;
@@ -246,15 +258,21 @@ FUSED_DEV void ws_tile_of(const attn_fused_params &p, const ws_sched &s, int t, 
   ws_tile_fill<kBM, kBN>(p, bh, mb, w);
 }
 
-// Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
-// mask: what is left is the tensor-core and copy time of the tile loop.
+// P's register fragments from floats in S's layout (wg_exp_row's packing).
 template <typename T, int kSR>
-FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], float (&alpha)[2]) {
+FUSED_DEV void ws_pack_p(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4]) {
 #pragma unroll
   for (int j = 0; j < kSR / 4; ++j)
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh)
       pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+}
+
+// Bench only (WS_NO_SOFTMAX): S rounded straight into P, no max, no exp, no
+// mask: what is left is the tensor-core and copy time of the tile loop.
+template <typename T, int kSR>
+FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], float (&alpha)[2]) {
+  ws_pack_p<T>(s, pa);
   alpha[0] = alpha[1] = 1.f;
 }
 
@@ -349,6 +367,28 @@ FUSED_DEV bool ws_softmax_stale(const float (&s)[kSR], const float (&m)[2], floa
   for (int hh = 0; hh < 2; ++hh)
     sum[hh] = wg_exp_row<T, kFma>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
   if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
+  l[0] += sum[0], l[1] += sum[1];
+  return true;
+}
+
+// ws_softmax_stale for the rolled loop (kWsRolledDefault): P = 2^(s c - m c)
+// in place in s, packed later (ws_pack_p) once P V(i-1) no longer reads the
+// one P buffer; the same check and l.
+template <int kFma = 0, int kSR>
+FUSED_DEV bool ws_softmax_stale_f(float (&s)[kSR], const float (&m)[2], float (&l)[2], float c) {
+  float sum[2] = {0.f, 0.f};
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const float base = m[hh] == -INFINITY ? 0.f : m[hh] * c;
+#pragma unroll
+    for (int j = 0; j < kSR / 4; ++j) {
+      float &p0 = s[4 * j + 2 * hh], &p1 = s[4 * j + 2 * hh + 1];
+      p0 = wg_exp2_mix<kFma>(fmaf(p0, c, -base), 2 * j);
+      p1 = wg_exp2_mix<kFma>(fmaf(p1, c, -base), 2 * j + 1);
+      sum[hh] += p0 + p1;
+    }
+  }
+  if (!__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
   l[0] += sum[0], l[1] += sum[1];
   return true;
 }
@@ -695,12 +735,22 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   constexpr bool kSerial = (kFlags & WS_SERIAL) != 0, kPvWait = (kFlags & WS_SERIAL_WAIT) != 0;
   static_assert(!kSerial || (kStale && kTurnExp && kFma == 0 && !(kFlags & WS_STAMPS)),
                 "WS_SERIAL is the stale-max softmax with the turns around the exps");
+  // One loop body for every key tile (ws_tile.h kWsRolledDefault; WS_ROLLED
+  // flips it): the stale-max softmax's overlap path only.
+  constexpr bool kRolled = kStale && !kSerial && (((kFlags & WS_ROLLED) != 0) != kWsRolledDefault<kD, kTile>);
+  // In that loop, P V(i-1) waited before the exps (WS_PV_FIRST, bench), which
+  // then pack P straight into the one P buffer; else after them.
+  constexpr bool kPvFirst = (kFlags & WS_PV_FIRST) != 0;
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
   const ws_bars br{aQ + C::kBars, aQ + C::kBars + 32 + 32 * kS};
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
-  const ws_sched sc = ws_sched_of(p, kBM, (kFlags & WS_CLUSTER) ? 2 : 1);
+  // The dynamic schedule's code (WS_AB_DYN) in the WS_DYN and stamps
+  // instances, and in FA3's D64 tile, where without it ptxas spilled 40 bytes
+  // (nvcc 13.0; bench/NOTES.md "ws: a smaller D64 base tile").
+  constexpr bool kDyn = (kFlags & (WS_DYN | WS_STAMPS)) || (kD == 64 && kTile == WS_TILE_FA3);
+  const ws_sched sc = ws_sched_of<kDyn>(p, kBM, (kFlags & WS_CLUSTER) ? 2 : 1);
 
   if (tid == 0) {
     for (int b = 0; b < 2; ++b) ws_bar_init(br.q_full(b), 1), ws_bar_init(br.q_empty(b), 4 * kCons);
@@ -826,6 +876,20 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wg_mask(s, p, w.m0 + wrow + g, n0 + k0, t4);
     };
 
+    // The last key tile's P V, after the loop.
+    auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
+      const uint32_t jv = it + n - 1;
+      ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+      ws_turn_wait<kFlags, !kTurnExp>(cw);
+      wg_hold(o);
+      wg_fence();
+      issue_pv(pc, jv);
+      ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
+      wg_wait_all();
+      wg_hold(o);
+      ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+    };
+
     if (kSerial && n > 0) {
       // cuDNN's order (WS_SERIAL): per key tile S issued and waited, the
       // softmax with its exps in this consumer's turn, P V issued and left in
@@ -877,6 +941,59 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wg_hold(o);
         ws_release_kv<kFlags>(br.v_empty((it + n - 1) % kS), lane);
       }
+    } else if (kRolled && n > 0) {
+      // One body for every key tile (kWsRolledDefault), the default's order:
+      // S(i) issued, then P(i-1) V(i-1) (none at i = 0), S waited; mask, the
+      // max where fresh (as the step's), the stale-max exps in place in s in
+      // this consumer's turn; P V waited, P packed into the one P buffer it
+      // read (or the fallback's P), K released, O *= alpha. Not unrolled:
+      // one copy of the step and of the fallback.
+      uint32_t pa[kSR / 8][4];
+#pragma unroll 1
+      for (int i = 0; i < n; ++i) {
+        const uint32_t j = it + i, jv = j - 1;
+        float s[kSR], a2[2] = {1.f, 1.f};
+        ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
+        if (i > 0) ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+        ws_turn_wait<kFlags, !kTurnExp>(cw);
+        wg_hold(o);
+        wg_fence();
+        issue_s(s, j);
+        if (i > 0) issue_pv(pa, jv);
+        else wg_commit(); // an empty group: S is always the second newest
+        ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
+        ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under the first S
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        wg_hold(s);
+        mask(s, i);
+        if (__any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY))
+          ws_raise_max(s, m, l, a2, c);
+        bool ok;
+        if constexpr (kPvFirst) { // P V waited before the exps, which pack P as the step's
+          wg_wait_all();
+          wg_hold(o);
+          if (i > 0) ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+          ws_turn_wait<kFlags, kTurnExp>(cw);
+          ok = ws_softmax_stale<T, kFma>(s, m, l, pa, c, false);
+          ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+        } else {
+          ws_turn_wait<kFlags, kTurnExp>(cw);
+          ok = ws_softmax_stale_f<kFma>(s, m, l, c);
+          ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+          wg_wait_all();
+          wg_hold(o);
+          wg_hold(s); // the pack below rewrites pa: only after P V's wait
+          if (i > 0) ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
+          ws_pack_p<T>(s, pa);
+        }
+        if (!ok)
+          ws_stale_fallback<T, kD, kBM, kBN, kTile == WS_TILE_FA3>(pa, m, l, a2, c, aQt, aK + (j % kS) * C::kKV,
+                                                                   wrow, lane, [&](auto &sp, int k0) { mask(sp, i, k0); });
+        ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
+        q_done(i);
+        ws_rescale(o, a2, lazy);
+      }
+      finish(pa);
     } else if (n > 0) {
       uint32_t pa[kSR / 8][4];
       float alpha[2];
@@ -968,18 +1085,6 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           }
         }
         ws_rescale(o, a2, lazy);
-      };
-      auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
-        const uint32_t jv = it + n - 1;
-        ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
-        ws_turn_wait<kFlags, !kTurnExp>(cw);
-        wg_hold(o);
-        wg_fence();
-        issue_pv(pc, jv);
-        ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
-        wg_wait_all();
-        wg_hold(o);
-        ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
       };
       uint32_t pb[kSR / 8][4];
       int i = 1;

@@ -38,10 +38,14 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // WS_SERIAL (bench, D64 base tile): cuDNN's order per key tile, S issued and
 // waited, softmax, P V issued and left in flight until the next S's wait (no
 // S of the next tile under the softmax); with WS_SERIAL_WAIT, P V waited at once.
+// WS_ROLLED (bench): the key loop form kWsRolledDefault (ws_tile.h) does not name;
+// with WS_PV_FIRST, that loop waits for P V(i-1) before the exps, not after.
+// WS_DYN (bench): the dynamic tile schedule (WS_AB_DYN) compiled in; the
+// other instances have it compiled out (no run-time test in their loops).
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
        WS_CLUSTER = 16, WS_TREE = 32, WS_STALE = 64, WS_STAMPS = 128, WS_EXP_FMA8 = 256,
        WS_EXP_FMA4 = 512, WS_DESC = 1024, WS_TURN_EXP = 2048, WS_SERIAL = 4096,
-       WS_SERIAL_WAIT = 8192 };
+       WS_SERIAL_WAIT = 8192, WS_ROLLED = 16384, WS_DYN = 32768, WS_PV_FIRST = 65536 };
 template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

@@ -53,11 +53,20 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // the one with WS_SERIAL_WAIT (P V waited at once as well). Measured 1.03
 // and 1.04-1.05x the default's time (bench/NOTES.md "ws: the D64 base tile
 // in cuDNN's order").
+// WS_AB_DYN runs in the instances with kFlags WS_DYN (bf16; the others have
+// the dynamic schedule compiled out) and the stamps instances; WS_AB_DYN_CODE
+// (bf16) the WS_DYN instances on the static schedule: the kernel as it was
+// before the dynamic schedule's test was compiled out of the others.
+// WS_AB_ROLLED (bf16 D64 and D128, the stale-max softmax): the instances
+// with kFlags WS_ROLLED, the other key loop form than kWsRolledDefault names;
+// with WS_AB_PV_FIRST too, those with WS_PV_FIRST as well (that loop waits for
+// P V(i-1) before the exps, which pack P themselves: no second P register set).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
        WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768,
-       WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072 };
+       WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072, WS_AB_DYN_CODE = 262144,
+       WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -90,6 +99,16 @@ constexpr bool kWsDescStepDefault = false;
 // 10-25 % with it, D128 and D256 moved within the run's noise.
 template <int kD, int kTile>
 constexpr bool kWsTurnExpDefault = kD == 64 && kTile == WS_TILE_BASE;
+
+// The key loop of the stale-max softmax (flash_fwd_ws_kernel.cuh): false,
+// the first key tile peeled, the step unrolled by two (P(i-1) and P(i) in
+// two register buffers), each copy with its stale-max fallback; true, one
+// body for every key tile (WS_ROLLED's form): the exps in place in S, P
+// packed from them after P V(i-1)'s wait into one P buffer, so one copy of
+// the step and of the fallback, in the same order (S(i) issued, then P V(i-1),
+// the softmax under P V). Bench: WS_ROLLED runs the other.
+template <int kD, int kTile>
+constexpr bool kWsRolledDefault = false;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

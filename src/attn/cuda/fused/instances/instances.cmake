@@ -95,4 +95,14 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_turnexp_fa3_bf16_d256.cu
   instances/flash_ws_serial_bf16_d64.cu
   instances/flash_ws_serial_wait_bf16_d64.cu
+  instances/flash_ws_dyn_bf16_d64.cu
+  instances/flash_ws_dyn_bf16_d128.cu
+  instances/flash_ws_dyn_bf16_d256.cu
+  instances/flash_ws_dyn_fa3_bf16_d64.cu
+  instances/flash_ws_dyn_fa3_bf16_d128.cu
+  instances/flash_ws_dyn_fa3_bf16_d256.cu
+  instances/flash_ws_rolled_bf16_d64.cu
+  instances/flash_ws_rolled_pvfirst_bf16_d64.cu
+  instances/flash_ws_rolled_bf16_d128.cu
+  instances/flash_ws_rolled_pvfirst_bf16_d128.cu
 )
