@@ -576,17 +576,17 @@ KNOBS_CLUSTER = (("default", {}),
          ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
-# Run 19 (--knob-set split): the split kernel's end and start at one split
-# (ATTNPROF_DECODE_FIX, default 3): bit 2 the first stages' copies issued
-# before kv_len (contiguous, one split), bit 3 the key groups' merge by 4
-# columns a thread.
+# Run 19 (--knob-set split): the split kernel's end and start
+# (ATTNPROF_DECODE_FIX): bit 2 the first stages' copies issued before kv_len
+# (contiguous, one split; slower, off), bit 3 the key groups' merge by 4
+# columns a thread (faster: the default since run 19, fix=11; call 1 ran
+# fix=7, 11 and 15 against the then default 3).
 KNOBS_SPLIT = (("default", {}),
-               ("early (fix=7)", {"ATTNPROF_DECODE_FIX": 7}),
-               ("merge4 (fix=11)", {"ATTNPROF_DECODE_FIX": 11}),
-               ("both (fix=15)", {"ATTNPROF_DECODE_FIX": 15}))
+               ("fix=3 (run 18)", {"ATTNPROF_DECODE_FIX": 3}),
+               ("early (fix=15)", {"ATTNPROF_DECODE_FIX": 15}))
 KNOBS = KNOBS_CLUSTER
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "cluster=0", "both (fix=15)")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cluster=0", "fix=3 (run 18)")  # kernels from torch.profiler (~0.7 s each)
 KNOB_LAYOUT = (("default", {}),)
 
 

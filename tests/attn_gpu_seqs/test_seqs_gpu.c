@@ -279,7 +279,7 @@ static void poison_spare_rows(seqs_case *c) {
  * blocks); and several splits with the cluster kernel off (the merge's
  * float4 partials). The plan must give the one-split cases one split. */
 static int fix_cases_run(int quick) {
-  static const char *forms[] = {NULL, "15", "7", "11"};
+  static const char *forms[] = {NULL, "15", "7", "3"};
   test_rng r = {test_seed(0xf1c5)};
   int ran = 0;
   for (int n = 0; n < 12; n++) {

@@ -295,7 +295,7 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   const int bf = a->q.dtype == ATTN_DTYPE_BF16, deep = decode_knob("ATTNPROF_DECODE_DEEP", 0, 0, 1);
   const int path = pick_path(p);
   p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 0, 0, 1);
-  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 3, 0, 15);
+  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 11, 0, 15);
   if (path != DECODE_PATH_LOOKUP) {
     decode_fn cl = cluster_plan(a, v, p, wm, sms);
     if (cl) return cl;
