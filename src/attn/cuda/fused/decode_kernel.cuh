@@ -25,9 +25,10 @@
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs or element offsets.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-11,
-// device time, graph-timed): contiguous, 1 new token: B=16 KV=32k 474 us
-// (cuDNN via PyTorch 473), B=16 KV=1k 20.4 us against cuDNN's 19.2, B=1
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-11
+// and 19, device time, graph-timed): contiguous, 1 new token: B=16 KV=32k
+// 472 us (cuDNN via PyTorch 473), B=16 KV=1k 19.4 us against cuDNN's 19.3
+// (run 19, the merge by 4 columns; 20.4 before), B=1
 // KV=2k 8.5 against 7.4, B=1 KV=128k 126.7 (cuDNN 126.8); 8 and 16 new
 // tokens 5.3x and 3.4x PyTorch's fastest (run 10). Paged (grid, run 10):
 // B >= 16 KV >= 32k 103-106% of the copy, B=1 KV=128k 92%.
