@@ -568,7 +568,7 @@ KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 3
 # measured and taken out (slower); on the B >= 16 cells, the default on K/V
 # stored head-major (each CTA's keys contiguous: what the [B, S, Hkv, D]
 # layout's 256-byte pieces cost).
-KNOBS = (("default", {}),
+KNOBS_CLUSTER = (("default", {}),
          ("vhalf=1", {"ATTNPROF_DECODE_CL_VHALF": 1}),
          ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
          ("wide=0 relax=0", {"ATTNPROF_DECODE_CL_WIDE": 0, "ATTNPROF_DECODE_CL_RELAX": 0}),
@@ -576,8 +576,17 @@ KNOBS = (("default", {}),
          ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
          ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
          ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
+# Run 19 (--knob-set split): the split kernel's end and start
+# (ATTNPROF_DECODE_FIX): bit 2 the first stages' copies issued before kv_len
+# (contiguous, one split; slower, off), bit 3 the key groups' merge by 4
+# columns a thread (faster: the default since run 19, fix=11; call 1 ran
+# fix=7, 11 and 15 against the then default 3).
+KNOBS_SPLIT = (("default", {}),
+               ("fix=3 (run 18)", {"ATTNPROF_DECODE_FIX": 3}),
+               ("early (fix=15)", {"ATTNPROF_DECODE_FIX": 15}))
+KNOBS = KNOBS_CLUSTER
 KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "cluster=0")  # kernels from torch.profiler (~0.7 s each)
+KNOB_PROFILED = ("default", "cluster=0", "fix=3 (run 18)")  # kernels from torch.profiler (~0.7 s each)
 KNOB_LAYOUT = (("default", {}),)
 
 
@@ -589,10 +598,11 @@ def with_envs(env, fn):
     return with_env(k, v, lambda: with_envs(rest, fn))
 
 
-def knob_ab(lib, a, o, ref, kv, reps, knobs=KNOBS):
-    """knobs on one call (Args a writing o), two interleaved rounds: per
-    candidate [(us, err, splits)] and its kernels' us per call (round 1)."""
-    res, kern = {}, {}
+def knob_ab(lib, a, o, ref, kv, reps, knobs=None):
+    """knobs (default KNOBS) on one call (Args a writing o), two interleaved
+    rounds: per candidate [(us, err, splits)] and its kernels' us per call
+    (round 1)."""
+    res, kern, knobs = {}, {}, knobs or KNOBS
     for rnd in range(2):
         for tag, env in knobs:
             if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
@@ -783,6 +793,8 @@ def main():
     ap.add_argument("--knobs", action="store_true",
                     help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
     ap.add_argument("--cells", default="", help="with --knobs, only these cells (BxKV list)")
+    ap.add_argument("--knob-set", choices=("cluster", "split"), default="cluster",
+                    help="with --knobs: the candidates (KNOBS_CLUSTER, or run 19's KNOBS_SPLIT)")
     ap.add_argument("--table", action="store_true",
                     help="only the contiguous ratio table against torch (every decode row)")
     ap.add_argument("--floor-lib", help="the floor kernels (default: libbench_floor.so beside --lib)")
@@ -793,6 +805,8 @@ def main():
     if opt.knobs:
         print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
               "columns: round 1 / round 2 us")
+        global KNOBS
+        KNOBS = KNOBS_SPLIT if opt.knob_set == "split" else KNOBS_CLUSTER
         knob_rows(lib, opt.reps, bw, opt.cells)
         return
     if opt.table:

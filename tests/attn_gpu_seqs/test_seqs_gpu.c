@@ -6,7 +6,8 @@
  * multiples of the page size), GQA 1..8, long caches that take several
  * splits (the combine kernel), prefill runs of 128+ rows (the dense flash
  * kernel per sequence), small grids through the cluster kernel (fixed
- * lengths per sequence), causal bottom-right or none, lse; each run
+ * lengths per sequence), the split kernel's A/B forms (ATTNPROF_DECODE_FIX)
+ * at one split with NaN in the cache's spare rows, causal bottom-right or none, lse; each run
  * with the tables checked (a host copy) and again trusted. AUTO must take
  * it; math and naive (pages gathered) must pass the smaller cases; backends
  * that do not take several sequences must say so. Bad tables in
@@ -22,7 +23,8 @@
  * takes per D, new tokens, page size, causal and pool layout.
  * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer); 2: only six of the
  * cluster kernel's small-grid cases; 3: three of them (paged); 4: one, the
- * serving bench's cell (B=1, Hkv 8, G 4, D128, cache). No GPU: exit 77. */
+ * serving bench's cell (B=1, Hkv 8, G 4, D128, cache); 5: only the split
+ * kernel's A/B cases of quick mode (fix_cases_run). No GPU: exit 77. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,7 @@ static int cluster_cases_run(int quick) {
   static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
   test_rng r = {test_seed(0xc105e9)};
   int n = 0, ran = 0;
+  if (quick == 5) return 0;
   for (int di = 0; di < 3; di++)
     for (int ki = 0; ki < 4; ki++)
       for (int gi = 0; gi < 4; gi++, n++) {
@@ -251,6 +254,86 @@ static int cluster_cases_run(int quick) {
           ran++;
         }
       }
+  return ran;
+}
+
+/* Spare cache rows (past each sequence's length) to 0xFF bytes: NaN in
+ * bf16 and f16, which a kernel must not let reach out (0 x NaN is NaN). */
+static void poison_spare_rows(seqs_case *c) {
+  const seqs_spec *s = &c->spec;
+  const int64_t es = (int64_t)attn_dtype_size(s->dtype), rows = c->args.k.shape[2];
+  const size_t row_bytes = (size_t)(s->hkv * s->d * es); /* memory [B, rows, Hkv, D] */
+  for (int64_t b = 0; b < s->b; b++)
+    for (int64_t j = c->kv_len[b]; j < rows; j++) {
+      memset((char *)c->k + (size_t)(b * rows + j) * row_bytes, 0xff, row_bytes);
+      memset((char *)c->v + (size_t)(b * rows + j) * row_bytes, 0xff, row_bytes);
+    }
+}
+
+/* The split kernel's A/B forms (ATTNPROF_DECODE_FIX bit 2: the contiguous
+ * one-split start, copies issued before kv_len; bit 3: the key groups'
+ * merge by 4 columns) against the default form, flash only: one split on
+ * 16 x 8 CTAs (no cluster), contiguous cache with NaN in its spare rows and
+ * dense K/V, D 64/128/256, 1, 3 and 20 new tokens (20 x G 4: two row
+ * groups), lengths 257, 1, 64 and 130 (the end inside and past the early
+ * blocks); and several splits with the cluster kernel off (the merge's
+ * float4 partials). The plan must give the one-split cases one split. */
+static int fix_cases_run(int quick) {
+  static const char *forms[] = {NULL, "15", "7", "3"};
+  test_rng r = {test_seed(0xf1c5)};
+  int ran = 0;
+  for (int n = 0; n < 12; n++) {
+    if (quick && n % 4 && n != 5) continue;
+    seqs_spec s;
+    memset(&s, 0, sizeof s);
+    s.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
+    s.d = n % 3 == 0 ? 128 : n % 3 == 1 ? 64 : 256;
+    s.kv = n % 4 == 3 ? SEQS_KV_DENSE : SEQS_KV_CACHE;
+    s.b = 16, s.hkv = 8, s.group = 4, s.max_new = n % 5 == 4 ? 20 : n % 3 == 2 ? 3 : 1;
+    s.causal = n % 2 ? ATTN_CAUSAL_NONE : ATTN_CAUSAL_BOTTOM_RIGHT;
+    s.lse = n % 3 != 1;
+    s.lens[0] = 257, s.lens[1] = 1, s.lens[2] = 64, s.lens[3] = 130, s.max_kv = 257;
+    const int several = n % 6 == 5; /* long, few CTAs, no cluster: several splits */
+    if (several) s.b = 2, s.hkv = 2, s.lens[0] = 2000, s.lens[1] = 1500, s.max_kv = 2000;
+    seqs_case c;
+    dev_case d;
+    char desc[256], why[512];
+    seqs_spec_describe(&s, desc, sizeof desc);
+    if (seqs_case_make(&c, &s, &r) || dev_make(&d, &c)) {
+      printf("FAIL setup %s: %s\n", desc, attn_last_error());
+      failures++;
+      seqs_case_free(&c);
+      continue;
+    }
+    if (s.kv == SEQS_KV_CACHE) { /* after the reference, which reads only lengths */
+      poison_spare_rows(&c);
+      attn_cuda_to_device(0, d.k, c.k, c.kv_bytes), attn_cuda_to_device(0, d.v, c.v, c.kv_bytes);
+    }
+    if (several) setenv("ATTNPROF_DECODE_CLUSTER", "0", 1);
+    int cluster = 0;
+    const int splits = attn_decode_cuda_splits(&d.args, &cluster);
+    if (cluster || (several ? splits < 2 : splits != 1)) {
+      printf("FAIL plan: %d splits, cluster %d, want %s\n     %s\n", splits, cluster,
+             several ? "several splits" : "one split", desc);
+      failures++;
+    }
+    split_cases += several && splits > 1;
+    for (int f = 0; f < 4; f++) {
+      if (forms[f]) setenv("ATTNPROF_DECODE_FIX", forms[f], 1);
+      else unsetenv("ATTNPROF_DECODE_FIX");
+      if (!run_checked(&d, &c, ATTN_BACKEND_FLASH, why, sizeof why)) {
+        passes++;
+      } else if (failures++ < 25) {
+        printf("FAIL flash ATTNPROF_DECODE_FIX=%s: %s\n     %s\n", forms[f] ? forms[f] : "(unset)",
+               why, desc);
+      }
+      ran++;
+    }
+    unsetenv("ATTNPROF_DECODE_FIX");
+    unsetenv("ATTNPROF_DECODE_CLUSTER");
+    dev_free(&d);
+    seqs_case_free(&c);
+  }
   return ran;
 }
 
@@ -507,12 +590,14 @@ int main(int argc, char **argv) {
   }
   const int random_clusters = cluster_cases;
   const int fixed = cluster_cases_run(quick);
+  const int fix_runs = quick >= 2 && quick != 5 ? 0 : fix_cases_run(quick);
   bad_device_table();
   printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
          "kernel (%d of them random); fixed cases with the default copies: unpaged %d cp.async "
-         "+ %d bulk, paged %d cp.async + %d bulk\n", passes, failures, split_cases,
+         "+ %d bulk, paged %d cp.async + %d bulk; %d runs of the split kernel's A/B forms\n",
+         passes, failures, split_cases,
          cluster_cases, random_clusters, default_copies[0][0], default_copies[0][1],
-         default_copies[1][0], default_copies[1][1]);
+         default_copies[1][0], default_copies[1][1], fix_runs);
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);

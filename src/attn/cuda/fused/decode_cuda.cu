@@ -18,6 +18,8 @@
 // policy takes (64..2^20; default 256, 64 at one CTA per SM);
 // ATTNPROF_DECODE_LOOKUP=1 takes runs 1-8's copy path and split policy;
 // ATTNPROF_DECODE_DEEP=1 the deep-ring instance (D128, 16 rows);
+// ATTNPROF_DECODE_FIX=n picks the split kernel's end and start forms (bits:
+// decode_params.h; default 11, run 19: the merge by 4 columns, no early start);
 // ATTNPROF_DECODE_PDL=1 launches with programmatic dependent launch on sm_90+
 // (decode_kernel.cuh). Off by default: a kernel launched early has its trace
 // span include its wait, so this tool's own device_us would overstate it.
@@ -295,7 +297,7 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   const int bf = a->q.dtype == ATTN_DTYPE_BF16, deep = decode_knob("ATTNPROF_DECODE_DEEP", 0, 0, 1);
   const int path = pick_path(p);
   p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 0, 0, 1);
-  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 3, 0, 3);
+  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 11, 0, 15);
   if (path != DECODE_PATH_LOOKUP) {
     decode_fn cl = cluster_plan(a, v, p, wm, sms);
     if (cl) return cl;

@@ -25,9 +25,10 @@
 // Shared memory: Q [kRows x kD], K and V rings [kStages x 64 x kD], 16-bit,
 // XOR-swizzled (fused_swz); the fp32 merge buffer reuses the rings; two
 // slots of 64 key rows' (page or batch, row) pairs or element offsets.
-// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-11,
-// device time, graph-timed): contiguous, 1 new token: B=16 KV=32k 474 us
-// (cuDNN via PyTorch 473), B=16 KV=1k 20.4 us against cuDNN's 19.2, B=1
+// Measured (H200, bf16, D128, GQA 32/8, bench/serving/NOTES.md runs 9-11
+// and 19, device time, graph-timed): contiguous, 1 new token: B=16 KV=32k
+// 472 us (cuDNN via PyTorch 473), B=16 KV=1k 19.4 us against cuDNN's 19.3
+// (run 19, the merge by 4 columns; 20.4 before), B=1
 // KV=2k 8.5 against 7.4, B=1 KV=128k 126.7 (cuDNN 126.8); 8 and 16 new
 // tokens 5.3x and 3.4x PyTorch's fastest (run 10). Paged (grid, run 10):
 // B >= 16 KV >= 32k 103-106% of the copy, B=1 KV=128k 92%.
@@ -133,17 +134,13 @@ FUSED_DEV void decode_put(const attn_decode_params &p, const decode_seq &sq, int
   }
 }
 
-// The key groups' merge, behind one barrier: each warp puts its unscaled O
-// rows (only rows of a token) and its (m, l) in shared memory, a row padded
-// by 8 floats so that a warp's float2 stores take the two wavefronts they
-// must; then every thread sums the kWK groups of its elements with weights
-// 2^(m_kg - M) and hands put(row, col, normalized value, lse in log2) the
-// result. Replaces kWK serialized phases (a barrier each, 32-bit stores
-// 8-way bank conflicted) that ran the same time whatever the rows
-// (ATTNPROF_DECODE_FIX bit 0; issue 13). kThreads: the CTA's threads.
-template <int kD, int kRows, int kWK, int kThreads, typename Put>
-FUSED_DEV void decode_merge_groups(float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
-                                   float *buf, int r0, int R, int wm, int kg, int lane, Put put) {
+// The key groups' partials into buf for decode_merge_groups(4): each warp
+// puts its unscaled O rows (only rows of a token) and its (m, l) in shared
+// memory, a row padded by 8 floats so that a warp's float2 stores take the
+// two wavefronts they must; a barrier follows.
+template <int kD, int kRows, int kWK>
+FUSED_DEV void decode_merge_stage(float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
+                                  float *buf, int r0, int R, int wm, int kg, int lane) {
   constexpr int kDP = kD + 8;
   float *slab = buf;                          // [kWK][kRows][kDP]
   float *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows; // [kWK][kRows]
@@ -159,6 +156,20 @@ FUSED_DEV void decode_merge_groups(float (&o)[kD / 8][4], const float (&m)[2], c
       *(float2 *)(dst + i * 8) = make_float2(o[i][2 * hh], o[i][2 * hh + 1]);
   }
   __syncthreads();
+}
+
+// The key groups' merge, behind one barrier (decode_merge_stage); then
+// every thread sums the kWK groups of its elements with weights
+// 2^(m_kg - M) and hands put(row, col, normalized value, lse in log2) the
+// result. Replaces kWK serialized phases (a barrier each, 32-bit stores
+// 8-way bank conflicted) that ran the same time whatever the rows
+// (ATTNPROF_DECODE_FIX bit 0; issue 13). kThreads: the CTA's threads.
+template <int kD, int kRows, int kWK, int kThreads, typename Put>
+FUSED_DEV void decode_merge_groups(float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
+                                   float *buf, int r0, int R, int wm, int kg, int lane, Put put) {
+  constexpr int kDP = kD + 8;
+  const float *slab = buf, *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows;
+  decode_merge_stage<kD, kRows, kWK>(o, m, l, buf, r0, R, wm, kg, lane);
   const int rows = min(kRows, R - r0);
   for (int idx = threadIdx.x; idx < rows * kD; idx += kThreads) {
     const int r = idx / kD, col = idx % kD;
@@ -175,16 +186,72 @@ FUSED_DEV void decode_merge_groups(float (&o)[kD / 8][4], const float (&m)[2], c
   }
 }
 
+// decode_merge_groups by 4 columns a thread (ATTNPROF_DECODE_FIX bit 3):
+// the weights, 1 / L and the lse once per 4 outputs, not once each, float4
+// loads, and put4(row, col, 4 values, lse) writes them as one 8-byte (out)
+// or 16-byte (partials) store. At 4 real rows (G = 4, one token) and D128
+// that is one pass of the 128 threads instead of four.
+template <int kD, int kRows, int kWK, int kThreads, typename Put4>
+FUSED_DEV void decode_merge_groups4(float (&o)[kD / 8][4], const float (&m)[2],
+                                    const float (&l)[2], float *buf, int r0, int R, int wm, int kg,
+                                    int lane, Put4 put4) {
+  constexpr int kDP = kD + 8;
+  const float *slab = buf, *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows;
+  decode_merge_stage<kD, kRows, kWK>(o, m, l, buf, r0, R, wm, kg, lane);
+  const int rows = min(kRows, R - r0);
+  for (int idx = threadIdx.x; idx < rows * (kD / 4); idx += kThreads) {
+    const int r = idx / (kD / 4), col = idx % (kD / 4) * 4;
+    float M = -INFINITY, L = 0.f, f[kWK];
+#pragma unroll
+    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int w = 0; w < kWK; w++) {
+      const float mw = st_m[w * kRows + r];
+      f[w] = mw == -INFINITY ? 0.f : fused_exp2(mw - M);
+      L += f[w] * st_l[w * kRows + r];
+      const float4 x = *(const float4 *)(slab + (w * kRows + r) * kDP + col);
+      acc.x += f[w] * x.x, acc.y += f[w] * x.y, acc.z += f[w] * x.z, acc.w += f[w] * x.w;
+    }
+    const float inv = L > 0.f ? 1.f / L : 0.f;
+    acc.x *= inv, acc.y *= inv, acc.z *= inv, acc.w *= inv;
+    put4(r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
+  }
+}
+
+// decode_put for 4 columns from col (a multiple of 4): one vector store.
+template <typename T, int kD>
+FUSED_DEV void decode_put4(const attn_decode_params &p, const decode_seq &sq, int split, int hk,
+                           int rr, int col, float4 val, float lse2) {
+  const int t = rr / p.group, h = hk * p.group + rr % p.group;
+  if (p.splits == 1) {
+    T *dst = (T *)p.o + sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col;
+    *(uint2 *)dst = make_uint2(fused_pack2<T>(val.x, val.y), fused_pack2<T>(val.z, val.w));
+    if (col == 0 && p.lse)
+      p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
+  } else {
+    const int64_t prow = ((int64_t)sq.qb * p.q_rows + sq.q0 + t) * p.hq + h;
+    *(float4 *)(p.o_part + ((int64_t)split * p.part_rows + prow) * kD + col) = val;
+    if (col == 0) p.lse_part[(int64_t)split * p.part_rows + prow] = lse2;
+  }
+}
+
 // The key groups' merge (decode_merge_groups) and the write of row r0 + r.
 template <typename T, int kD, int kWM>
 FUSED_DEV void decode_merge_write(const attn_decode_params &p, const decode_seq &sq,
                                   float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
                                   float *buf, int split, int hk, int r0, int R, int wm, int kg,
                                   int lane) {
-  decode_merge_groups<kD, 16 * kWM, 4 / kWM, DECODE_THREADS>(
-      o, m, l, buf, r0, R, wm, kg, lane, [&](int r, int col, float val, float lse2) {
-        decode_put<T, kD>(p, sq, split, hk, r0 + r, col, val, lse2);
-      });
+  if (p.fix & 8)
+    decode_merge_groups4<kD, 16 * kWM, 4 / kWM, DECODE_THREADS>(
+        o, m, l, buf, r0, R, wm, kg, lane, [&](int r, int col, float4 val, float lse2) {
+          decode_put4<T, kD>(p, sq, split, hk, r0 + r, col, val, lse2);
+        });
+  else
+    decode_merge_groups<kD, 16 * kWM, 4 / kWM, DECODE_THREADS>(
+        o, m, l, buf, r0, R, wm, kg, lane, [&](int r, int col, float val, float lse2) {
+          decode_put<T, kD>(p, sq, split, hk, r0 + r, col, val, lse2);
+        });
 }
 
 // Runs 1-10's merge (ATTNPROF_DECODE_FIX bit 0 clear): row max M, sum L,
@@ -319,12 +386,55 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / kWK, kg = warp % kWK;
+  const T *kgp = (const T *)p.k, *vgp = (const T *)p.v;
+  // The LINEAR and OFFSETS paths: thread tid copies chunk tid % kChunks of
+  // rows tid / kChunks + kPass * i, i.e. fixed rows and column each step.
+  constexpr int kPass = DECODE_THREADS / kChunks; // rows one pass of the threads covers
+  const int lr0 = tid / kChunks, lch = tid % kChunks;
+  // Block blk's K and V rows by fixed strides from kl, vl (row lr0, chunk
+  // lch of the block's first key); rows past `left` zero-filled.
+  auto linear_copy = [&](const T *kl, const T *vl, int blk, int left) {
+    T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
+    const T *kb = kl + (int64_t)blk * DECODE_BK * p.k_ss;
+    const T *vb = vl + (int64_t)blk * DECODE_BK * p.v_ss;
+#pragma unroll
+    for (int i = 0; i < DECODE_BK / kPass; i++) {
+      const int r = lr0 + i * kPass;
+      const bool ok = i * kPass < left;
+      const int at = fused_swz<DECODE_BK, kD>(r, lch);
+      fused_cp_async16(fused_smem_addr(ks + at), ok ? kb + (int64_t)i * kPass * p.k_ss : kgp,
+                       ok ? 16 : 0);
+      fused_cp_async16(fused_smem_addr(vs + at), ok ? vb + (int64_t)i * kPass * p.v_ss : vgp,
+                       ok ? 16 : 0);
+    }
+  };
+  // The contiguous one-split start (ATTNPROF_DECODE_FIX bit 2): with dense
+  // queries, unpacked K/V and one split, no address of Q or of the first
+  // kStages - 1 blocks depends on kv_len (the keys start at row 0; the
+  // length only masks), so their copies go out before kv_len is read, up to
+  // the cache's rows: one L2 round trip less before the first K/V bytes
+  // land. Rows past the length are zeroed in V once they land (the cache's
+  // spare rows may hold anything; 0 x NaN is NaN); K's are masked to -inf.
+  const bool early = kPath == DECODE_PATH_LINEAR && (p.fix & 4) && p.splits == 1 && !p.q_off &&
+                     p.kv_kind != DECODE_KV_PACKED;
   decode_pdl_wait();
+  if (early) {
+    const decode_seq sq0 = {p.q_rows, 0, 0, b}; // what decode_seq_of gives, less nk
+    const int R0 = p.group * p.q_rows;
+    if (rg * kRows >= R0) return;
+    decode_load_q<T, kD, kRows, DECODE_THREADS>(p, sq0, hk, rg * kRows, R0, qs);
+    const T *k0 = kgp + (int64_t)b * p.k_sb + hk * p.k_sh + lr0 * p.k_ss + lch * 8;
+    const T *v0 = vgp + (int64_t)b * p.v_sb + hk * p.v_sh + lr0 * p.v_ss + lch * 8;
+    for (int s = 0; s < kStages - 1; s++) {
+      linear_copy(k0, v0, s, p.sk - s * DECODE_BK - lr0);
+      fused_cp_async_commit();
+    }
+  }
   const decode_seq sq = decode_seq_of(p, b);
   const int G = p.group, R = G * sq.nq, r0 = rg * kRows;
   if (r0 >= R) return; // rows of no token: nothing to write
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int wm = warp / kWK, kg = warp % kWK;
 
   // Keys this CTA reads: causal hides keys past its last token's diagonal.
   const int t_last = min(sq.nq - 1, (r0 + kRows - 1) / G);
@@ -335,8 +445,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   const int k_begin = min(split * chunk, kv_end), k_stop = min(kv_end, k_begin + chunk);
   const int nblocks = (k_stop - k_begin + DECODE_BK - 1) / DECODE_BK;
 
-  const T *kgp = (const T *)p.k, *vgp = (const T *)p.v;
-  decode_load_q<T, kD, kRows, DECODE_THREADS>(p, sq, hk, r0, R, qs);
+  if (!early) decode_load_q<T, kD, kRows, DECODE_THREADS>(p, sq, hk, r0, R, qs);
 
   // Key tid of block blk as (batch or page, row); row -1: past the split
   // (zero-filled). Thread tid < 64 reads one block table entry.
@@ -370,15 +479,11 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     }
     entry_of(blk + 1, &next_tb, &next_row);
   };
-  // The LINEAR and OFFSETS paths: thread tid copies chunk tid % kChunks of
-  // rows tid / kChunks + kPass * i, i.e. fixed rows and column each step.
   // Unpaged K/V (LINEAR): key j's row is row0 + j of the sequence's base, so
   // the chunks walk fixed strides: no shared-memory lookup and no 64-bit
   // multiply per chunk on the copy-issue path (run 9: at one CTA per SM the
   // LOOKUP path's issue cost showed; 6 stages with it 29.7 us at B=16 KV=1k,
   // with LINEAR 23.9).
-  constexpr int kPass = DECODE_THREADS / kChunks; // rows one pass of the threads covers
-  const int lr0 = tid / kChunks, lch = tid % kChunks;
   const int64_t kv_row0 = p.kv_kind == DECODE_KV_PACKED ? p.kv_off[b] : 0;
   const int64_t kv_tb = p.kv_kind == DECODE_KV_PACKED ? 0 : b;
   const T *klin = kgp + kv_tb * p.k_sb + hk * p.k_sh + (kv_row0 + k_begin + lr0) * p.k_ss + lch * 8;
@@ -386,20 +491,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
     if (kPath == DECODE_PATH_LINEAR && blk < nblocks) {
-      T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
-      const T *kb = klin + (int64_t)blk * DECODE_BK * p.k_ss;
-      const T *vb = vlin + (int64_t)blk * DECODE_BK * p.v_ss;
-      const int left = k_stop - (k_begin + blk * DECODE_BK) - lr0; // rows r < left are keys
-#pragma unroll
-      for (int i = 0; i < DECODE_BK / kPass; i++) {
-        const int r = lr0 + i * kPass;
-        const bool ok = i * kPass < left;
-        const int at = fused_swz<DECODE_BK, kD>(r, lch);
-        fused_cp_async16(fused_smem_addr(ks + at), ok ? kb + (int64_t)i * kPass * p.k_ss : kgp,
-                         ok ? 16 : 0);
-        fused_cp_async16(fused_smem_addr(vs + at), ok ? vb + (int64_t)i * kPass * p.v_ss : vgp,
-                         ok ? 16 : 0);
-      }
+      linear_copy(klin, vlin, blk, k_stop - (k_begin + blk * DECODE_BK) - lr0); // rows r < left are keys
     } else if (kPath == DECODE_PATH_OFFSETS && blk < nblocks) {
       T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
       const int64_t *o = offs + (blk & 1) * DECODE_BK;
@@ -429,13 +521,25 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     }
     fused_cp_async_commit(); // empty groups keep the count uniform
   };
-  entry_of(0, &next_tb, &next_row);
-  for (int s = 0; s < kStages - 1; s++) {
-    block_offsets(s);
-    __syncthreads();
-    load_block(s);
+  // V rows of an early block past the length (this thread's own chunks,
+  // landed after its wait): zero, before the barrier that publishes them.
+  auto zero_tail = [&](int blk) {
+    T *vs = ring + (blk % kStages) * 2 * kTile + kTile;
+    const int left = k_stop - blk * DECODE_BK - lr0;
+#pragma unroll
+    for (int i = 0; i < DECODE_BK / kPass; i++)
+      if (i * kPass >= left)
+        *(uint4 *)(vs + fused_swz<DECODE_BK, kD>(lr0 + i * kPass, lch)) = make_uint4(0, 0, 0, 0);
+  };
+  if (!early) { // (the LINEAR path never reads the table slots)
+    entry_of(0, &next_tb, &next_row);
+    for (int s = 0; s < kStages - 1; s++) {
+      block_offsets(s);
+      __syncthreads();
+      load_block(s);
+    }
+    block_offsets(kStages - 1); // used in step 0, after its barrier
   }
-  block_offsets(kStages - 1); // used in step 0, after its barrier
 
   float o[kD / 8][4];
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -450,9 +554,10 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
   for (int blk = 0; blk < nblocks; blk++) {
     fused_cp_async_wait<kStages - 2>();
+    if (early && blk < kStages - 1) zero_tail(blk);
     __syncthreads();
     load_block(blk + kStages - 1);
-    block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
+    if (!early) block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
 

@@ -36,7 +36,9 @@ typedef struct {
   int64_t part_rows;     /* Bq * q_rows * Hq */
   int pdl;               /* launch with programmatic dependent launch (sm_90+) */
   int fix;               /* A/B (ATTNPROF_DECODE_FIX): bit 0 one-barrier key-group merge,
-                            bit 1 the combine's first partial loads before its lse */
+                            bit 1 the combine's first partial loads before its lse,
+                            bit 2 the contiguous one-split start (copies before kv_len),
+                            bit 3 the key groups' merge by 4 columns */
 } attn_decode_params;
 
 #endif
