@@ -62,7 +62,8 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // with WS_AB_PV_FIRST too, those with WS_PV_FIRST as well (that loop waits for
 // P V(i-1) before the exps, which pack P themselves: no second P register set).
 // WS_AB_SPLIT (bf16 D64 base tile): the instance with kFlags WS_SPLIT, the
-// other row max / row sum form than kWsSplitDefault names.
+// other row max / row sum form than kWsSplitDefault names; with
+// WS_AB_EXP_FMA8 too, the one with kFlags WS_EXP_FMA8 as well.
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
