@@ -84,6 +84,10 @@
 // no-instruction and branch stalls barely moved (H200, bench/NOTES.md "ws: a
 // smaller D64 base tile"). With WS_PV_FIRST, P V is waited before the exps,
 // which pack P into the one buffer themselves (no copies).
+// Bench only (kFlags WS_SPLIT, D64 base tile): the row max and sum as 4
+// partial chains per row half (ws_tile.h kWsSplitDefault): 1.00x, the exps
+// are paced by the exp2 unit, not by the sum's chain (bench/NOTES.md "ws:
+// the softmax's row max and sum as partial chains").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %

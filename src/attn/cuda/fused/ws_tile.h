@@ -118,8 +118,10 @@ constexpr bool kWsRolledDefault = false;
 // (flash_fwd_ws_kernel.cuh: the first key tile, the fresh max, the
 // stale-max exps; wg_row_max, wg_exp_row): false, one dependent FMNMX and
 // one FADD chain of kBN / 8 steps each; true, kWsSplit independent partials
-// folded at the end (chains a kWsSplit-th as long). Bench: WS_SPLIT runs
-// the other.
+// folded at the end (chains a kWsSplit-th as long). Measured equal (H200,
+// D64 S1k causal and the blog shape 1.00x, bench/NOTES.md "ws: the softmax's
+// row max and sum as partial chains"): the sums already run in the exp2
+// unit's shadow. Bench: WS_SPLIT runs the other.
 constexpr int kWsSplit = 4;
 template <int kD, int kTile>
 constexpr bool kWsSplitDefault = false;
