@@ -108,6 +108,10 @@ def main():
     # 1048576 too: P V waited before the exps)
     ws += [(f"flash_ws_rolled{w}_bf16_d{d}.cu", "__nv_bfloat16", d, f"WS_ALL | WS_ROLLED{f}", "WS_TILE_BASE")
            for d in (64, 128) for w, f in (("", ""), ("_pvfirst", " | WS_PV_FIRST"))]
+    # the other row max / sum form (bf16 D64 base tile; ATTNPROF_FLASH_WS_AB=2097152, with
+    # 4096 too: and every 8th stale-max exp2 on the FMA pipe)
+    ws += [(f"flash_ws_split{w}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_SPLIT{f}", "WS_TILE_BASE")
+           for w, f in (("", ""), ("_fma8", " | WS_EXP_FMA8"))]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

@@ -82,7 +82,9 @@ static fused_fn ws_bf16_inst(int64_t d) {
 // with the ping-pong's turns in the other place (bf16); WS_AB_SERIAL (and
 // WS_AB_SERIAL_WAIT) the bf16 D64 base tile in cuDNN's order; WS_AB_ROLLED
 // the other key loop form (bf16 D64 and D128 base tiles; with WS_AB_PV_FIRST,
-// the one that waits for P V before the exps); WS_AB_DYN and
+// the one that waits for P V before the exps); WS_AB_SPLIT the other row
+// max / sum form (bf16 D64 base tile; with WS_AB_EXP_FMA8, with part of the
+// exp2 on the FMA pipe too); WS_AB_DYN and
 // WS_AB_DYN_CODE the instances with the dynamic schedule compiled in (bf16),
 // where no other bit picked an instance.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
@@ -119,6 +121,10 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
       return d == 64 ? ws_run<__nv_bfloat16, 64, kPvFirst, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kPvFirst, WS_TILE_BASE>;
     return d == 64 ? ws_run<__nv_bfloat16, 64, kRolled, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kRolled, WS_TILE_BASE>;
   }
+  constexpr int kSplit = WS_ALL | WS_SPLIT, kSplitFma8 = kSplit | WS_EXP_FMA8;
+  if ((ab & WS_AB_SPLIT) && bf && d == 64 && tile == WS_TILE_BASE)
+    return (ab & WS_AB_EXP_FMA8) ? ws_run<__nv_bfloat16, 64, kSplitFma8, WS_TILE_BASE>
+                                 : ws_run<__nv_bfloat16, 64, kSplit, WS_TILE_BASE>;
   if ((ab & WS_AB_TURN_EXP) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kTurn>(d) : ws_bf16_inst<WS_TILE_BASE, kTurn>(d);
   constexpr int kStamps = WS_ALL | WS_STAMPS;

@@ -120,34 +120,62 @@ FUSED_DEV float wg_exp2_mix(float x, int q) {
   return fused_exp2(x);
 }
 
+// Folds kA partial results into a[0] pairwise (log2 kA dependent steps).
+template <int kA, typename F>
+FUSED_DEV float wg_fold(float (&a)[kA], F op) {
+#pragma unroll
+  for (int w = kA / 2; w >= 1; w /= 2)
+#pragma unroll
+    for (int k = 0; k < w; ++k) a[k] = op(a[k], a[k + w]);
+  return a[0];
+}
+
+// The max of m and this lane's scores of row half hh. kA partial maxima
+// (8-key group j into partial j % kA, folded at the end): kA = 1 is one
+// chain of kSR / 4 dependent FMNMX, kA = 4 chains a quarter as long (the
+// max is exact in any order).
+template <int kA = 1, int kSR>
+FUSED_DEV float wg_row_max(const float (&s)[kSR], int hh, float m) {
+  float a[kA];
+  a[0] = m;
+#pragma unroll
+  for (int j = 0; j < kSR / 4; ++j) {
+    const float v = fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+    a[j % kA] = kA > 1 && j < kA ? v : fmaxf(a[j % kA], v);
+  }
+  if constexpr (kA == 1) return a[0];
+  else return fmaxf(wg_fold(a, [](float x, float y) { return fmaxf(x, y); }), m);
+}
+
 // P = 2^(s c - base) of row half hh into pa; returns this lane's sum of P.
-// kFma: wg_exp2_mix's.
-template <typename T, int kFma = 0, int kSR>
+// kFma: wg_exp2_mix's. kA partial sums, as wg_row_max's partial maxima: the
+// row sum's FADD chain a kA-th as long (rounded in another order, in fp32).
+template <typename T, int kFma = 0, int kA = 1, int kSR>
 FUSED_DEV float wg_exp_row(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], int hh, float c,
                            float base) {
-  float sum = 0.f;
+  float sum[kA];
+  sum[0] = 0.f;
 #pragma unroll
   for (int j = 0; j < kSR / 4; ++j) {
     const float p0 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh], c, -base), 2 * j);
     const float p1 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh + 1], c, -base), 2 * j + 1);
-    sum += p0 + p1;
+    sum[j % kA] = kA > 1 && j < kA ? p0 + p1 : sum[j % kA] + (p0 + p1);
     // 8-key group j is half of fragment j / 2: registers {row g, row g+8}
     // of keys 0-7, then of keys 8-15.
     pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
   }
-  return sum;
+  if constexpr (kA == 1) return sum[0];
+  else return wg_fold(sum, [](float x, float y) { return x + y; });
 }
 
-template <typename T, int kSR>
+// kA: wg_row_max's and wg_exp_row's partials (1: one chain each).
+template <typename T, int kA = 1, int kSR>
 FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                           float (&alpha)[2], float c, float tau = 0.f) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float mx = m[hh];
-#pragma unroll
-    for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-    const float base = wg_row_base(mx, m[hh], alpha[hh], c, tau);
-    l[hh] = l[hh] * alpha[hh] + wg_exp_row<T>(s, pa, hh, c, base);
+    const float base = wg_row_base(wg_row_max<kA>(s, hh, m[hh]), m[hh], alpha[hh], c, tau);
+    l[hh] = l[hh] * alpha[hh] + wg_exp_row<T, 0, kA>(s, pa, hh, c, base);
   }
 }
 

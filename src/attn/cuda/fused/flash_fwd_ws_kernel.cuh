@@ -84,6 +84,10 @@
 // no-instruction and branch stalls barely moved (H200, bench/NOTES.md "ws: a
 // smaller D64 base tile"). With WS_PV_FIRST, P V is waited before the exps,
 // which pack P into the one buffer themselves (no copies).
+// Bench only (kFlags WS_SPLIT, D64 base tile): the row max and sum as 4
+// partial chains per row half (ws_tile.h kWsSplitDefault): 1.00x, the exps
+// are paced by the exp2 unit, not by the sum's chain (bench/NOTES.md "ws:
+// the softmax's row max and sum as partial chains").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
 // wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
@@ -276,16 +280,6 @@ FUSED_DEV void ws_no_softmax(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], 
   alpha[0] = alpha[1] = 1.f;
 }
 
-// Folds kA partial results into a[0] pairwise (log2 kA dependent steps).
-template <int kA, typename F>
-FUSED_DEV float ws_fold(float (&a)[kA], F op) {
-#pragma unroll
-  for (int w = kA / 2; w >= 1; w /= 2)
-#pragma unroll
-    for (int k = 0; k < w; ++k) a[k] = op(a[k], a[k + w]);
-  return a[0];
-}
-
 // wg_softmax with short dependency chains (WS_TREE; bench/NOTES.md "ws:
 // softmax trees"): wg_softmax's row max and row sum are each one chain of
 // kSR / 4 dependent FMNMX / FADD per row half, and each exp2 waits for the
@@ -300,19 +294,10 @@ FUSED_DEV void ws_softmax_tree(float (&s)[kSR], float (&m)[2], float (&l)[2], ui
                                float (&alpha)[2], float c, float tau) {
   constexpr int kG = kSR / 4, kA = 4; // 8-key groups per row half; partials
   static_assert(kG >= kA, "every partial takes at least one group");
-  const auto max2 = [](float x, float y) { return fmaxf(x, y); };
   const auto add2 = [](float x, float y) { return x + y; };
   float base[2];
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    float a[kA];
-#pragma unroll
-    for (int j = 0; j < kG; ++j) {
-      const float v = fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
-      a[j % kA] = j < kA ? v : fmaxf(a[j % kA], v);
-    }
-    base[hh] = wg_row_base(fmaxf(ws_fold(a, max2), m[hh]), m[hh], alpha[hh], c, tau);
-  }
+  for (int hh = 0; hh < 2; ++hh) base[hh] = wg_row_base(wg_row_max<kA>(s, hh, m[hh]), m[hh], alpha[hh], c, tau);
 #pragma unroll
   for (int i = 0; i < kSR; ++i) s[i] = fmaf(s[i], c, -base[(i >> 1) & 1]);
 #pragma unroll
@@ -326,13 +311,14 @@ FUSED_DEV void ws_softmax_tree(float (&s)[kSR], float (&m)[2], float (&l)[2], ui
       a[j % kA] = j < kA ? v : a[j % kA] + v;
       pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
     }
-    l[hh] = l[hh] * alpha[hh] + ws_fold(a, add2);
+    l[hh] = l[hh] * alpha[hh] + wg_fold(a, add2);
   }
 }
 
 // The per-tile softmax step, or its bench-only stand-in. WS_TREE runs the
-// other of the two softmax forms than kWsTreeDefault (ws_tile.h) names.
-template <typename T, int kFlags, int kSR>
+// other of the two softmax forms than kWsTreeDefault (ws_tile.h) names. kA:
+// wg_softmax's partial maxima and sums (ws_tile.h kWsSplitDefault).
+template <typename T, int kFlags, int kA = 1, int kSR>
 FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                        float (&alpha)[2], float c, float tau) {
   if constexpr ((kFlags & WS_NO_SOFTMAX) != 0)
@@ -340,7 +326,7 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
   else if constexpr (((kFlags & WS_TREE) != 0) != kWsTreeDefault)
     ws_softmax_tree<T>(s, m, l, pa, alpha, c, tau);
   else
-    wg_softmax<T>(s, m, l, pa, alpha, c, tau);
+    wg_softmax<T, kA>(s, m, l, pa, alpha, c, tau);
 }
 
 // The stale-max softmax (ws_tile.h kWsStaleDefault; bench/NOTES.md "ws
@@ -357,15 +343,16 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
 // every P <= 1 then; a constant at each call: a run-time force made ptxas
 // serialize the wgmma). s is only read, so that it is dead after the call
 // whichever way it goes. A row with no key yet (m = -inf) takes base 0, as
-// wg_row_base. kFma: wg_exp_row's (WS_EXP_FMA8 / 4: 8, 4; else 0).
+// wg_row_base. kFma, kA: wg_exp_row's (WS_EXP_FMA8 / 4: 8, 4; else 0;
+// kA partial sums per row half, ws_tile.h kWsSplitDefault).
 constexpr float kWsStaleCap = 256.f;
-template <typename T, int kFma = 0, int kSR>
+template <typename T, int kFma = 0, int kA = 1, int kSR>
 FUSED_DEV bool ws_softmax_stale(const float (&s)[kSR], const float (&m)[2], float (&l)[2],
                                 uint32_t (&pa)[kSR / 8][4], float c, bool force) {
   float sum[2];
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh)
-    sum[hh] = wg_exp_row<T, kFma>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
+    sum[hh] = wg_exp_row<T, kFma, kA>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
   if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
   l[0] += sum[0], l[1] += sum[1];
   return true;
@@ -395,16 +382,14 @@ FUSED_DEV bool ws_softmax_stale_f(float (&s)[kSR], const float (&m)[2], float (&
 
 // The plain online softmax's max step for ws_softmax_stale (wg_row_base
 // with tau = 0): m to the max of m and the tile's row (the quad's), l and
-// alpha scaled by the move.
-template <int kSR>
+// alpha scaled by the move. kA: wg_row_max's partial maxima.
+template <int kA = 1, int kSR>
 FUSED_DEV void ws_raise_max(const float (&s)[kSR], float (&m)[2], float (&l)[2], float (&alpha)[2],
                             float c) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float mx = m[hh], a;
-#pragma unroll
-    for (int j = 0; j < kSR / 4; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-    wg_row_base(mx, m[hh], a, c, 0.f);
+    float a;
+    wg_row_base(wg_row_max<kA>(s, hh, m[hh]), m[hh], a, c, 0.f);
     alpha[hh] *= a, l[hh] *= a;
   }
 }
@@ -741,6 +726,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // In that loop, P V(i-1) waited before the exps (WS_PV_FIRST, bench), which
   // then pack P straight into the one P buffer; else after them.
   constexpr bool kPvFirst = (kFlags & WS_PV_FIRST) != 0;
+  // Partial row maxima and sums in the softmax of the unrolled loop (the
+  // first key tile, the fresh max, the stale-max exps; ws_tile.h
+  // kWsSplitDefault; WS_SPLIT flips it): kWsSplit chains, or one.
+  constexpr int kSplit = (((kFlags & WS_SPLIT) != 0) != kWsSplitDefault<kD, kTile>) ? kWsSplit : 1;
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -1013,7 +1002,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
         ws_turn_wait<kFlags, kTurnExp>(cw);
-        ws_soft<T, kFlags>(s, m, l, pa, alpha, c, tau);
+        ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
         ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
@@ -1057,9 +1046,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
                 __any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY);
             a2[0] = a2[1] = 1.f;
             mask(s, i);
-            if (fresh) ws_raise_max(s, m, l, a2, c);
+            if (fresh) ws_raise_max<kSplit>(s, m, l, a2, c);
             ws_turn_wait<kFlags, kTurnExp>(cw);
-            const bool ok = ws_softmax_stale<T, kFma>(s, m, l, pn, c, false); // P <= 1 if fresh
+            const bool ok = ws_softmax_stale<T, kFma, kSplit>(s, m, l, pn, c, false); // P <= 1 if fresh
             ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
             wg_wait_all();
             wg_hold(o);
@@ -1077,7 +1066,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             q_done(i);
             if (!(kFlags & WS_NO_SOFTMAX)) mask(s, i);
             ws_turn_wait<kFlags, kTurnExp>(cw);
-            ws_soft<T, kFlags>(s, m, l, pn, a2, c, tau);
+            ws_soft<T, kFlags, kSplit>(s, m, l, pn, a2, c, tau);
             ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
             wg_wait_all();
             wg_hold(o);

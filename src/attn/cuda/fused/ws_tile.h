@@ -61,12 +61,16 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // with kFlags WS_ROLLED, the other key loop form than kWsRolledDefault names;
 // with WS_AB_PV_FIRST too, those with WS_PV_FIRST as well (that loop waits for
 // P V(i-1) before the exps, which pack P themselves: no second P register set).
+// WS_AB_SPLIT (bf16 D64 base tile): the instance with kFlags WS_SPLIT, the
+// other row max / row sum form than kWsSplitDefault names; with
+// WS_AB_EXP_FMA8 too, the one with kFlags WS_EXP_FMA8 as well.
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
        WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768,
        WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072, WS_AB_DYN_CODE = 262144,
-       WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576 };
+       WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
+       WS_AB_SPLIT = 2097152 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -109,6 +113,18 @@ constexpr bool kWsTurnExpDefault = kD == 64 && kTile == WS_TILE_BASE;
 // the softmax under P V). Bench: WS_ROLLED runs the other.
 template <int kD, int kTile>
 constexpr bool kWsRolledDefault = false;
+
+// The softmax's row max and row sum per row half in the unrolled key loop
+// (flash_fwd_ws_kernel.cuh: the first key tile, the fresh max, the
+// stale-max exps; wg_row_max, wg_exp_row): false, one dependent FMNMX and
+// one FADD chain of kBN / 8 steps each; true, kWsSplit independent partials
+// folded at the end (chains a kWsSplit-th as long). Measured equal (H200,
+// D64 S1k causal and the blog shape 1.00x, bench/NOTES.md "ws: the softmax's
+// row max and sum as partial chains"): the sums already run in the exp2
+// unit's shadow. Bench: WS_SPLIT runs the other.
+constexpr int kWsSplit = 4;
+template <int kD, int kTile>
+constexpr bool kWsSplitDefault = false;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

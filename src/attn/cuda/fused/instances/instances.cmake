@@ -105,4 +105,6 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_rolled_pvfirst_bf16_d64.cu
   instances/flash_ws_rolled_bf16_d128.cu
   instances/flash_ws_rolled_pvfirst_bf16_d128.cu
+  instances/flash_ws_split_bf16_d64.cu
+  instances/flash_ws_split_fma8_bf16_d64.cu
 )
