@@ -491,7 +491,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   // Issues block blk's copies (offsets ready and visible after a barrier).
   auto load_block = [&](int blk) {
     if (kPath == DECODE_PATH_LINEAR && blk < nblocks) {
-      linear_copy(klin, vlin, blk, k_stop - (k_begin + blk * DECODE_BK) - lr0); // rows r < left are keys
+      // rows r < left are keys
+      linear_copy(klin, vlin, blk, k_stop - (k_begin + blk * DECODE_BK) - lr0);
     } else if (kPath == DECODE_PATH_OFFSETS && blk < nblocks) {
       T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
       const int64_t *o = offs + (blk & 1) * DECODE_BK;

@@ -118,8 +118,10 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   constexpr int kRolled = WS_ALL | WS_ROLLED, kPvFirst = kRolled | WS_PV_FIRST;
   if ((ab & WS_AB_ROLLED) && bf && d <= 128 && tile == WS_TILE_BASE) {
     if (ab & WS_AB_PV_FIRST)
-      return d == 64 ? ws_run<__nv_bfloat16, 64, kPvFirst, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kPvFirst, WS_TILE_BASE>;
-    return d == 64 ? ws_run<__nv_bfloat16, 64, kRolled, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kRolled, WS_TILE_BASE>;
+      return d == 64 ? ws_run<__nv_bfloat16, 64, kPvFirst, WS_TILE_BASE>
+                     : ws_run<__nv_bfloat16, 128, kPvFirst, WS_TILE_BASE>;
+    return d == 64 ? ws_run<__nv_bfloat16, 64, kRolled, WS_TILE_BASE>
+                   : ws_run<__nv_bfloat16, 128, kRolled, WS_TILE_BASE>;
   }
   constexpr int kSplit = WS_ALL | WS_SPLIT, kSplitFma8 = kSplit | WS_EXP_FMA8;
   if ((ab & WS_AB_SPLIT) && bf && d == 64 && tile == WS_TILE_BASE)
@@ -147,7 +149,8 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
     return tile == WS_TILE_FA3 ? ws_inst<WS_TILE_FA3, kTree>(d, bf) : ws_inst<WS_TILE_BASE, kTree>(d, bf);
   constexpr int kDyn = WS_ALL | WS_DYN;
   if ((ab & (WS_AB_DYN | WS_AB_DYN_CODE)) && bf)
-    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDyn>(d) : ws_bf16_inst<WS_TILE_BASE, kDyn>(d);
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDyn>(d)
+                               : ws_bf16_inst<WS_TILE_BASE, kDyn>(d);
 #endif
 #ifdef ATTNPROF_FLASH_WS_FLAG_INSTANCES
   const char *fl = getenv("ATTNPROF_FLASH_WS_FLAGS");
