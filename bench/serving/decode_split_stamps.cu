@@ -30,6 +30,7 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *) {
     int fix;
   } vars[] = {{"fix=11 (default: merge by 4 columns)", 11},
               {"fix=3 (run 18's merge)", 3},
+              {"fix=15 (the early start: Q and the first blocks before kv_len)", 15},
               {"fix=11 (again: the control)", 11}};
   for (const Variant &v : vars) {
     attn_decode_params p = params(c, 1);
