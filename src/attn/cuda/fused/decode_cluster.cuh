@@ -30,8 +30,9 @@
 // partial P [16 x kD] fp32 (and warp 0 the lse, log2): no merge between
 // warps, whose 8 partial O through shared memory cost 0.74 us at 2k (run
 // 15). By keys (p.cl_cols = 0, the default): each warp P V over its own
-// slices, all columns, then the 8 warps merge through shared memory
-// (decode_merge_groups) into P and lse. Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
+// slices, all columns, then the 8 warps merge through shared memory into P
+// and lse (4 columns of a row a thread, decode_merge_groups4; by element,
+// decode_merge_groups, under ATTNPROF_DECODE_FIX=3). Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
 // from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
 // remote lse and float4 each, merged by shuffles) and writes out and lse; a
 // last cluster barrier (relaxed) keeps each CTA's shared memory alive until
@@ -55,7 +56,10 @@
 // took the warps' merge from ~1,480 to ~420-630 cycles but made P V 2.5x as
 // long (2k: 3,151 cycles after V against 1,271; each slice a branch of its
 // own, so every slice waited out its P load and ldmatrix), 8.0-8.3 us
-// against 7.4 (same session), 1k 7.0 against 6.4-6.5.
+// against 7.4 (same session), 1k 7.0 against 6.4-6.5. Run 20: the warps'
+// merge by 4 columns, 1,529 -> 992 cycles, B=1 KV=2k 7.56 -> 7.09 us (table:
+// 7.2 against cuDNN's 7.3), KV=1k 6.52 -> 6.08; the column split without
+// branches inside a group of 8 slices, P V 2,105 cycles after V, 7.71 us.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -399,7 +403,8 @@ FUSED_DEV void decode_cl_cols_put(const float (&o)[kD / 64][4], const float (&M)
 // the K/V region) into the CTA's partial P (row stride DECODE_CL_PART) and
 // lse; by4 (ATTNPROF_DECODE_FIX bit 3, as in the split kernel): 4 columns a
 // thread, the weights, 1 / L and lse once per 4 outputs, float4 loads and
-// stores (at 4 rows x D128: one pass of 128 threads instead of two of 256).
+// stores (at 4 rows x D128: one pass of 128 threads instead of two of 256;
+// run 20: 992 cycles against 1,529 at B=1 KV=2k, NOTES.md).
 template <int kD>
 FUSED_DEV void decode_cl_merge_warps(float (&o)[kD / 8][4], const float (&m)[2],
                                      const float (&l)[2], float *buf, float *part,
