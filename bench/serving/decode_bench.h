@@ -194,6 +194,20 @@ static void graph_once(const std::function<void(cudaStream_t)> &fn, cudaStream_t
   cudaGraphExecDestroy(ge);
 }
 
+// One stamped variant: out poisoned, fn run once and checked against the host
+// reference (*err), then timed (graph_us) and one graph replayed with the
+// stamp counters zeroed (for phase_table). Returns the us per call.
+static double stamped_run(const Cell &c, const std::function<void(cudaStream_t)> &fn, int reps,
+                          cudaStream_t s, double *err) {
+  CK(cudaMemset(c.o, 0xff, (size_t)c.b * c.hq * c.d * 2)); // poison: NaN
+  fn(s);
+  CK(cudaStreamSynchronize(s));
+  *err = check(c);
+  const double us = graph_us(fn, reps, s);
+  graph_once(fn, s);
+  return us;
+}
+
 static void stats(std::vector<double> v, double *mn, double *md, double *mx) {
   std::sort(v.begin(), v.end());
   *mn = v.front(), *md = v[v.size() / 2], *mx = v.back();

@@ -41,12 +41,8 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *) {
       CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       fn<<<grid, DECODE_THREADS, smem, st>>>(p);
     };
-    CK(cudaMemset(c.o, 0xff, (size_t)c.b * c.hq * c.d * 2)); // poison: NaN
-    launch(s);
-    CK(cudaStreamSynchronize(s));
-    const double err = check(c);
-    const double us = graph_us(launch, reps, s);
-    graph_once(launch, s);
+    double err;
+    const double us = stamped_run(c, launch, reps, s, &err);
     printf("%s: %d CTAs, %d B shared: %.2f us per call (graph), err %.1e\n", v.name,
            c.b * c.hkv, smem, us, err);
     phase_table(c.b * c.hkv, kPhase);

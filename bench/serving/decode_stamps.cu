@@ -127,12 +127,8 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
       else
         cluster_launch<0>(p, st, v.relax, v.wide, v.cols, v.vhalf, v.fix);
     };
-    CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
-    run(s);
-    CK(cudaStreamSynchronize(s));
-    const double err = check(c);
-    const double us = graph_us(run, reps, s);
-    graph_once(run, s);
+    double err;
+    const double us = stamped_run(c, run, reps, s, &err);
     printf("%s: %d CTAs of %d keys, %d B shared: %.2f us per call (graph), err %.1e\n", v.name,
            v.C * c.hkv, p.cl_chunk, v.bulk ? decode_cl_smem_bytes<128, 1>(p.cl_chunk)
                                            : decode_cl_smem_bytes<128, 0>(p.cl_chunk),
