@@ -14,18 +14,18 @@
 // barrier (kStop 5, timing only), an empty kernel of the same grid and
 // shared memory launched cooperatively and not. Built twice: bench_decode_span
 // times; bench_decode_span_stamps (DECODE_SPAN_STAMPS) also prints the phase
-// stamps of (b) and (c) (decode_cluster.cuh's DECODE_CL_STAMP: %globaltimer
+// stamps of (b) and (c) (decode_cluster.cuh's DECODE_STAMP: %globaltimer
 // and %clock64 by thread 0 of each CTA), its times inflated by them.
 // It first checks that a cooperative launch can be captured into a graph.
 //   bench_decode_span[_stamps] [kv] [reps]
 #ifdef DECODE_SPAN_STAMPS
-#define DECODE_CL_STAMPS 1
+#define DECODE_STAMPS 1
 #endif
 #include "decode_span.cuh"
 #include "decode_bench.h"
 
 #ifdef DECODE_SPAN_STAMPS
-static const char *kPhase[DECODE_CL_PHASES] = {
+static const char *kPhase[DECODE_PHASES] = {
     "start", "copies issued", "(kStop 1: K and V landed)", "heads done (thread 0's warp)",
     "partials written (CTA)", "arrived (fence, atomic returned)", "barrier flip seen (thread 0)",
     "barrier passed (CTA)", "merge loads folded (warp 0)", "end"};

@@ -301,36 +301,36 @@ __global__ void __launch_bounds__(DECODE_SPAN_THREADS, 1)
   T *ks = (T *)(decode_smem + 128), *vs = ks + span * row;
   float *red = (float *)(vs + span * row);
   const int b = blockIdx.y, k_begin = blockIdx.x * span, warp = threadIdx.x / 32;
-  DECODE_CL_STAMP_BEGIN;
+  DECODE_STAMP_BEGIN;
   // contiguous: the cache's rows, whatever the sequence's length
   const int n = kStop == 4 ? 0 : max(0, min(span, p.sk - k_begin));
   decode_span_copy<T, kD, kOne>(p, b, k_begin, n, ks, vs, bar);
-  DECODE_CL_STAMP(1);
+  DECODE_STAMP(1);
   const decode_seq sq = decode_seq_of(p, b);
   const int R = p.group * sq.nq;
   const int k_stop = R == 0 ? k_begin : max(k_begin, min(sq.nk, k_begin + span));
   if (kStop == 1) ws_bar_wait(bar, 0), ws_bar_wait(bar + 8, 0);
-  DECODE_CL_STAMP(2);
+  DECODE_STAMP(2);
   for (int hk = warp; hk < p.hkv; hk += DECODE_SPAN_WARPS) {
     if constexpr (kStop == 3)
       decode_span_head<T, kD, kOne>(p, sq, hk, R, k_begin, k_stop, ks, vs, bar, threadIdx.x % 32);
     else if constexpr (kStop == 2 || kStop == 5)
       decode_span_zero<kD>(p, sq, hk, R, bar);
   }
-  DECODE_CL_STAMP(3);
+  DECODE_STAMP(3);
   __syncthreads(); // this CTA's partials written
-  DECODE_CL_STAMP(4);
+  DECODE_STAMP(4);
   if (kStop != 1 && kStop != 5 && threadIdx.x == 0) {
     const unsigned old = decode_span_arrive(gbar);
-    DECODE_CL_STAMP(5);
+    DECODE_STAMP(5);
     decode_span_wait(gbar, old);
-    DECODE_CL_STAMP(6);
+    DECODE_STAMP(6);
   }
   __syncthreads();
-  DECODE_CL_STAMP(7);
-  if (kStop != 1 && kStop != 4) decode_span_merge<T, kD>(p, sq, red, [&] { DECODE_CL_STAMP(8); });
-  DECODE_CL_STAMP(9);
-  DECODE_CL_STAMP_END
+  DECODE_STAMP(7);
+  if (kStop != 1 && kStop != 4) decode_span_merge<T, kD>(p, sq, red, [&] { DECODE_STAMP(8); });
+  DECODE_STAMP(9);
+  DECODE_STAMP_END
 #endif
 }
 

@@ -1,7 +1,7 @@
 // Where the cluster decode kernel's time goes (issue 13, NOTES.md run 15).
 // One cell: B=1, one new token, GQA 32/8, D128, bf16, contiguous cache of
 // KV keys (default 2048). It includes decode_cluster.cuh with
-// DECODE_CL_STAMPS defined, so each CTA records %globaltimer and %clock64
+// DECODE_STAMPS defined, so each CTA records %globaltimer and %clock64
 // at its phases (the library's own build has none of this), and prints:
 //  - per launch shape (cluster size C, copy kind, merge and last barrier),
 //    the graph-timed us per call (20 calls a graph, events around each
@@ -18,7 +18,7 @@
 //    128 and 132 CTAs of 256 threads, each CTA its contiguous share; and the
 //    cluster kernel's own row pattern by cp.async (read_smem_rows).
 //   bench_decode_stamps [kv] [reps]
-#define DECODE_CL_STAMPS 1
+#define DECODE_STAMPS 1
 #include "attn/cuda/fused/decode_cluster.cuh"
 #include "decode_bench.h"
 
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(256) read_smem_rows(const uint4 *__restrict__ 
 
 template <int kBulk>
 static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int relax, int wide,
-                           int cols, int vhalf) {
+                           int cols, int vhalf, int fix) {
   static bool done;
   auto fn = decode_cluster_kernel<bf16, 128, kBulk>;
   if (!done) {
@@ -90,31 +90,30 @@ static void cluster_launch(const attn_decode_params &p, cudaStream_t s, int rela
     done = true;
   }
   attn_decode_params q = p;
-  q.cl_relax = relax, q.cl_wide = wide, q.cl_cols = cols, q.cl_vhalf = vhalf;
+  q.cl_relax = relax, q.cl_wide = wide, q.cl_cols = cols, q.cl_vhalf = vhalf, q.fix = fix;
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg = decode_cl_config(dim3(p.splits, p.hkv, p.batch), p.splits,
                                             decode_cl_smem_bytes<128, kBulk>(p.cl_chunk), 0, s, attr);
   CK(cudaLaunchKernelEx(&cfg, fn, q));
 }
 
-static const char *kPhase[DECODE_CL_PHASES] = {
+static const char *kPhase[DECODE_PHASES] = {
     "start", "copies issued", "Q+K landed", "softmax done", "V landed",
     "P V done", "P written (warps merged)", "cluster barrier passed", "out written", "end"};
 
 // The cell's measurements (bench_main does the rest).
 static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
 
+  // fix: ATTNPROF_DECODE_FIX (bit 3: the warps' merge by 4 columns, run 20)
   struct Variant {
     const char *name;
-    int C, bulk, relax, wide, cols, vhalf;
-  } vars[] = {{"C=8 cp.async cols=0 vhalf=1 (run 18: V in two groups; phase 4 = first half)", 8, 0, 1, 1, 0, 1},
-              {"C=8 cp.async cols=0 (default: by keys, warps' merge)", 8, 0, 1, 1, 0, 0},
-              {"C=8 cp.async cols=0 vhalf=1 (again)", 8, 0, 1, 1, 0, 1},
-              {"C=8 cp.async cols=0 (again)", 8, 0, 1, 1, 0, 0},
-              {"C=8 cp.async cols=1 (run 17: P V by columns)", 8, 0, 1, 1, 1, 0},
-              {"C=16 cp.async cols=0 vhalf=1", 16, 0, 1, 1, 0, 1},
-              {"C=16 cp.async cols=0", 16, 0, 1, 1, 0, 0},
-              {"C=8 bulk cols=0", 8, 1, 1, 1, 0, 0}};
+    int C, bulk, relax, wide, cols, vhalf, fix;
+  } vars[] = {{"C=8 cp.async cols=0 fix=11 (default: by keys, warps' merge by 4 columns)", 8, 0, 1, 1, 0, 0, 11},
+              {"C=8 cp.async cols=0 fix=3 (runs 15-19: warps' merge by element)", 8, 0, 1, 1, 0, 0, 3},
+              {"C=8 cp.async cols=1 (P V by columns, branch-free groups of 8 slices)", 8, 0, 1, 1, 1, 0, 11},
+              {"C=8 cp.async cols=0 fix=11 (again: the control)", 8, 0, 1, 1, 0, 0, 11},
+              {"C=8 cp.async cols=0 fix=3 (again)", 8, 0, 1, 1, 0, 0, 3},
+              {"C=8 cp.async cols=1 (again)", 8, 0, 1, 1, 1, 0, 11}};
   for (const Variant &v : vars) {
     attn_decode_params p = params(c, v.C);
     p.cl_chunk = ((c.kv + v.C - 1) / v.C + 15) / 16 * 16;
@@ -124,16 +123,12 @@ static void run(Cell &c, int reps, cudaStream_t s, unsigned *sink) {
     }
     auto run = [&](cudaStream_t st) {
       if (v.bulk)
-        cluster_launch<1>(p, st, v.relax, v.wide, v.cols, v.vhalf);
+        cluster_launch<1>(p, st, v.relax, v.wide, v.cols, v.vhalf, v.fix);
       else
-        cluster_launch<0>(p, st, v.relax, v.wide, v.cols, v.vhalf);
+        cluster_launch<0>(p, st, v.relax, v.wide, v.cols, v.vhalf, v.fix);
     };
-    CK(cudaMemset(c.o, 0xff, (size_t)c.hq * c.d * 2)); // poison: NaN
-    run(s);
-    CK(cudaStreamSynchronize(s));
-    const double err = check(c);
-    const double us = graph_us(run, reps, s);
-    graph_once(run, s);
+    double err;
+    const double us = stamped_run(c, run, reps, s, &err);
     printf("%s: %d CTAs of %d keys, %d B shared: %.2f us per call (graph), err %.1e\n", v.name,
            v.C * c.hkv, p.cl_chunk, v.bulk ? decode_cl_smem_bytes<128, 1>(p.cl_chunk)
                                            : decode_cl_smem_bytes<128, 0>(p.cl_chunk),

@@ -584,6 +584,15 @@ KNOBS_CLUSTER = (("default", {}),
 KNOBS_SPLIT = (("default", {}),
                ("fix=3 (run 18)", {"ATTNPROF_DECODE_FIX": 3}),
                ("early (fix=15)", {"ATTNPROF_DECODE_FIX": 15}))
+# Run 20 (--knob-set cols): the column split with its slice loop branch-free
+# in groups of 8 slices (cols=1) and the merges by element (fix=3: the
+# cluster kernel's warps' merge and the split kernel's key groups' merge)
+# against the default (by keys, the warps' merge by 4 columns since run 20),
+# and the default again as the control of the rounds' spread.
+KNOBS_COLS = (("default", {}),
+              ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
+              ("fix=3", {"ATTNPROF_DECODE_FIX": 3}),
+              ("default (control)", {}))
 KNOBS = KNOBS_CLUSTER
 KNOB_PAGE = 16
 KNOB_PROFILED = ("default", "cluster=0", "fix=3 (run 18)")  # kernels from torch.profiler (~0.7 s each)
@@ -793,8 +802,9 @@ def main():
     ap.add_argument("--knobs", action="store_true",
                     help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
     ap.add_argument("--cells", default="", help="with --knobs, only these cells (BxKV list)")
-    ap.add_argument("--knob-set", choices=("cluster", "split"), default="cluster",
-                    help="with --knobs: the candidates (KNOBS_CLUSTER, or run 19's KNOBS_SPLIT)")
+    ap.add_argument("--knob-set", choices=("cluster", "split", "cols"), default="cluster",
+                    help="with --knobs: the candidates (KNOBS_CLUSTER, run 19's KNOBS_SPLIT or "
+                    "run 20's KNOBS_COLS)")
     ap.add_argument("--table", action="store_true",
                     help="only the contiguous ratio table against torch (every decode row)")
     ap.add_argument("--floor-lib", help="the floor kernels (default: libbench_floor.so beside --lib)")
@@ -806,7 +816,7 @@ def main():
         print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
               "columns: round 1 / round 2 us")
         global KNOBS
-        KNOBS = KNOBS_SPLIT if opt.knob_set == "split" else KNOBS_CLUSTER
+        KNOBS = {"split": KNOBS_SPLIT, "cols": KNOBS_COLS}.get(opt.knob_set, KNOBS_CLUSTER)
         knob_rows(lib, opt.reps, bw, opt.cells)
         return
     if opt.table:

@@ -188,9 +188,11 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * and the other P V of the two (ATTNPROF_DECODE_CL_COLS: by columns or by
  * keys and the warps' merge, whichever is not the default), every fourth
  * even one and every fourth odd one (with the other copies) with the other V
- * copies (ATTNPROF_DECODE_CL_VHALF: one cp.async group or two). The
- * environment must leave ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE,
- * _CL_RELAX, _CL_COLS and _CL_VHALF unset. default_copies[paged][bulk]: the fixed
+ * copies (ATTNPROF_DECODE_CL_VHALF: one cp.async group or two), the even
+ * ones of these also with the warps' merge by element (ATTNPROF_DECODE_FIX=3;
+ * by 4 columns is the default). The environment must leave
+ * ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE, _CL_RELAX, _CL_COLS, _CL_VHALF
+ * and _FIX unset. default_copies[paged][bulk]: the fixed
  * cases run with the plan's own copies, by K/V kind. */
 static int default_copies[2][2];
 static int cluster_cases_run(int quick) {
@@ -237,10 +239,12 @@ static int cluster_cases_run(int quick) {
           unsetenv("ATTNPROF_DECODE_CL_VHALF");
           ran++;
         }
-        if (!quick && n % 4 == 0) { /* the other V copies (one or two groups) */
+        if (!quick && n % 4 == 0) { /* the other V copies, the merge by element */
           setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
+          setenv("ATTNPROF_DECODE_FIX", "3", 1);
           run_case(&s, test_rng_next(&r));
           unsetenv("ATTNPROF_DECODE_CL_VHALF");
+          unsetenv("ATTNPROF_DECODE_FIX");
           ran++;
         }
         if (!quick && n % 4 == 2) { /* the forms kept for the A/B */

@@ -30,8 +30,9 @@
 // partial P [16 x kD] fp32 (and warp 0 the lse, log2): no merge between
 // warps, whose 8 partial O through shared memory cost 0.74 us at 2k (run
 // 15). By keys (p.cl_cols = 0, the default): each warp P V over its own
-// slices, all columns, then the 8 warps merge through shared memory
-// (decode_merge_groups) into P and lse. Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
+// slices, all columns, then the 8 warps merge through shared memory into P
+// and lse (4 columns of a row a thread, decode_merge_groups4; by element,
+// decode_merge_groups, under ATTNPROF_DECODE_FIX=3). Then a cluster barrier; CTA c merges columns [c * kD / C, (c + 1) * kD / C) of every row
 // from all C CTAs' P and lse (ld.shared::cluster: C adjacent threads, one
 // remote lse and float4 each, merged by shuffles) and writes out and lse; a
 // last cluster barrier (relaxed) keeps each CTA's shared memory alive until
@@ -55,7 +56,10 @@
 // took the warps' merge from ~1,480 to ~420-630 cycles but made P V 2.5x as
 // long (2k: 3,151 cycles after V against 1,271; each slice a branch of its
 // own, so every slice waited out its P load and ldmatrix), 8.0-8.3 us
-// against 7.4 (same session), 1k 7.0 against 6.4-6.5.
+// against 7.4 (same session), 1k 7.0 against 6.4-6.5. Run 20: the warps'
+// merge by 4 columns, 1,529 -> 992 cycles, B=1 KV=2k 7.56 -> 7.09 us (table:
+// 7.2 against cuDNN's 7.3), KV=1k 6.52 -> 6.08; the column split without
+// branches inside a group of 8 slices, P V 2,105 cycles after V, 7.71 us.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_DECODE_CLUSTER_CUH
 
@@ -94,43 +98,6 @@ __host__ __device__ constexpr int decode_cl_smem_bytes(int chunk) {
          16 * 4 +
          2 * DECODE_CL_WARPS * 8;
 }
-
-// Phase stamps, compiled in only where DECODE_CL_STAMPS is defined (the
-// bench bench/serving/decode_stamps.cu; the library never defines it): every
-// thread reads %globaltimer and %clock64 at each phase into registers, and at
-// the end thread 0 writes them, its SM and the call's index (a per-CTA
-// counter) to decode_cl_stamp_buf. Phases (DECODE_CL_PHASES): start, copies
-// issued, Q+K landed, softmax done, V landed, P V done, warps merged, cluster
-// barrier passed, out written, end.
-#define DECODE_CL_PHASES 10
-#ifdef DECODE_CL_STAMPS
-#define DECODE_CL_STAMP_CTAS 256
-#define DECODE_CL_STAMP_CALLS 32
-#define DECODE_CL_STAMP_WORDS (2 * DECODE_CL_PHASES + 2)
-__device__ unsigned decode_cl_stamp_calls[DECODE_CL_STAMP_CTAS];
-__device__ unsigned long long
-    decode_cl_stamp_buf[DECODE_CL_STAMP_CALLS][DECODE_CL_STAMP_CTAS][DECODE_CL_STAMP_WORDS];
-#define DECODE_CL_STAMP(i) st_ns[i] = ws_globaltimer(), st_cy[i] = ws_clock()
-#define DECODE_CL_STAMP_BEGIN                                                               \
-  unsigned long long st_ns[DECODE_CL_PHASES], st_cy[DECODE_CL_PHASES];                      \
-  DECODE_CL_STAMP(0);                                                                       \
-  const int st_cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);       \
-  unsigned st_call = 0;                                                                     \
-  if (threadIdx.x == 0 && st_cta < DECODE_CL_STAMP_CTAS)                                    \
-    st_call = atomicAdd(&decode_cl_stamp_calls[st_cta], 1u)
-#define DECODE_CL_STAMP_END                                                                 \
-  if (threadIdx.x == 0 && st_cta < DECODE_CL_STAMP_CTAS && st_call < DECODE_CL_STAMP_CALLS) { \
-    unsigned long long *w = decode_cl_stamp_buf[st_call][st_cta];                           \
-    unsigned sm;                                                                            \
-    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));                                       \
-    for (int i = 0; i < DECODE_CL_PHASES; i++) w[i] = st_ns[i], w[DECODE_CL_PHASES + i] = st_cy[i]; \
-    w[2 * DECODE_CL_PHASES] = sm, w[2 * DECODE_CL_PHASES + 1] = st_call;                     \
-  }
-#else
-#define DECODE_CL_STAMP(i)
-#define DECODE_CL_STAMP_BEGIN
-#define DECODE_CL_STAMP_END
-#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Shared address a of this CTA, as the same offset in CTA rank's window.
@@ -364,22 +331,29 @@ FUSED_DEV void decode_cl_cols(float (&o)[kD / 64][4], float (&M)[2], float (&L)[
 #pragma unroll
     for (int n = 0; n < kN; n++) t[w][n][0] = t[w][n][1] = t[w][n][2] = t[w][n][3] = 0.f;
 #pragma unroll
-  for (int i = 0; i < kSl; i++)
+  for (int i = 0; i < kSl; i++) {
+    if (DECODE_CL_WARPS * i >= nsl) break; // uniform, once per 8 slices
 #pragma unroll
     for (int w = 0; w < DECODE_CL_WARPS; w++) {
-      const int sl = w + DECODE_CL_WARPS * i;
-      if (sl >= nsl) continue;
-      const uint4 pa = slot(sl)[lane];
+      // No branch inside a group of 8 slices, so that their P loads and
+      // ldmatrix issue ahead of the mma (run 17, call 2: a branch a slice
+      // made each slice wait out both; P V 3,151 cycles at 2k against the
+      // by-keys form's 1,271). A slice past nsl takes the last slice's V
+      // (finite: zeroed past the keys) times P = 0.
+      const int sl = w + DECODE_CL_WARPS * i, slc = min(sl, nsl - 1);
+      uint4 pa = slot(slc)[lane];
+      if (sl >= nsl) pa = make_uint4(0u, 0u, 0u, 0u);
       const uint32_t a[4] = {pa.x, pa.y, pa.z, pa.w};
 #pragma unroll
       for (int dn = 0; dn < (kN + 1) / 2; dn++) { // one x4 load: two n-tiles (kN = 1: one, twice)
         uint32_t bf[4];
         const int ch = warp * kN + (kN == 1 ? 0 : 2 * dn + mi / 2);
-        fused_ldmatrix_x4_trans(bf, vaddr(sl * 16 + (mi % 2) * 8 + r8, ch));
+        fused_ldmatrix_x4_trans(bf, vaddr(slc * 16 + (mi % 2) * 8 + r8, ch));
         fused_mma<T>(t[w][2 * dn], a, bf[0], bf[1]);
         if constexpr (kN > 1) fused_mma<T>(t[w][2 * dn + 1], a, bf[2], bf[3]);
       }
     }
+  }
   float4 ml[DECODE_CL_WARPS];
   M[0] = M[1] = -INFINITY, L[0] = L[1] = 0.f;
 #pragma unroll
@@ -426,18 +400,32 @@ FUSED_DEV void decode_cl_cols_put(const float (&o)[kD / 64][4], const float (&M)
 }
 
 // By keys, after P V: the 8 warps' O merged through shared memory (buf,
-// the K/V region) into the CTA's partial P (row stride DECODE_CL_PART) and lse.
+// the K/V region) into the CTA's partial P (row stride DECODE_CL_PART) and
+// lse; by4 (ATTNPROF_DECODE_FIX bit 3, as in the split kernel): 4 columns a
+// thread, the weights, 1 / L and lse once per 4 outputs, float4 loads and
+// stores (at 4 rows x D128: one pass of 128 threads instead of two of 256;
+// run 20: 992 cycles against 1,529 at B=1 KV=2k, NOTES.md).
 template <int kD>
 FUSED_DEV void decode_cl_merge_warps(float (&o)[kD / 8][4], const float (&m)[2],
                                      const float (&l)[2], float *buf, float *part,
-                                     float *part_lse, int R, int warp, int lane) {
-  decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
-      o, m, l, buf, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
-        part[r * DECODE_CL_PART(kD) + col] = val;
-        if (col == 0) part_lse[r] = lse2;
-      });
+                                     float *part_lse, int R, int warp, int lane, bool by4) {
+  if (by4)
+    decode_merge_groups4<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+        o, m, l, buf, 0, R, 0, warp, lane, [&](int r, int col, float4 val, float lse2) {
+          *(float4 *)(part + r * DECODE_CL_PART(kD) + col) = val;
+          if (col == 0) part_lse[r] = lse2;
+        });
+  else
+    decode_merge_groups<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
+        o, m, l, buf, 0, R, 0, warp, lane, [&](int r, int col, float val, float lse2) {
+          part[r * DECODE_CL_PART(kD) + col] = val;
+          if (col == 0) part_lse[r] = lse2;
+        });
 }
 
+// Its phase stamps (DECODE_STAMP, bench only): start, copies issued, Q+K
+// landed, softmax done, V landed, P V done, warps merged, cluster barrier
+// passed, out written, end.
 template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cluster_kernel(const attn_decode_params p) {
@@ -460,7 +448,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   // slices, then the rest (cp.async, by keys, at least two slices a warp).
   constexpr int kHalf = kSl / 2 * 16 * DECODE_CL_WARPS;
   const bool vh = !kBulk && kSl >= 2 && p.cl_vhalf && !p.cl_cols;
-  DECODE_CL_STAMP_BEGIN;
+  DECODE_STAMP_BEGIN;
   decode_pdl_wait();
   const decode_seq sq = decode_seq_of(p, b);
   const int G = p.group, R = G * sq.nq;
@@ -485,7 +473,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       fused_cp_async_commit();
     }
   }
-  DECODE_CL_STAMP(1);
+  DECODE_STAMP(1);
 
   const int keys = k_stop - k_begin, nsl = (keys + 15) / 16;
   const int g4 = lane / 4, t4 = lane % 4, mi = lane / 8, r8 = lane % 8;
@@ -517,7 +505,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       fused_cp_async_wait<1>();
     __syncthreads(); // Q and K landed
   }
-  DECODE_CL_STAMP(2);
+  DECODE_STAMP(2);
   float s[kSl][2][4];
 #pragma unroll
   for (int i = 0; i < kSl; i++) {
@@ -553,7 +541,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   // slice sl's K rows, where the column split publishes its P (and m, l)
   auto slot = [&](int sl) { return (uint4 *)(ks + decode_cl_at<kD, kBulk>(sl * 16, 0)); };
   if (p.cl_cols) decode_cl_publish<T, kSl>(s, m, l, warp, lane, nsl, slot);
-  DECODE_CL_STAMP(3);
+  DECODE_STAMP(3);
 
   if constexpr (kBulk) {
     ws_bar_wait(bar + 8, 0); // this warp's V rows landed
@@ -576,7 +564,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     __syncthreads(); // V (its first half) landed (and, column split, every warp's P, m and l)
     if (!vh || keys < kHalf) zero_tail();
   }
-  DECODE_CL_STAMP(4);
+  DECODE_STAMP(4);
   auto vaddr = [&](int r, int ch) { return fused_smem_addr(vs + decode_cl_at<kD, kBulk>(r, ch)); };
   auto mine = [&](int i) { return warp + DECODE_CL_WARPS * i; };
   if (vh) { // by keys: the first half's slices, then the second's once it lands
@@ -589,24 +577,24 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     if (keys >= kHalf) zero_tail();
     decode_cl_pv_add<T, kD, kSl>(s, o, lane, mine, nsl, vaddr, kSl / 2, kSl);
     decode_cl_quad_sum(l);
-    DECODE_CL_STAMP(5);
+    DECODE_STAMP(5);
     __syncthreads(); // K and V are read: the region becomes the warps' merge slab
-    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane);
+    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane, p.fix & 8);
   } else if (p.cl_cols) {
     float o[kD / 64][4], M[2], L[2];
     decode_cl_cols<T, kD, kSl>(o, M, L, nsl, warp, lane, slot, vaddr);
-    DECODE_CL_STAMP(5);
+    DECODE_STAMP(5);
     decode_cl_cols_put<kD, kPR>(o, M, L, part, part_lse, R, warp, lane);
   } else { // run 15's (ATTNPROF_DECODE_CL_COLS=0): by keys, then the warps' merge
     float o[kD / 8][4];
     decode_cl_pv<T, kD, kSl>(s, l, o, lane, mine, nsl, vaddr);
-    DECODE_CL_STAMP(5);
+    DECODE_STAMP(5);
     __syncthreads(); // K and V are read: the region becomes the warps' merge slab
-    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane);
+    decode_cl_merge_warps<kD>(o, m, l, (float *)ks, part, part_lse, R, warp, lane, p.fix & 8);
   }
-  DECODE_CL_STAMP(6);
+  DECODE_STAMP(6);
   ws_cluster_sync(); // every CTA's P and lse written
-  DECODE_CL_STAMP(7);
+  DECODE_STAMP(7);
 
   // Columns [rank * cols, +cols) of every row, 4 a thread from one CTA: C
   // adjacent threads take the same 4 columns from the C CTAs (one remote
@@ -661,7 +649,7 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
       decode_out<T, 4>(p, sq, hk, r, col, acc, L > 0.f ? M + log2f(L) : -INFINITY);
     }
   }
-  DECODE_CL_STAMP(8);
+  DECODE_STAMP(8);
   // No CTA's shared memory goes while a peer may read it. Relaxed (the
   // default; ATTNPROF_DECODE_CL_RELAX=0 for the release form): the peers'
   // loads above have returned (their values are used) before they arrive.
@@ -670,8 +658,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
                  "barrier.cluster.wait.aligned;\n" ::: "memory");
   else
     ws_cluster_sync();
-  DECODE_CL_STAMP(9);
-  DECODE_CL_STAMP_END
+  DECODE_STAMP(9);
+  DECODE_STAMP_END
 #else
   __trap(); // built for sm_90 only; the plan never picks it elsewhere
 #endif

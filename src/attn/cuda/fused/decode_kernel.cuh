@@ -43,6 +43,47 @@
 #define DECODE_BK 64
 #define DECODE_THREADS 128
 
+// Phase stamps, compiled in only where DECODE_STAMPS is defined (the benches
+// bench/serving/decode_stamps.cu and decode_split_stamps.cu; the library
+// never defines it): every thread reads %globaltimer and %clock64 at each
+// phase into registers, and at the end thread 0 writes them, its SM and the
+// call's index (a per-CTA counter) to decode_stamp_buf. Each kernel's
+// DECODE_PHASES phases are named where it stamps them (the split kernel:
+// decode_fwd_kernel; the cluster kernel: decode_cluster_kernel).
+#define DECODE_PHASES 10
+#ifdef DECODE_STAMPS
+#include "attn/cuda/fused/ws_sync.cuh"
+#define DECODE_STAMP_CTAS 256
+#define DECODE_STAMP_CALLS 32
+#define DECODE_STAMP_WORDS (2 * DECODE_PHASES + 2)
+__device__ unsigned decode_stamp_calls[DECODE_STAMP_CTAS];
+__device__ unsigned long long
+    decode_stamp_buf[DECODE_STAMP_CALLS][DECODE_STAMP_CTAS][DECODE_STAMP_WORDS];
+#define DECODE_STAMP(i) st_ns[i] = ws_globaltimer(), st_cy[i] = ws_clock()
+#define DECODE_STAMP_AT(c, i) \
+  if (c) DECODE_STAMP(i)
+#define DECODE_STAMP_BEGIN                                                                 \
+  unsigned long long st_ns[DECODE_PHASES], st_cy[DECODE_PHASES];                           \
+  DECODE_STAMP(0);                                                                         \
+  const int st_cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);      \
+  unsigned st_call = 0;                                                                    \
+  if (threadIdx.x == 0 && st_cta < DECODE_STAMP_CTAS)                                      \
+    st_call = atomicAdd(&decode_stamp_calls[st_cta], 1u)
+#define DECODE_STAMP_END                                                                   \
+  if (threadIdx.x == 0 && st_cta < DECODE_STAMP_CTAS && st_call < DECODE_STAMP_CALLS) {    \
+    unsigned long long *w = decode_stamp_buf[st_call][st_cta];                             \
+    unsigned sm;                                                                           \
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));                                      \
+    for (int i = 0; i < DECODE_PHASES; i++) w[i] = st_ns[i], w[DECODE_PHASES + i] = st_cy[i]; \
+    w[2 * DECODE_PHASES] = sm, w[2 * DECODE_PHASES + 1] = st_call;                         \
+  }
+#else
+#define DECODE_STAMP(i)
+#define DECODE_STAMP_AT(c, i)
+#define DECODE_STAMP_BEGIN
+#define DECODE_STAMP_END
+#endif
+
 // Q tile, K/V ring, two slots of 64 key rows' (batch or page, row) pairs.
 // The merge statistics reuse the ring after the loop. D128 with 64 query
 // rows (8 new tokens under GQA 8) comes to 115,712 bytes: two CTAs fill an
@@ -369,6 +410,10 @@ FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int
 // kernel carries one variant's code (ATTNPROF_DECODE_FIX picks it). A
 // variant whose last split's CTA combined (no combine kernel) measured
 // 0.3-0.7 us slower at B=1 and was taken out (bench/serving/NOTES.md, run 12).
+// Its phase stamps (DECODE_STAMP, bench only): start, the first blocks
+// issued, block 0 landed, block 0 done, block 1 landed, the last block
+// issued, the last block landed, the last block done, the ring drained
+// (barrier passed), end (merged and written).
 template <typename T, int kD, int kWM, int kStages, int kPath, int kMerge>
 __global__ void __launch_bounds__(DECODE_THREADS, 1)
     decode_fwd_kernel(const attn_decode_params p) {
@@ -419,6 +464,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   // spare rows may hold anything; 0 x NaN is NaN); K's are masked to -inf.
   const bool early = kPath == DECODE_PATH_LINEAR && (p.fix & 4) && p.splits == 1 && !p.q_off &&
                      p.kv_kind != DECODE_KV_PACKED;
+  DECODE_STAMP_BEGIN;
   decode_pdl_wait();
   if (early) {
     const decode_seq sq0 = {p.q_rows, 0, 0, b}; // what decode_seq_of gives, less nk
@@ -541,6 +587,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     }
     block_offsets(kStages - 1); // used in step 0, after its barrier
   }
+  DECODE_STAMP(1);
+  DECODE_STAMP_AT(nblocks <= kStages - 1, 5);
 
   float o[kD / 8][4];
   for (int i = 0; i < kD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
@@ -557,7 +605,11 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     fused_cp_async_wait<kStages - 2>();
     if (early && blk < kStages - 1) zero_tail(blk);
     __syncthreads();
+    DECODE_STAMP_AT(blk == 0, 2);
+    DECODE_STAMP_AT(blk == 1, 4);
+    DECODE_STAMP_AT(blk == nblocks - 1, 6);
     load_block(blk + kStages - 1);
+    DECODE_STAMP_AT(blk + kStages - 1 == nblocks - 1, 5);
     if (!early) block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
     const T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const int j0 = k_begin + blk * DECODE_BK, kw = kg * kNK;
@@ -626,9 +678,12 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
         fused_mma<T>(o[2 * dn + 1], a, bf[2], bf[3]);
       }
     }
+    DECODE_STAMP_AT(blk == 0, 3);
   }
+  DECODE_STAMP(7);
   fused_cp_async_wait<0>();
   __syncthreads(); // the rings are free: they become the fp32 merge buffer
+  DECODE_STAMP(8);
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
@@ -639,6 +694,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   else
     decode_merge_write_serial<T, kD, kWM>(p, sq, o, m, l, (float *)ring, split, hk, r0, R, wm, kg,
                                           lane);
+  DECODE_STAMP(9);
+  DECODE_STAMP_END
 }
 
 // Merges the splits: one warp per (query row, head). The lanes read the
