@@ -126,6 +126,20 @@ struct ws_cfg : ws_shape<kD, kTile> {
 // (and the turn passed), last P V done, epilogue done; m0.
 constexpr int kWsStampCtas = 160, kWsStampTiles = 64, kWsStampBlock = 8 + 8 * kWsStampTiles;
 
+// WS_STAMPS' step records, after those words: 32-bit %clock stamps per CTA,
+// block (consumers 0..2 by their thread 0; 3 the producer thread) and tile
+// (up to kWsStampTiles), kWsStepRecs records of 8 words each: 0..15 the key
+// tiles in loop order (0 the peeled first; later ones not stamped), 16 the
+// last P V (finish), 17 the tile's head; the producer uses record 0.
+// bench/fused/ws_phases.py STEP_WORDS names every word.
+constexpr int kWsStepKeyRecs = 16, kWsStepRecs = kWsStepKeyRecs + 2;
+constexpr size_t kWsStepBytes = (size_t)kWsStampCtas * 4 * kWsStampTiles * kWsStepRecs * 8 * 4;
+FUSED_DEV uint32_t *ws_step_rec(const attn_fused_params &p, int blk, uint32_t tc) {
+  if (blockIdx.x >= (unsigned)kWsStampCtas || tc >= (uint32_t)kWsStampTiles) return nullptr;
+  uint32_t *b = (uint32_t *)(p.ws_stamps + (size_t)kWsStampCtas * 3 * kWsStampBlock);
+  return b + ((blockIdx.x * 4u + (uint32_t)blk) * (uint32_t)kWsStampTiles + tc) * (uint32_t)(kWsStepRecs * 8);
+}
+
 // A tile of the persistent schedule: m block, head, batch, and how many key
 // tiles its rows may see (0: none, bottom-right causal with Sq > Sk).
 struct ws_tile {
@@ -169,8 +183,18 @@ struct ws_tile {
 // faster, the blog shape 2 % slower (the index's fetch lands on the tile
 // start); racecheck reports the slot's write against the consumers' reads,
 // which only the Q buffer's mbarriers order (it did not count them).
+// The paired order's end (ws_tile.h kWsEndShortDefault; WS_AB_END_SHORT
+// flips it): pairs [0, n_pp) run in 2 n_pp / G rounds as above (n_pp = F G,
+// F the rounds of pairs that every CTA fills, one less when the last round
+// would be under three quarters full); the n_single m blocks of the rest
+// follow one per CTA and round, longest first, dealt in a snake
+// (ws_single_at), so the schedule ends on short tiles. Even n_mb only.
+// Counted in key-tile steps (bench/NOTES.md "ws: per-step phase stamps, a
+// schedule that ends on short tiles"): the longest CTA at D64 S1k causal
+// 144 -> 141 steps (32 -> 31 tiles), the blog shape 36 -> 35.
 struct ws_sched {
   int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
+  int n_pp, n_single;               // the end-short order's split; n_single 0: off
   int cl;                           // CTAs per cluster: 1 or 2
   int dyn;                          // 1: tiles from p.ws_ctr (WS_AB_DYN)
 };
@@ -186,9 +210,15 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   s.dyn = kDyn && (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
-  s.n_pairs = 0;
+  s.n_pairs = 0, s.n_pp = 0, s.n_single = 0;
   if (p.causal && pair && s.n_tiles > g)
     s.n_pairs = s.bh_n * (s.n_mb / 2) + (s.n_mb & 1 ? (s.bh_n + 1) / 2 : 0);
+  const bool end_short = ((p.ws_ab & WS_AB_END_SHORT) != 0) != kWsEndShortDefault;
+  if (s.n_pairs && end_short && !(s.n_mb & 1) && s.cl == 1 && !s.dyn) {
+    const int f = s.n_pairs / g, rem = s.n_pairs - f * g;
+    const int ff = f - (4 * rem < 3 * g ? 1 : 0);
+    if (rem && ff >= 0) s.n_pp = ff * g, s.n_single = 2 * (s.n_pairs - s.n_pp);
+  }
   return s;
 }
 
@@ -199,7 +229,23 @@ FUSED_DEV int ws_rounds(const ws_sched &s) {
     const int gc = g / s.cl, n_ct = (s.n_mb + s.cl - 1) / s.cl * s.bh_n;
     return (n_ct + gc - 1) / gc;
   }
+  if (s.n_single) return 2 * (s.n_pp / g) + (s.n_single + g - 1) / g;
   return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
+}
+
+// The end-short order's single u (0: the longest): m blocks from the last
+// down, at each the heads that still have it (the pairs past n_pp: head
+// n_pp / h2 from its pair n_pp % h2 on, every later head whole), in head
+// order so that a round's K and V come from few heads.
+FUSED_DEV void ws_single_at(const ws_sched &s, int u, int &bh, int &mb) {
+  const int h2 = s.n_mb / 2, bh0 = s.n_pp / h2, i0 = s.n_pp % h2;
+  for (mb = s.n_mb - 1; mb > 0; --mb) {
+    const int cnt = s.bh_n - bh0 - (i0 <= mb && mb <= s.n_mb - 1 - i0 ? 0 : 1);
+    if (u < cnt) break;
+    u -= cnt;
+  }
+  const int cnt = s.bh_n - bh0 - (i0 <= mb && mb <= s.n_mb - 1 - i0 ? 0 : 1);
+  bh = s.bh_n - cnt + u;
 }
 
 // The tile of m block mb of head bh (b * hq + h).
@@ -220,6 +266,10 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
     const int n_cmb = (s.n_mb + s.cl - 1) / s.cl, ct = r * (g / s.cl) + k / s.cl;
     if (ct >= n_cmb * s.bh_n) return false;
     mb = s.cl * (ct % n_cmb) + k % s.cl, bh = ct / n_cmb;
+  } else if (s.n_single && r >= 2 * (s.n_pp / g)) { // the end-short order's singles
+    const int rr = r - 2 * (s.n_pp / g), u = rr * g + ((rr & 1) ? g - 1 - k : k);
+    if (u >= s.n_single) return false;
+    ws_single_at(s, u, bh, mb);
   } else if (s.n_pairs) {
     const int pr = (r >> 1) * g + k, h2 = s.n_mb / 2, full = s.bh_n * h2;
     if (pr >= s.n_pairs) return false;
@@ -500,8 +550,11 @@ FUSED_DEV void ws_dyn_end(const attn_fused_params &p, ws_bars br, int nq, uint32
   if (atomicAdd(p.ws_ctr + 1, 1u) == gridDim.x - 1) atomicExch(p.ws_ctr, 0u), atomicExch(p.ws_ctr + 1, 0u);
 }
 
-// The producer thread: every load of every tile of this CTA.
-template <int kD, int kTile>
+// The producer thread: every load of every tile of this CTA. kStamp
+// (WS_STAMPS): record 0 of block 3 per tile, words 0 tile start, 1 Q
+// buffer's empty wait done, 2 Q issued, 3 K0 slot waited, 4 K0 issued, 5
+// last V slot waited, 6 last V issued, 7 key tiles.
+template <int kD, int kTile, bool kStamp = false>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
                           uint32_t aQ, uint32_t aK, uint32_t aV, const ws_sched &sc) {
   using C = ws_cfg<kD, kTile>;
@@ -524,6 +577,12 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
       continue;
     }
+    // The record's address again at each stamp: the producer has 24 registers.
+    auto pst = [&](int k) { // k 7: the key tiles, else the clock
+      if constexpr (kStamp)
+        if (uint32_t *q = ws_step_rec(p, 3, tc)) q[k] = k == 7 ? (uint32_t)w.n_blocks : ws_clock32();
+    };
+    pst(0);
     const int qb = (int)(tc % (uint32_t)nq);
     const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
@@ -551,12 +610,15 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     };
     auto load_q = [&]() {
       ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+      pst(1);
       if (sc.dyn) ws_st_shared(br.slot(qb), t_cur);
       ws_bar_expect(br.q_full(qb), C::kQ);
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk)
         ws_tma_load(aQ + qb * C::kQ + blk * kBM * 128, &mp.q, br.q_full(qb), blk * 64, w.m0, w.h, w.b);
+      pst(2);
     };
+    pst(7);
     // One Q buffer: K0 first (Q waits for the last tile's epilogue). Two: Q
     // first, its slot is free and it then lands under the last tile's loop.
     if (nq > 1) load_q();
@@ -758,7 +820,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<C::kProdRegs>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
-      ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, sc);
+      ws_produce<kD, kTile, (kFlags & WS_STAMPS) != 0>(p, mp, br, aQ, aK, aV, sc);
     }
     __syncwarp();
     if (sc.cl > 1) ws_cluster_sync();
@@ -808,10 +870,39 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     }
     const int qb = (int)(tc % (uint32_t)nq);
     const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
+    // WS_STAMPS: this tile's step records (kWsStepRecs), thread 0 only;
+    // sst(i, k): word k of key tile i's record; sfx(r, k) of record r
+    // (kWsStepKeyRecs: the finish; kWsStepKeyRecs + 1: the head, words 0 Q
+    // wait start, 1 Q landed, 2 epilogue start, 3 its end).
+    // The record's address again at each stamp (held across the tile, it
+    // made ptxas spill).
+    auto sfx = [&](int r, int k) {
+      if constexpr ((kFlags & WS_STAMPS) != 0)
+        if (ctid == 0)
+          if (uint32_t *rec = ws_step_rec(p, cw, tc)) rec[8 * r + k] = ws_clock32();
+    };
+    auto sst = [&](int i, int k) {
+      if constexpr ((kFlags & WS_STAMPS) != 0)
+        if (i < kWsStepKeyRecs) sfx(i, k);
+    };
+    constexpr int kFin = kWsStepKeyRecs, kHead = kWsStepKeyRecs + 1;
     float o[kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < kOR; ++i) o[i] = 0.f;
+    sfx(kHead, 0);
     ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
+    sfx(kHead, 1);
+    // ws_tile.h kWsQPrefetchDefault: the Q of this CTA's tile after next
+    // into L2, a tile before the producer loads it (at the next tile's first
+    // S, when this tile's Q buffer is free); here, where the consumer has
+    // registers to spare (in the producer's 24 it spilled).
+    if constexpr (((kFlags & WS_QPF) != 0) != kWsQPrefetchDefault)
+      if (cw == 0 && ctid == 0 && !sc.dyn) {
+        ws_tile w2;
+        if (ws_tile_at<kBM, kBN>(p, sc, r + 2, w2))
+#pragma unroll
+          for (int blk = 0; blk < kD / 64; ++blk) ws_tma_prefetch_l2(&mp.q, blk * 64, w2.m0, w2.h, w2.b);
+      }
     const int n = w.n_blocks;
     stamp(2);
     if constexpr ((kFlags & WS_STAMPS) != 0)
@@ -868,14 +959,18 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // The last key tile's P V, after the loop.
     auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
       const uint32_t jv = it + n - 1;
+      sfx(kFin, 0);
       ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+      sfx(kFin, 1);
       ws_turn_wait<kFlags, !kTurnExp>(cw);
       wg_hold(o);
       wg_fence();
       issue_pv(pc, jv);
       ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
+      sfx(kFin, 2);
       wg_wait_all();
       wg_hold(o);
+      sfx(kFin, 3);
       ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
     };
 
@@ -988,22 +1083,29 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       float alpha[2];
       {
         float s[kSR];
+        sst(0, 0);
         ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
         stamp(3);
+        sst(0, 1);
         ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_fence();
         issue_s(s, it);
         ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
         stamp(4);
+        sst(0, 2);
         ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
         wg_wait_all();
         wg_hold(s);
+        sst(0, 3);
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        sst(0, 4);
         ws_turn_wait<kFlags, kTurnExp>(cw);
+        sst(0, 5);
         ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
         ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+        sst(0, 6);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
@@ -1011,8 +1113,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       auto step = [&](int i, const uint32_t (&pc)[kSR / 8][4], uint32_t (&pn)[kSR / 8][4]) {
         const uint32_t j = it + i, jv = j - 1;
         float s[kSR];
+        sst(i, 0);
         ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
         ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+        sst(i, 1);
         ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_hold(o);
         wg_fence();
@@ -1036,8 +1140,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         } else {
           issue_pv(pc, jv);
           ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
+          sst(i, 2);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
+          sst(i, 3);
           if constexpr (kStale) {
             // The stale-max softmax, its max first (fresh) in the first two
             // key tiles when causal (the diagonal tile gives the top rows a
@@ -1047,11 +1153,15 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max<kSplit>(s, m, l, a2, c);
+            sst(i, 4);
             ws_turn_wait<kFlags, kTurnExp>(cw);
+            sst(i, 5);
             const bool ok = ws_softmax_stale<T, kFma, kSplit>(s, m, l, pn, c, false); // P <= 1 if fresh
             ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+            sst(i, 6);
             wg_wait_all();
             wg_hold(o);
+            sst(i, 7);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
             // A failed check: S again, from K and Q still held, by this
             // warp alone (mma.sync), now that P V is done.
@@ -1095,12 +1205,14 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // products are done with them), then TMA stores of 64 x 64 boxes. The
     // buffer goes back to the producer once they have read it: here with
     // one Q buffer (the next tile's Q needs it), else under the next S.
+    sfx(kHead, 2);
     ws_q_release(br, q_held, ctid); // still held only when this tile had no key tile
     float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq + w.m0 : nullptr;
     if (q_early) {
       T *og = (T *)p.o + w.b * p.o_sb + w.h * p.o_sh + (int64_t)w.m0 * p.o_ss;
       ws_store_out<T, kD>(og, p.o_ss, o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
       stamp(6);
+      sfx(kHead, 3);
       ++tc;
       continue;
     }
@@ -1117,6 +1229,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     q_held = qb;
     if (nq == 1 || (p.ws_ab & WS_AB_STORE_WAIT)) ws_q_release(br, q_held, ctid);
     stamp(6);
+    sfx(kHead, 3);
     ++tc;
   }
   if constexpr ((kFlags & WS_STAMPS) != 0)
@@ -1166,7 +1279,7 @@ static attn_status ws_bench_bufs(attn_fused_params &q) {
     ATTN_CUDA_TRY(cudaMalloc((void **)&ctr[dev], 2 * sizeof(unsigned)));
     ATTN_CUDA_TRY(cudaMemset(ctr[dev], 0, 2 * sizeof(unsigned)));
   }
-  const size_t sb = (size_t)kWsStampCtas * 3 * kWsStampBlock * sizeof(unsigned long long);
+  const size_t sb = (size_t)kWsStampCtas * 3 * kWsStampBlock * sizeof(unsigned long long) + kWsStepBytes;
   if ((kFlags & WS_STAMPS) && !stamps[dev]) ATTN_CUDA_TRY(cudaMalloc((void **)&stamps[dev], sb));
   q.ws_ctr = (q.ws_ab & WS_AB_DYN) ? ctr[dev] : nullptr;
   q.ws_stamps = stamps[dev];
@@ -1175,20 +1288,27 @@ static attn_status ws_bench_bufs(attn_fused_params &q) {
 
 // Bench only (WS_STAMPS): after the launch, the stamps of its first grid
 // CTAs to the file ATTNPROF_FLASH_WS_STAMPS (8 int32: magic "WSTP", grid,
-// kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock; then the words).
+// kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock; then the words; then
+// 4 int32: magic "WSSR", kWsStepRecs, 8 words, 4 blocks; then the step
+// records of those CTAs, 32-bit).
 template <int kD, int kCons, int kBM, int kBN>
 static attn_status ws_stamps_write(const attn_fused_params &q, unsigned grid, cudaStream_t stream) {
   const char *path = getenv("ATTNPROF_FLASH_WS_STAMPS");
   if (!path || !*path || !q.ws_stamps) return ATTN_STATUS_OK;
   const unsigned g = grid < (unsigned)kWsStampCtas ? grid : (unsigned)kWsStampCtas;
-  const size_t n = (size_t)g * 3 * kWsStampBlock;
-  unsigned long long *h = (unsigned long long *)malloc(n * sizeof *h);
+  const size_t n = (size_t)g * 3 * kWsStampBlock, n_all = (size_t)kWsStampCtas * 3 * kWsStampBlock;
+  const size_t ns = (size_t)g * 4 * kWsStampTiles * kWsStepRecs * 8; // 32-bit words
+  unsigned long long *h = (unsigned long long *)malloc(n * sizeof *h + ns * 4);
   if (!h) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "flash (ws): no host memory for the stamps");
+  uint32_t *hs = (uint32_t *)(h + n);
   ATTN_CUDA_TRY(cudaStreamSynchronize(stream));
   cudaError_t e = cudaMemcpy(h, q.ws_stamps, n * sizeof *h, cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(hs, q.ws_stamps + n_all, ns * 4, cudaMemcpyDeviceToHost);
   FILE *f = e == cudaSuccess ? fopen(path, "wb") : nullptr;
   const int32_t hd[8] = {0x50545357, (int32_t)g, kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock};
-  const bool ok = f && fwrite(hd, sizeof hd, 1, f) == 1 && fwrite(h, sizeof *h, n, f) == n;
+  const int32_t hs_hd[4] = {0x52535357, kWsStepRecs, 8, 4};
+  const bool ok = f && fwrite(hd, sizeof hd, 1, f) == 1 && fwrite(h, sizeof *h, n, f) == n &&
+                  fwrite(hs_hd, sizeof hs_hd, 1, f) == 1 && fwrite(hs, 4, ns, f) == ns;
   if (f) fclose(f);
   free(h);
   if (!ok) return attn_fail(ATTN_STATUS_IO_ERROR, "flash (ws): could not write the stamps to %s", path);
