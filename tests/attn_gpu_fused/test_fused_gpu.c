@@ -124,8 +124,8 @@ static void ws_paired(uint64_t *rng, int *n) {
       /* D256: 4 m blocks x 48 heads = 192 tiles, padded rows */
       {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 48, .hkv = 48, .sq = 400, .sk = 400, .d = 256,
        .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_PADDED, .pad = 8},
-      /* D64: 10 m blocks x 60 heads = 300 pairs, where WS_AB_END_SHORT (ws_tile.h) runs
-       * one round of pairs and deals the other 336 m blocks one by one (head 26 from
+      /* D64: 10 m blocks x 60 heads = 300 pairs, where the end-short order (ws_tile.h
+       * kWsEndShortDefault) runs one round of pairs and deals the other 336 m blocks one by one (head 26 from
        * its third pair on, then every later head); bottom-right with Sk < Sq, so most tiles see no key
        * (each must still write its rows) and the reference stays small */
       {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = 30, .hkv = 15, .sq = 1280, .sk = 400, .d = 64,

@@ -195,6 +195,7 @@ struct ws_tile {
 struct ws_sched {
   int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
   int n_pp, n_single;               // the end-short order's split; n_single 0: off
+  int r_pp, bh0, i0;                // its rounds of pairs; the first single's head and pair
   int cl;                           // CTAs per cluster: 1 or 2
   int dyn;                          // 1: tiles from p.ws_ctr (WS_AB_DYN)
 };
@@ -210,14 +211,17 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   s.dyn = kDyn && (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
-  s.n_pairs = 0, s.n_pp = 0, s.n_single = 0;
+  s.n_pairs = 0, s.n_pp = 0, s.n_single = 0, s.r_pp = 0, s.bh0 = 0, s.i0 = 0;
   if (p.causal && pair && s.n_tiles > g)
     s.n_pairs = s.bh_n * (s.n_mb / 2) + (s.n_mb & 1 ? (s.bh_n + 1) / 2 : 0);
   const bool end_short = ((p.ws_ab & WS_AB_END_SHORT) != 0) != kWsEndShortDefault;
   if (s.n_pairs && end_short && !(s.n_mb & 1) && s.cl == 1 && !s.dyn) {
     const int f = s.n_pairs / g, rem = s.n_pairs - f * g;
     const int ff = f - (4 * rem < 3 * g ? 1 : 0);
-    if (rem && ff >= 0) s.n_pp = ff * g, s.n_single = 2 * (s.n_pairs - s.n_pp);
+    if (rem && ff >= 0) {
+      s.n_pp = ff * g, s.n_single = 2 * (s.n_pairs - s.n_pp), s.r_pp = 2 * ff;
+      s.bh0 = s.n_pp / (s.n_mb / 2), s.i0 = s.n_pp % (s.n_mb / 2);
+    }
   }
   return s;
 }
@@ -229,7 +233,7 @@ FUSED_DEV int ws_rounds(const ws_sched &s) {
     const int gc = g / s.cl, n_ct = (s.n_mb + s.cl - 1) / s.cl * s.bh_n;
     return (n_ct + gc - 1) / gc;
   }
-  if (s.n_single) return 2 * (s.n_pp / g) + (s.n_single + g - 1) / g;
+  if (s.n_single) return s.r_pp + (s.n_single + g - 1) / g;
   return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
 }
 
@@ -238,7 +242,7 @@ FUSED_DEV int ws_rounds(const ws_sched &s) {
 // n_pp / h2 from its pair n_pp % h2 on, every later head whole), in head
 // order so that a round's K and V come from few heads.
 FUSED_DEV void ws_single_at(const ws_sched &s, int u, int &bh, int &mb) {
-  const int h2 = s.n_mb / 2, bh0 = s.n_pp / h2, i0 = s.n_pp % h2;
+  const int bh0 = s.bh0, i0 = s.i0;
   for (mb = s.n_mb - 1; mb > 0; --mb) {
     const int cnt = s.bh_n - bh0 - (i0 <= mb && mb <= s.n_mb - 1 - i0 ? 0 : 1);
     if (u < cnt) break;
@@ -248,17 +252,56 @@ FUSED_DEV void ws_single_at(const ws_sched &s, int u, int &bh, int &mb) {
   bh = s.bh_n - cnt + u;
 }
 
+// The divisors of the tile schedule, p.ws_div's rows: heads, the GQA group,
+// batch x heads, m blocks, m blocks / 2.
+enum { WS_DIV_HQ, WS_DIV_GRP, WS_DIV_BH, WS_DIV_MB, WS_DIV_H2, WS_DIV_N };
+
+// Host: m and l such that n / d = (umulhi(m, n) + n) >> l for 0 <= n < 2^31
+// (Granlund and Montgomery's round-up multiplier; d >= 1).
+static inline void ws_div_set(unsigned int (&dv)[2], int d) {
+  unsigned l = 0;
+  while ((1ull << l) < (unsigned long long)d) ++l;
+  dv[0] = (unsigned)(((1ull << 32) * ((1ull << l) - (unsigned long long)d)) / (unsigned long long)d + 1);
+  dv[1] = l;
+}
+
+// n / d for the tile schedule (0 <= n < 2^31): by the multiplier and shift
+// the host set in p.ws_div[k] (ws_div_set: one IMAD.HI, an add, a shift),
+// or, kPlain (kFlags WS_DIVQ, bench), by the plain division. A division by a
+// run-time value converts through the XU pipe (I2F, MUFU.RCP, F2I), which at
+// the D64 base tile queues behind the other consumer's exps: the tile
+// start's bookkeeping cost ~700 clocks there (bench/NOTES.md "ws: per-step
+// phase stamps").
+template <bool kPlain>
+FUSED_DEV int ws_div(const attn_fused_params &p, int k, int n, int d) {
+  if constexpr (kPlain) return n / d;
+  else return (int)((__umulhi(p.ws_div[k][0], (uint32_t)n) + (uint32_t)n) >> p.ws_div[k][1]);
+}
+
+// The Q buffer of this CTA's tile tc and its phase parity, nq (1 or 2)
+// buffers; kPlain: by the division, as before.
+template <bool kPlain>
+FUSED_DEV int ws_qbuf(uint32_t tc, int nq) {
+  if constexpr (kPlain) return (int)(tc % (uint32_t)nq);
+  else return nq > 1 ? (int)(tc & 1u) : 0;
+}
+template <bool kPlain>
+FUSED_DEV uint32_t ws_qpar(uint32_t tc, int nq) {
+  if constexpr (kPlain) return (tc / (uint32_t)nq) & 1u;
+  else return (nq > 1 ? tc >> 1 : tc) & 1u;
+}
+
 // The tile of m block mb of head bh (b * hq + h).
-template <int kBM, int kBN>
+template <int kBM, int kBN, bool kPlain = false>
 FUSED_DEV void ws_tile_fill(const attn_fused_params &p, int bh, int mb, ws_tile &w) {
-  w.b = bh / p.hq, w.h = bh % p.hq, w.m0 = mb * kBM;
+  w.b = ws_div<kPlain>(p, WS_DIV_HQ, bh, p.hq), w.h = bh - w.b * p.hq, w.m0 = mb * kBM;
   int n_end = p.sk;
   if (p.causal) n_end = min(n_end, w.m0 + min(kBM, p.sq - w.m0) + p.causal_off);
   w.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
 }
 
 // The tile this CTA runs in round r; false: none this round.
-template <int kBM, int kBN>
+template <int kBM, int kBN, bool kPlain = false>
 FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, ws_tile &w) {
   const int g = (int)gridDim.x, k = (int)blockIdx.x;
   int mb, bh;
@@ -266,16 +309,17 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
     const int n_cmb = (s.n_mb + s.cl - 1) / s.cl, ct = r * (g / s.cl) + k / s.cl;
     if (ct >= n_cmb * s.bh_n) return false;
     mb = s.cl * (ct % n_cmb) + k % s.cl, bh = ct / n_cmb;
-  } else if (s.n_single && r >= 2 * (s.n_pp / g)) { // the end-short order's singles
-    const int rr = r - 2 * (s.n_pp / g), u = rr * g + ((rr & 1) ? g - 1 - k : k);
+  } else if (s.n_single && r >= s.r_pp) { // the end-short order's singles
+    const int rr = r - s.r_pp, u = rr * g + ((rr & 1) ? g - 1 - k : k);
     if (u >= s.n_single) return false;
     ws_single_at(s, u, bh, mb);
   } else if (s.n_pairs) {
     const int pr = (r >> 1) * g + k, h2 = s.n_mb / 2, full = s.bh_n * h2;
     if (pr >= s.n_pairs) return false;
     if (pr < full) { // m blocks n_mb - 1 - i, then i, of one head
-      const int i = pr % h2;
-      bh = pr / h2, mb = (r & 1) ? i : s.n_mb - 1 - i;
+      bh = ws_div<kPlain>(p, WS_DIV_H2, pr, h2);
+      const int i = pr - bh * h2;
+      mb = (r & 1) ? i : s.n_mb - 1 - i;
     } else { // the middle m block of two heads
       bh = 2 * (pr - full) + (r & 1), mb = h2;
       if (bh >= s.bh_n) return false;
@@ -284,12 +328,14 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
     const bool snake = (r & 1) && p.causal && !(p.ws_ab & WS_AB_STRIDE);
     const int t = r * g + (snake ? g - 1 - k : k);
     if (t >= s.n_tiles) return false;
-    if (p.causal) // longest first: the last m blocks of every head, then the next
-      mb = s.n_mb - 1 - t / s.bh_n, bh = t % s.bh_n;
-    else
-      mb = t % s.n_mb, bh = t / s.n_mb;
+    if (p.causal) { // longest first: the last m blocks of every head, then the next
+      const int q = ws_div<kPlain>(p, WS_DIV_BH, t, s.bh_n);
+      mb = s.n_mb - 1 - q, bh = t - q * s.bh_n;
+    } else {
+      bh = ws_div<kPlain>(p, WS_DIV_MB, t, s.n_mb), mb = t - bh * s.n_mb;
+    }
   }
-  ws_tile_fill<kBM, kBN>(p, bh, mb, w);
+  ws_tile_fill<kBM, kBN, kPlain>(p, bh, mb, w);
   return true;
 }
 
@@ -309,7 +355,7 @@ FUSED_DEV void ws_tile_of(const attn_fused_params &p, const ws_sched &s, int t, 
       bh = s.bh_n - tail + u % tail, mb = s.n_mb - 1 - u / tail;
     }
   }
-  ws_tile_fill<kBM, kBN>(p, bh, mb, w);
+  ws_tile_fill<kBM, kBN, true>(p, bh, mb, w);
 }
 
 // P's register fragments from floats in S's layout (wg_exp_row's packing).
@@ -542,8 +588,8 @@ FUSED_DEV int ws_q_bufs(const attn_fused_params &p) {
 // the last CTA to get here zeroes the counter for the next launch (every
 // CTA's last fetch is ordered before its count by the fence).
 FUSED_DEV void ws_dyn_end(const attn_fused_params &p, ws_bars br, int nq, uint32_t tc) {
-  const int qb = (int)(tc % (uint32_t)nq);
-  ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+  const int qb = ws_qbuf<true>(tc, nq);
+  ws_bar_wait(br.q_empty(qb), ws_qpar<true>(tc, nq) ^ 1);
   ws_st_shared(br.slot(qb), -1);
   ws_bar_arrive(br.q_full(qb));
   __threadfence();
@@ -554,7 +600,7 @@ FUSED_DEV void ws_dyn_end(const attn_fused_params &p, ws_bars br, int nq, uint32
 // (WS_STAMPS): record 0 of block 3 per tile, words 0 tile start, 1 Q
 // buffer's empty wait done, 2 Q issued, 3 K0 slot waited, 4 K0 issued, 5
 // last V slot waited, 6 last V issued, 7 key tiles.
-template <int kD, int kTile, bool kStamp = false>
+template <int kD, int kTile, bool kStamp = false, bool kPlain = false>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
                           uint32_t aQ, uint32_t aK, uint32_t aV, const ws_sched &sc) {
   using C = ws_cfg<kD, kTile>;
@@ -574,7 +620,7 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
         break;
       }
       ws_tile_of<kBM, kBN>(p, sc, t_cur, w);
-    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
+    } else if (!ws_tile_at<kBM, kBN, kPlain>(p, sc, r, w)) {
       continue;
     }
     // The record's address again at each stamp: the producer has 24 registers.
@@ -583,8 +629,8 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
         if (uint32_t *q = ws_step_rec(p, 3, tc)) q[k] = k == 7 ? (uint32_t)w.n_blocks : ws_clock32();
     };
     pst(0);
-    const int qb = (int)(tc % (uint32_t)nq);
-    const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
+    const int qb = ws_qbuf<kPlain>(tc, nq);
+    const int hk = kPlain ? w.h / (p.hq / p.hkv) : ws_div<false>(p, WS_DIV_GRP, w.h, 0), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk) {
@@ -609,7 +655,7 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
       load_kv(&mp.v, aV + s * C::kKV, br.v_full(s), (n - 1 - i) * kBN);
     };
     auto load_q = [&]() {
-      ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+      ws_bar_wait(br.q_empty(qb), ws_qpar<kPlain>(tc, nq) ^ 1);
       pst(1);
       if (sc.dyn) ws_st_shared(br.slot(qb), t_cur);
       ws_bar_expect(br.q_full(qb), C::kQ);
@@ -792,6 +838,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // first key tile, the fresh max, the stale-max exps; ws_tile.h
   // kWsSplitDefault; WS_SPLIT flips it): kWsSplit chains, or one.
   constexpr int kSplit = (((kFlags & WS_SPLIT) != 0) != kWsSplitDefault<kD, kTile>) ? kWsSplit : 1;
+  // The tile schedule's divisions as plain / and % (WS_DIVQ, bench: the
+  // kernel before ws_div), else by the host's multipliers.
+  constexpr bool kPlain = (kFlags & WS_DIVQ) != 0;
+  static_assert(C::kQBufs <= 2, "ws_qbuf takes one or two Q buffers");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -820,7 +870,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<C::kProdRegs>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
-      ws_produce<kD, kTile, (kFlags & WS_STAMPS) != 0>(p, mp, br, aQ, aK, aV, sc);
+      ws_produce<kD, kTile, (kFlags & WS_STAMPS) != 0, kPlain>(p, mp, br, aQ, aK, aV, sc);
     }
     __syncwarp();
     if (sc.cl > 1) ws_cluster_sync();
@@ -860,26 +910,28 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     ws_tile w;
     stamp(1);
     if (sc.dyn) { // the producer's slot says which tile (-1: none left)
-      const int qb = (int)(tc % (uint32_t)nq);
-      ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
+      const int qb = ws_qbuf<true>(tc, nq);
+      ws_bar_wait(br.q_full(qb), ws_qpar<true>(tc, nq));
       const int t = ws_ld_shared(br.slot(qb));
       if (t < 0) break;
       ws_tile_of<kBM, kBN>(p, sc, t, w);
-    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
+    } else if (!ws_tile_at<kBM, kBN, kPlain>(p, sc, r, w)) {
       continue;
     }
-    const int qb = (int)(tc % (uint32_t)nq);
+    const int qb = ws_qbuf<kPlain>(tc, nq);
     const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
     // WS_STAMPS: this tile's step records (kWsStepRecs), thread 0 only;
     // sst(i, k): word k of key tile i's record; sfx(r, k) of record r
     // (kWsStepKeyRecs: the finish; kWsStepKeyRecs + 1: the head, words 0 Q
     // wait start, 1 Q landed, 2 epilogue start, 3 its end).
-    // The record's address again at each stamp (held across the tile, it
-    // made ptxas spill).
+    // The record's address once a tile (computed at each stamp, its
+    // arithmetic by every thread made the stamped kernel 24 % slower).
+    uint32_t *rec = nullptr;
+    if constexpr ((kFlags & WS_STAMPS) != 0)
+      if (ctid == 0) rec = ws_step_rec(p, cw, tc);
     auto sfx = [&](int r, int k) {
       if constexpr ((kFlags & WS_STAMPS) != 0)
-        if (ctid == 0)
-          if (uint32_t *rec = ws_step_rec(p, cw, tc)) rec[8 * r + k] = ws_clock32();
+        if (rec) rec[8 * r + k] = ws_clock32();
     };
     auto sst = [&](int i, int k) {
       if constexpr ((kFlags & WS_STAMPS) != 0)
@@ -890,7 +942,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kOR; ++i) o[i] = 0.f;
     sfx(kHead, 0);
-    ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
+    ws_bar_wait(br.q_full(qb), ws_qpar<kPlain>(tc, nq));
     sfx(kHead, 1);
     // ws_tile.h kWsQPrefetchDefault: the Q of this CTA's tile after next
     // into L2, a tile before the producer loads it (at the next tile's first
@@ -899,7 +951,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if constexpr (((kFlags & WS_QPF) != 0) != kWsQPrefetchDefault)
       if (cw == 0 && ctid == 0 && !sc.dyn) {
         ws_tile w2;
-        if (ws_tile_at<kBM, kBN>(p, sc, r + 2, w2))
+        if (ws_tile_at<kBM, kBN, kPlain>(p, sc, r + 2, w2))
 #pragma unroll
           for (int blk = 0; blk < kD / 64; ++blk) ws_tma_prefetch_l2(&mp.q, blk * 64, w2.m0, w2.h, w2.b);
       }
@@ -1323,6 +1375,11 @@ static attn_status ws_launch(const attn_fused_params &p0, cudaStream_t stream) {
     if (bs) return bs;
   }
   using C = ws_cfg<kD, kTile>;
+  {
+    const int n_mb = (p.sq + C::kBM - 1) / C::kBM;
+    const int dv[WS_DIV_N] = {p.hq, p.hkv > 0 ? p.hq / p.hkv : 1, p.b * p.hq, n_mb, n_mb / 2};
+    for (int k = 0; k < WS_DIV_N; ++k) ws_div_set(p.ws_div[k], dv[k] > 0 ? dv[k] : 1);
+  }
   static int limit_done[64];
   void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags, kTile>;
   attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);
