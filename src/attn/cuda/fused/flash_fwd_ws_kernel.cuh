@@ -41,7 +41,14 @@
 // grid = min(#SMs, tiles) (ws_sched, ws_tile_at): non-causal m block first;
 // causal with few heads longest first, dealt in a snake; causal with many
 // heads (short S) each head's m blocks paired long with short, head by head,
-// so that a round's K and V stay in L2 (ws_sched).
+// so that a round's K and V stay in L2, for the rounds that every CTA fills;
+// the rest's m blocks then one by one, longest first, so that the schedule
+// ends on short tiles (ws_sched; ws_tile.h kWsEndShortDefault). Its
+// divisions by run-time values go through host-made multipliers (ws_div):
+// done plainly they took the XU pipe behind the other consumer's exps, ~700
+// clocks of each tile's start at the D64 base tile (with end-short, D64 S1k
+// causal 322 -> 337 TF/s, the blog shape 60.9 -> 58.7 us; bench/NOTES.md "ws:
+// the schedule's divisions, end-short as default").
 // Shapes (kBM x kBN, stages): base 128 x 128 (D64, D128), 128 x 64 (D256);
 // FA3 192 x 128 (D64), 128 x 176 (D128), 128 x 80 (D256); 4 stages at D64, 2.
 // Shared memory: kQBufs x Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base
@@ -90,8 +97,12 @@
 // the softmax's row max and sum as partial chains").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
-// wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
-// of the span (bench/NOTES.md "ws: short S, where the time goes").
+// epilogue 4-7 %, the static rounds' tail 3.6-5.5 % of the span (bench/
+// NOTES.md "ws: short S, where the time goes"); and per key tile (step
+// records): S and the turn are there when waited for (14 and 10 clocks at
+// the D64 base tile), the step is each consumer's exps plus its own ~1100
+// clocks of issue, checks and rescale, and Q lands thousands of clocks before
+// it is waited for (bench/NOTES.md "ws: per-step phase stamps ...").
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 

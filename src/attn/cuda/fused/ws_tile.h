@@ -145,7 +145,9 @@ constexpr bool kWsSplitDefault = false;
 // "ws: per-step phase stamps ...: call 1", 4 rounds, the control 1.00 on
 // these cells): var / default time 0.99 at D64 S1k causal, 1.00 on the blog
 // shape, 0.98 / 0.97 at D128 S1k / S2k causal, 0.99-1.00 at D256; the CTAs'
-// end spread 21 -> 7 us (blog) and 26 -> 14 us (D64 S1k causal). Bench:
+// end spread 21 -> 7 us (blog) and 26 -> 14 us (D64 S1k causal); in the
+// next run, the old order 1.02-1.03x this one's time on the S1k causal cells
+// and the blog shape, 1.00 elsewhere ("ws: the schedule's divisions"). Bench:
 // WS_AB_END_SHORT runs the other (the pairs to the end).
 constexpr bool kWsEndShortDefault = true;
 
