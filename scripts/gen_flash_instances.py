@@ -112,6 +112,14 @@ def main():
     # 4096 too: and every 8th stale-max exp2 on the FMA pipe)
     ws += [(f"flash_ws_split{w}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_SPLIT{f}", "WS_TILE_BASE")
            for w, f in (("", ""), ("_fma8", " | WS_EXP_FMA8"))]
+    # the next tile's Q prefetched into L2 (bf16 D64 and D128 base tiles, and D64's stamps;
+    # ATTNPROF_FLASH_WS_AB=8388608, with 2048 too: the stamps one)
+    ws += [(f"flash_ws_qpf_bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_QPF", "WS_TILE_BASE")
+           for d in (64, 128)]
+    ws += [("flash_ws_stamps_qpf_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_STAMPS | WS_QPF", "WS_TILE_BASE")]
+    # the tile schedule's divisions as plain / and % (bf16; ATTNPROF_FLASH_WS_AB=16777216)
+    ws += [(f"flash_ws_divq_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DIVQ", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

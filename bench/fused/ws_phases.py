@@ -25,6 +25,14 @@ schedule, 1024 the dynamic one), after warm-up calls:
             masked keys included, as a share of busy clocks; loop/kt is the
             loop's clocks per key tile after the first, beside tc/kt, the
             tensor clocks of one key tile
+Then per cell the step records (32-bit %clock of thread 0 of each consumer
+and of the producer thread; kWsStepRecs in flash_fwd_ws_kernel.cuh), as
+median and p90 clocks per phase over every consumer's tiles: the first key
+tile, the later steps, the last step, the finish and the tile's head
+(STEP_WORDS), and the Q wait pinned on one side: when the producer issued
+that tile's Q against when the consumer began to wait for it, and what the
+producer waited for before (the Q buffer's empty barrier, freed by the
+previous tile's first S), grouped by the previous tile's key tiles.
   python3 bench/fused/ws_phases.py --lib build-gpu/lib/libattnprof.so
 """
 import argparse
@@ -49,13 +57,126 @@ def parse_cell(text):
     return b, h, s, d, causal
 
 
+# The step records' words (flash_fwd_ws_kernel.cuh, WS_STAMPS): each phase
+# is the clocks from one word to the next; "next" is the next record's word 0.
+STEP_WORDS = {
+    "first": ["K0 wait", "S issue", "S wait", "mask+max", "turn wait", "softmax", "to next"],
+    "step": ["K/V wait", "issue", "S wait", "mask+max", "turn wait", "exps", "PV wait", "rescale"],
+    "finish": ["V wait", "PV issue", "PV wait", "to epi"],
+    "head": ["Q wait", "epilogue"],
+}
+KEY_RECS = 16  # kWsStepKeyRecs; record 16 the finish, 17 the head
+
+
 def read_stamps(path):
     raw = open(path, "rb").read()
     magic, g, cons, bm, bn, d, ntiles, block = struct.unpack("<8i", raw[:32])
     if magic != 0x50545357:
         raise SystemExit(f"{path}: not a stamps file")
-    words = np.frombuffer(raw[32:], dtype=np.uint64).astype(np.int64).reshape(g, 3, block)
-    return dict(g=g, cons=cons, bm=bm, bn=bn, d=d, ntiles=ntiles, words=words)
+    end = 32 + g * 3 * block * 8
+    words = np.frombuffer(raw[32:end], dtype=np.uint64).astype(np.int64).reshape(g, 3, block)
+    st = dict(g=g, cons=cons, bm=bm, bn=bn, d=d, ntiles=ntiles, words=words, steps=None)
+    if len(raw) > end:
+        magic2, recs, nw, blocks = struct.unpack("<4i", raw[end:end + 16])
+        if magic2 != 0x52535357:
+            raise SystemExit(f"{path}: step records without their magic")
+        st["steps"] = np.frombuffer(raw[end + 16:], dtype=np.uint32).reshape(g, blocks, ntiles, recs, nw)
+    return st
+
+
+def dclk(b, a):
+    """b - a in clocks, the 32-bit counter's wrap undone (signed)."""
+    return ((np.asarray(b, np.int64) - np.asarray(a, np.int64) + 2**31) % 2**32) - 2**31
+
+
+def step_phases(st):
+    """Per phase, the clocks of every consumer tile (see STEP_WORDS)."""
+    sw, w, cons = st["steps"], st["words"], st["cons"]
+    out = {(g, name): [] for g, names in STEP_WORDS.items() for name in names}
+    for c in range(st["g"]):
+        for cw in range(cons):
+            n_t = min(int(w[c, cw, 4]), st["ntiles"])
+            for t in range(n_t):
+                rec = sw[c, cw, t]
+                n = int(w[c, cw, 8 + 8 * t])  # key tiles of this tile
+                hd, fin = rec[KEY_RECS + 1], rec[KEY_RECS]
+                out[("head", "Q wait")].append(dclk(hd[1], hd[0]))
+                out[("head", "epilogue")].append(dclk(hd[3], hd[2]))
+                if n == 0:
+                    continue
+                if n > KEY_RECS:
+                    continue  # steps past the records: not stamped
+                nxt = lambda i: rec[i + 1][0] if i + 1 < n else fin[0]  # noqa: E731
+                r0 = rec[0]
+                for k, name in enumerate(STEP_WORDS["first"][:6]):
+                    out[("first", name)].append(dclk(r0[k + 1], r0[k]))
+                out[("first", "to next")].append(dclk(nxt(0), r0[6]))
+                for i in range(1, n):
+                    r, grp = rec[i], "last" if i == n - 1 else "step"
+                    for k, name in enumerate(STEP_WORDS["step"][:7]):
+                        out.setdefault((grp, name), []).append(dclk(r[k + 1], r[k]))
+                    out.setdefault((grp, "rescale"), []).append(dclk(nxt(i), r[7]))
+                    out.setdefault((grp, "total"), []).append(dclk(nxt(i), r[0]))
+                for k, name in enumerate(STEP_WORDS["finish"][:3]):
+                    out[("finish", name)].append(dclk(fin[k + 1], fin[k]))
+                out[("finish", "to epi")].append(dclk(hd[2], fin[3]))
+    return out
+
+
+def q_explain(st):
+    """The Q wait of each consumer tile after the first, against the producer's
+    stamps of that tile (record 0 of block 3: 0 tile start, 1 the Q buffer's
+    empty wait done, 2 Q issued, 7 key tiles), grouped by the previous tile's
+    key tiles."""
+    sw, w, cons = st["steps"], st["words"], st["cons"]
+    rows = []
+    for c in range(st["g"]):
+        prod = sw[c, 3]
+        for cw in range(cons):
+            n_t = min(int(w[c, cw, 4]), st["ntiles"])
+            for t in range(1, n_t):
+                hd = sw[c, cw, t, KEY_RECS + 1]
+                p = prod[t, 0]
+                # the Q buffer of tile t was freed after tile t-1's first S by every consumer
+                rel = max(int(sw[c, k, t - 1, 0, 2]) for k in range(cons))
+                rows.append(dict(prev=int(prod[t - 1, 0, 7]), wait=dclk(hd[1], hd[0]),
+                                 late=dclk(p[2], hd[0]), lat=dclk(hd[1], max(int(p[2]), int(hd[0]))),
+                                 qe=dclk(p[1], p[0]), rel=dclk(p[1], rel), issue=dclk(p[2], p[1]),
+                                 before=dclk(hd[0], p[0])))
+    return rows
+
+
+def pct(v, q):
+    return float(np.percentile(np.asarray(v, float), q)) if len(v) else float("nan")
+
+
+def print_steps(cell, ab, st, mhz):
+    ph = step_phases(st)
+    print(f"steps {cell} ab {ab}: clocks per phase, median / p90 (n) over consumer tiles; {mhz:.0f} MHz")
+    for grp in ("head", "first", "step", "last", "finish"):
+        names = [k[1] for k in ph if k[0] == grp]
+        cells = [f"{nm} {pct(ph[(grp, nm)], 50):.0f}/{pct(ph[(grp, nm)], 90):.0f}" for nm in names
+                 if ph[(grp, nm)]]
+        cnt = len(ph[(grp, names[0])]) if names else 0
+        print(f"  {grp:<7}({cnt:>5}): " + ", ".join(cells))
+    rows = q_explain(st)
+    print(f"qwait {cell} ab {ab}: clocks, median / p90 over tiles after each consumer's first;"
+          " late = Q issued less the consumer's wait start (> 0: issued after it began),"
+          " lat = landed less max(issue, wait start), qe = producer's wait for the Q buffer,"
+          " rel = that wait's end less the previous tile's last first-S issue, before = wait start"
+          " less the producer's tile start")
+    for lo, hi in ((0, 2), (3, 5), (6, 1 << 30)):
+        sel = [r for r in rows if lo <= r["prev"] <= hi]
+        if not sel:
+            continue
+        col = lambda k: [r[k] for r in sel]  # noqa: E731
+        after = sum(1 for r in sel if r["late"] > 0) / len(sel)
+        print(f"  prev n {lo}-{hi if hi < 99 else 'up'} ({len(sel)} tiles): wait {pct(col('wait'), 50):.0f}/"
+              f"{pct(col('wait'), 90):.0f}, Q issued after the wait began in {100 * after:.0f} %,"
+              f" late {pct(col('late'), 50):.0f}/{pct(col('late'), 90):.0f}, lat {pct(col('lat'), 50):.0f}/"
+              f"{pct(col('lat'), 90):.0f}, qe {pct(col('qe'), 50):.0f}/{pct(col('qe'), 90):.0f},"
+              f" rel {pct(col('rel'), 50):.0f}, issue {pct(col('issue'), 50):.0f},"
+              f" before {pct(col('before'), 50):.0f}/{pct(col('before'), 90):.0f}")
 
 
 def phases(st):
@@ -164,6 +285,9 @@ def main():
                   f"{r['tc_kt_clk']:6.0f}  Q first {r['q_first_us']:.2f} later {r['q_rest_us']:.2f}"
                   f" (median {r['q_rest_med_us']:.2f})"
                   f"{'  (tiles past 64 not stamped)' if r['truncated'] else ''}", flush=True)
+            if st["steps"] is not None:
+                print_steps(cell, ab, st, r["mhz"])
+                raw[f"{cell}_ab{ab}_steps"] = st["steps"]
             if opt.out:  # after each cell: a later failure keeps what was measured
                 np.savez_compressed(os.path.join(opt.out, "ws_stamps.npz"), **raw)
         del q, k, v, o

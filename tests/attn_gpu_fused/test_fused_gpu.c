@@ -123,8 +123,14 @@ static void ws_paired(uint64_t *rng, int *n) {
        .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .layout = GPU_LAYOUT_BSHD, .lse = 1},
       /* D256: 4 m blocks x 48 heads = 192 tiles, padded rows */
       {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 48, .hkv = 48, .sq = 400, .sk = 400, .d = 256,
-       .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_PADDED, .pad = 8}};
-  for (int i = 0; i < (quick ? 1 : 3); i++, (*n)++) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng);
+       .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_PADDED, .pad = 8},
+      /* D64: 10 m blocks x 60 heads = 300 pairs, where the end-short order (ws_tile.h
+       * kWsEndShortDefault) runs one round of pairs and deals the other 336 m blocks one by one (head 26 from
+       * its third pair on, then every later head); bottom-right with Sk < Sq, so most tiles see no key
+       * (each must still write its rows) and the reference stays small */
+      {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = 30, .hkv = 15, .sq = 1280, .sk = 400, .d = 64,
+       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .lse = 1}};
+  for (int i = 0; i < (quick ? 1 : 4); i++, (*n)++) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng);
 }
 
 /* Scale 2: scores with a spread of 8-15 log2 units (inputs in [-1, 1], D 64

@@ -84,7 +84,9 @@ static fused_fn ws_bf16_inst(int64_t d) {
 // the other key loop form (bf16 D64 and D128 base tiles; with WS_AB_PV_FIRST,
 // the one that waits for P V before the exps); WS_AB_SPLIT the other row
 // max / sum form (bf16 D64 base tile; with WS_AB_EXP_FMA8, with part of the
-// exp2 on the FMA pipe too); WS_AB_DYN and
+// exp2 on the FMA pipe too); WS_AB_Q_PREFETCH the other Q prefetch (bf16
+// D64 and D128 base tiles; with WS_AB_STAMPS, D64's stamps); WS_AB_PLAIN_DIV
+// the schedule's plain divisions (bf16); WS_AB_DYN and
 // WS_AB_DYN_CODE the instances with the dynamic schedule compiled in (bf16),
 // where no other bit picked an instance.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
@@ -129,6 +131,15 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
                                  : ws_run<__nv_bfloat16, 64, kSplit, WS_TILE_BASE>;
   if ((ab & WS_AB_TURN_EXP) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kTurn>(d) : ws_bf16_inst<WS_TILE_BASE, kTurn>(d);
+  constexpr int kDivq = WS_ALL | WS_DIVQ;
+  if ((ab & WS_AB_PLAIN_DIV) && bf)
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDivq>(d) : ws_bf16_inst<WS_TILE_BASE, kDivq>(d);
+  constexpr int kQpf = WS_ALL | WS_QPF, kStampsQpf = kQpf | WS_STAMPS;
+  if ((ab & WS_AB_Q_PREFETCH) && bf && d <= 128 && tile == WS_TILE_BASE) {
+    if (!(ab & WS_AB_STAMPS))
+      return d == 64 ? ws_run<__nv_bfloat16, 64, kQpf, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kQpf, WS_TILE_BASE>;
+    if (d == 64) return ws_run<__nv_bfloat16, 64, kStampsQpf, WS_TILE_BASE>;
+  }
   constexpr int kStamps = WS_ALL | WS_STAMPS;
   if ((ab & WS_AB_STAMPS) && bf && (d == 64 || (d == 128 && tile == WS_TILE_BASE)))
     return d == 128 ? ws_run<__nv_bfloat16, 128, kStamps, WS_TILE_BASE>

@@ -41,7 +41,14 @@
 // grid = min(#SMs, tiles) (ws_sched, ws_tile_at): non-causal m block first;
 // causal with few heads longest first, dealt in a snake; causal with many
 // heads (short S) each head's m blocks paired long with short, head by head,
-// so that a round's K and V stay in L2 (ws_sched).
+// so that a round's K and V stay in L2, for the rounds that every CTA fills;
+// the rest's m blocks then one by one, longest first, so that the schedule
+// ends on short tiles (ws_sched; ws_tile.h kWsEndShortDefault). Its
+// divisions by run-time values go through host-made multipliers (ws_div):
+// done plainly they took the XU pipe behind the other consumer's exps, ~700
+// clocks of each tile's start at the D64 base tile (with end-short, D64 S1k
+// causal 322 -> 337 TF/s, the blog shape 60.9 -> 58.7 us; bench/NOTES.md "ws:
+// the schedule's divisions, end-short as default").
 // Shapes (kBM x kBN, stages): base 128 x 128 (D64, D128), 128 x 64 (D256);
 // FA3 192 x 128 (D64), 128 x 176 (D128), 128 x 80 (D256); 4 stages at D64, 2.
 // Shared memory: kQBufs x Q kBM x kD + 2 x kStages x kBN x kD, 16-bit: base
@@ -90,8 +97,12 @@
 // the softmax's row max and sum as partial chains").
 // Bench only (kFlags WS_STAMPS): clock stamps per CTA and tile, read by
 // bench/fused/ws_phases.py; at S1k the loop is 78-89 % of busy time, the
-// wait for Q 4-8 %, the epilogue 4-7 %, the static rounds' tail 3.6-5.5 %
-// of the span (bench/NOTES.md "ws: short S, where the time goes").
+// epilogue 4-7 %, the static rounds' tail 3.6-5.5 % of the span (bench/
+// NOTES.md "ws: short S, where the time goes"); and per key tile (step
+// records): S and the turn are there when waited for (14 and 10 clocks at
+// the D64 base tile), the step is each consumer's exps plus its own ~1100
+// clocks of issue, checks and rescale, and Q lands thousands of clocks before
+// it is waited for (bench/NOTES.md "ws: per-step phase stamps ...").
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
@@ -125,6 +136,20 @@ struct ws_cfg : ws_shape<kD, kTile> {
 // key tiles, clock64 at loop top, Q landed, K(0) landed, first S issued
 // (and the turn passed), last P V done, epilogue done; m0.
 constexpr int kWsStampCtas = 160, kWsStampTiles = 64, kWsStampBlock = 8 + 8 * kWsStampTiles;
+
+// WS_STAMPS' step records, after those words: 32-bit %clock stamps per CTA,
+// block (consumers 0..2 by their thread 0; 3 the producer thread) and tile
+// (up to kWsStampTiles), kWsStepRecs records of 8 words each: 0..15 the key
+// tiles in loop order (0 the peeled first; later ones not stamped), 16 the
+// last P V (finish), 17 the tile's head; the producer uses record 0.
+// bench/fused/ws_phases.py STEP_WORDS names every word.
+constexpr int kWsStepKeyRecs = 16, kWsStepRecs = kWsStepKeyRecs + 2;
+constexpr size_t kWsStepBytes = (size_t)kWsStampCtas * 4 * kWsStampTiles * kWsStepRecs * 8 * 4;
+FUSED_DEV uint32_t *ws_step_rec(const attn_fused_params &p, int blk, uint32_t tc) {
+  if (blockIdx.x >= (unsigned)kWsStampCtas || tc >= (uint32_t)kWsStampTiles) return nullptr;
+  uint32_t *b = (uint32_t *)(p.ws_stamps + (size_t)kWsStampCtas * 3 * kWsStampBlock);
+  return b + ((blockIdx.x * 4u + (uint32_t)blk) * (uint32_t)kWsStampTiles + tc) * (uint32_t)(kWsStepRecs * 8);
+}
 
 // A tile of the persistent schedule: m block, head, batch, and how many key
 // tiles its rows may see (0: none, bottom-right causal with Sq > Sk).
@@ -169,8 +194,19 @@ struct ws_tile {
 // faster, the blog shape 2 % slower (the index's fetch lands on the tile
 // start); racecheck reports the slot's write against the consumers' reads,
 // which only the Q buffer's mbarriers order (it did not count them).
+// The paired order's end (ws_tile.h kWsEndShortDefault; WS_AB_END_SHORT
+// flips it): pairs [0, n_pp) run in 2 n_pp / G rounds as above (n_pp = F G,
+// F the rounds of pairs that every CTA fills, one less when the last round
+// would be under three quarters full); the n_single m blocks of the rest
+// follow one per CTA and round, longest first, dealt in a snake
+// (ws_single_at), so the schedule ends on short tiles. Even n_mb only.
+// Counted in key-tile steps (bench/NOTES.md "ws: per-step phase stamps, a
+// schedule that ends on short tiles"): the longest CTA at D64 S1k causal
+// 144 -> 141 steps (32 -> 31 tiles), the blog shape 36 -> 35.
 struct ws_sched {
   int n_mb, bh_n, n_tiles, n_pairs; // n_pairs: 0 unless paired
+  int n_pp, n_single;               // the end-short order's split; n_single 0: off
+  int r_pp, bh0, i0;                // its rounds of pairs; the first single's head and pair
   int cl;                           // CTAs per cluster: 1 or 2
   int dyn;                          // 1: tiles from p.ws_ctr (WS_AB_DYN)
 };
@@ -186,9 +222,18 @@ FUSED_DEV ws_sched ws_sched_of(const attn_fused_params &p, int kBM, int cl) {
   s.dyn = kDyn && (p.ws_ab & WS_AB_DYN) && cl == 1 && p.ws_ctr;
   const bool lpt = (p.ws_ab & (WS_AB_LPT | WS_AB_STRIDE)) != 0;
   const bool pair = (p.ws_ab & WS_AB_PAIR) || (!lpt && kBM * g < 384 * s.bh_n);
-  s.n_pairs = 0;
+  s.n_pairs = 0, s.n_pp = 0, s.n_single = 0, s.r_pp = 0, s.bh0 = 0, s.i0 = 0;
   if (p.causal && pair && s.n_tiles > g)
     s.n_pairs = s.bh_n * (s.n_mb / 2) + (s.n_mb & 1 ? (s.bh_n + 1) / 2 : 0);
+  const bool end_short = ((p.ws_ab & WS_AB_END_SHORT) != 0) != kWsEndShortDefault;
+  if (s.n_pairs && end_short && !(s.n_mb & 1) && s.cl == 1 && !s.dyn) {
+    const int f = s.n_pairs / g, rem = s.n_pairs - f * g;
+    const int ff = f - (4 * rem < 3 * g ? 1 : 0);
+    if (rem && ff >= 0) {
+      s.n_pp = ff * g, s.n_single = 2 * (s.n_pairs - s.n_pp), s.r_pp = 2 * ff;
+      s.bh0 = s.n_pp / (s.n_mb / 2), s.i0 = s.n_pp % (s.n_mb / 2);
+    }
+  }
   return s;
 }
 
@@ -199,20 +244,75 @@ FUSED_DEV int ws_rounds(const ws_sched &s) {
     const int gc = g / s.cl, n_ct = (s.n_mb + s.cl - 1) / s.cl * s.bh_n;
     return (n_ct + gc - 1) / gc;
   }
+  if (s.n_single) return s.r_pp + (s.n_single + g - 1) / g;
   return s.n_pairs ? 2 * ((s.n_pairs + g - 1) / g) : (s.n_tiles + g - 1) / g;
 }
 
+// The end-short order's single u (0: the longest): m blocks from the last
+// down, at each the heads that still have it (the pairs past n_pp: head
+// n_pp / h2 from its pair n_pp % h2 on, every later head whole), in head
+// order so that a round's K and V come from few heads.
+FUSED_DEV void ws_single_at(const ws_sched &s, int u, int &bh, int &mb) {
+  const int bh0 = s.bh0, i0 = s.i0;
+  for (mb = s.n_mb - 1; mb > 0; --mb) {
+    const int cnt = s.bh_n - bh0 - (i0 <= mb && mb <= s.n_mb - 1 - i0 ? 0 : 1);
+    if (u < cnt) break;
+    u -= cnt;
+  }
+  const int cnt = s.bh_n - bh0 - (i0 <= mb && mb <= s.n_mb - 1 - i0 ? 0 : 1);
+  bh = s.bh_n - cnt + u;
+}
+
+// The divisors of the tile schedule, p.ws_div's rows: heads, the GQA group,
+// batch x heads, m blocks, m blocks / 2.
+enum { WS_DIV_HQ, WS_DIV_GRP, WS_DIV_BH, WS_DIV_MB, WS_DIV_H2, WS_DIV_N };
+
+// Host: m and l such that n / d = (umulhi(m, n) + n) >> l for 0 <= n < 2^31
+// (Granlund and Montgomery's round-up multiplier; d >= 1).
+static inline void ws_div_set(unsigned int (&dv)[2], int d) {
+  unsigned l = 0;
+  while ((1ull << l) < (unsigned long long)d) ++l;
+  dv[0] = (unsigned)(((1ull << 32) * ((1ull << l) - (unsigned long long)d)) / (unsigned long long)d + 1);
+  dv[1] = l;
+}
+
+// n / d for the tile schedule (0 <= n < 2^31): by the multiplier and shift
+// the host set in p.ws_div[k] (ws_div_set: one IMAD.HI, an add, a shift),
+// or, kPlain (kFlags WS_DIVQ, bench), by the plain division. A division by a
+// run-time value converts through the XU pipe (I2F, MUFU.RCP, F2I), which at
+// the D64 base tile queues behind the other consumer's exps: the tile
+// start's bookkeeping cost ~700 clocks there (bench/NOTES.md "ws: per-step
+// phase stamps").
+template <bool kPlain>
+FUSED_DEV int ws_div(const attn_fused_params &p, int k, int n, int d) {
+  if constexpr (kPlain) return n / d;
+  else return (int)((__umulhi(p.ws_div[k][0], (uint32_t)n) + (uint32_t)n) >> p.ws_div[k][1]);
+}
+
+// The Q buffer of this CTA's tile tc and its phase parity, nq (1 or 2)
+// buffers; kPlain: by the division, as before.
+template <bool kPlain>
+FUSED_DEV int ws_qbuf(uint32_t tc, int nq) {
+  if constexpr (kPlain) return (int)(tc % (uint32_t)nq);
+  else return nq > 1 ? (int)(tc & 1u) : 0;
+}
+template <bool kPlain>
+FUSED_DEV uint32_t ws_qpar(uint32_t tc, int nq) {
+  if constexpr (kPlain) return (tc / (uint32_t)nq) & 1u;
+  else return (nq > 1 ? tc >> 1 : tc) & 1u;
+}
+
 // The tile of m block mb of head bh (b * hq + h).
-template <int kBM, int kBN>
+template <int kBM, int kBN, bool kPlain = false>
 FUSED_DEV void ws_tile_fill(const attn_fused_params &p, int bh, int mb, ws_tile &w) {
-  w.b = bh / p.hq, w.h = bh % p.hq, w.m0 = mb * kBM;
+  w.b = ws_div<kPlain>(p, WS_DIV_HQ, bh, p.hq), w.h = bh - w.b * p.hq, w.m0 = mb * kBM;
   int n_end = p.sk;
   if (p.causal) n_end = min(n_end, w.m0 + min(kBM, p.sq - w.m0) + p.causal_off);
   w.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
 }
 
 // The tile this CTA runs in round r; false: none this round.
-template <int kBM, int kBN>
+template <int kBM, int kBN, bool kPlain = false>
 FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, ws_tile &w) {
   const int g = (int)gridDim.x, k = (int)blockIdx.x;
   int mb, bh;
@@ -220,12 +320,17 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
     const int n_cmb = (s.n_mb + s.cl - 1) / s.cl, ct = r * (g / s.cl) + k / s.cl;
     if (ct >= n_cmb * s.bh_n) return false;
     mb = s.cl * (ct % n_cmb) + k % s.cl, bh = ct / n_cmb;
+  } else if (s.n_single && r >= s.r_pp) { // the end-short order's singles
+    const int rr = r - s.r_pp, u = rr * g + ((rr & 1) ? g - 1 - k : k);
+    if (u >= s.n_single) return false;
+    ws_single_at(s, u, bh, mb);
   } else if (s.n_pairs) {
     const int pr = (r >> 1) * g + k, h2 = s.n_mb / 2, full = s.bh_n * h2;
     if (pr >= s.n_pairs) return false;
     if (pr < full) { // m blocks n_mb - 1 - i, then i, of one head
-      const int i = pr % h2;
-      bh = pr / h2, mb = (r & 1) ? i : s.n_mb - 1 - i;
+      bh = ws_div<kPlain>(p, WS_DIV_H2, pr, h2);
+      const int i = pr - bh * h2;
+      mb = (r & 1) ? i : s.n_mb - 1 - i;
     } else { // the middle m block of two heads
       bh = 2 * (pr - full) + (r & 1), mb = h2;
       if (bh >= s.bh_n) return false;
@@ -234,12 +339,14 @@ FUSED_DEV bool ws_tile_at(const attn_fused_params &p, const ws_sched &s, int r, 
     const bool snake = (r & 1) && p.causal && !(p.ws_ab & WS_AB_STRIDE);
     const int t = r * g + (snake ? g - 1 - k : k);
     if (t >= s.n_tiles) return false;
-    if (p.causal) // longest first: the last m blocks of every head, then the next
-      mb = s.n_mb - 1 - t / s.bh_n, bh = t % s.bh_n;
-    else
-      mb = t % s.n_mb, bh = t / s.n_mb;
+    if (p.causal) { // longest first: the last m blocks of every head, then the next
+      const int q = ws_div<kPlain>(p, WS_DIV_BH, t, s.bh_n);
+      mb = s.n_mb - 1 - q, bh = t - q * s.bh_n;
+    } else {
+      bh = ws_div<kPlain>(p, WS_DIV_MB, t, s.n_mb), mb = t - bh * s.n_mb;
+    }
   }
-  ws_tile_fill<kBM, kBN>(p, bh, mb, w);
+  ws_tile_fill<kBM, kBN, kPlain>(p, bh, mb, w);
   return true;
 }
 
@@ -259,7 +366,7 @@ FUSED_DEV void ws_tile_of(const attn_fused_params &p, const ws_sched &s, int t, 
       bh = s.bh_n - tail + u % tail, mb = s.n_mb - 1 - u / tail;
     }
   }
-  ws_tile_fill<kBM, kBN>(p, bh, mb, w);
+  ws_tile_fill<kBM, kBN, true>(p, bh, mb, w);
 }
 
 // P's register fragments from floats in S's layout (wg_exp_row's packing).
@@ -492,16 +599,19 @@ FUSED_DEV int ws_q_bufs(const attn_fused_params &p) {
 // the last CTA to get here zeroes the counter for the next launch (every
 // CTA's last fetch is ordered before its count by the fence).
 FUSED_DEV void ws_dyn_end(const attn_fused_params &p, ws_bars br, int nq, uint32_t tc) {
-  const int qb = (int)(tc % (uint32_t)nq);
-  ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+  const int qb = ws_qbuf<true>(tc, nq);
+  ws_bar_wait(br.q_empty(qb), ws_qpar<true>(tc, nq) ^ 1);
   ws_st_shared(br.slot(qb), -1);
   ws_bar_arrive(br.q_full(qb));
   __threadfence();
   if (atomicAdd(p.ws_ctr + 1, 1u) == gridDim.x - 1) atomicExch(p.ws_ctr, 0u), atomicExch(p.ws_ctr + 1, 0u);
 }
 
-// The producer thread: every load of every tile of this CTA.
-template <int kD, int kTile>
+// The producer thread: every load of every tile of this CTA. kStamp
+// (WS_STAMPS): record 0 of block 3 per tile, words 0 tile start, 1 Q
+// buffer's empty wait done, 2 Q issued, 3 K0 slot waited, 4 K0 issued, 5
+// last V slot waited, 6 last V issued, 7 key tiles.
+template <int kD, int kTile, bool kStamp = false, bool kPlain = false>
 FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws_bars br,
                           uint32_t aQ, uint32_t aK, uint32_t aV, const ws_sched &sc) {
   using C = ws_cfg<kD, kTile>;
@@ -521,11 +631,17 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
         break;
       }
       ws_tile_of<kBM, kBN>(p, sc, t_cur, w);
-    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
+    } else if (!ws_tile_at<kBM, kBN, kPlain>(p, sc, r, w)) {
       continue;
     }
-    const int qb = (int)(tc % (uint32_t)nq);
-    const int hk = w.h / (p.hq / p.hkv), n = w.n_blocks;
+    // The record's address again at each stamp: the producer has 24 registers.
+    auto pst = [&](int k) { // k 7: the key tiles, else the clock
+      if constexpr (kStamp)
+        if (uint32_t *q = ws_step_rec(p, 3, tc)) q[k] = k == 7 ? (uint32_t)w.n_blocks : ws_clock32();
+    };
+    pst(0);
+    const int qb = ws_qbuf<kPlain>(tc, nq);
+    const int hk = kPlain ? w.h / (p.hq / p.hkv) : ws_div<false>(p, WS_DIV_GRP, w.h, 0), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk) {
@@ -550,13 +666,16 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
       load_kv(&mp.v, aV + s * C::kKV, br.v_full(s), (n - 1 - i) * kBN);
     };
     auto load_q = [&]() {
-      ws_bar_wait(br.q_empty(qb), ((tc / (uint32_t)nq) & 1) ^ 1);
+      ws_bar_wait(br.q_empty(qb), ws_qpar<kPlain>(tc, nq) ^ 1);
+      pst(1);
       if (sc.dyn) ws_st_shared(br.slot(qb), t_cur);
       ws_bar_expect(br.q_full(qb), C::kQ);
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk)
         ws_tma_load(aQ + qb * C::kQ + blk * kBM * 128, &mp.q, br.q_full(qb), blk * 64, w.m0, w.h, w.b);
+      pst(2);
     };
+    pst(7);
     // One Q buffer: K0 first (Q waits for the last tile's epilogue). Two: Q
     // first, its slot is free and it then lands under the last tile's loop.
     if (nq > 1) load_q();
@@ -730,6 +849,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // first key tile, the fresh max, the stale-max exps; ws_tile.h
   // kWsSplitDefault; WS_SPLIT flips it): kWsSplit chains, or one.
   constexpr int kSplit = (((kFlags & WS_SPLIT) != 0) != kWsSplitDefault<kD, kTile>) ? kWsSplit : 1;
+  // The tile schedule's divisions as plain / and % (WS_DIVQ, bench: the
+  // kernel before ws_div), else by the host's multipliers.
+  constexpr bool kPlain = (kFlags & WS_DIVQ) != 0;
+  static_assert(C::kQBufs <= 2, "ws_qbuf takes one or two Q buffers");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
   const uint32_t aQ = fused_smem_addr(base), aK = aQ + C::kQBufs * C::kQ, aV = aK + kS * C::kKV;
@@ -758,7 +881,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     if (!(kFlags & WS_NO_SETMAXNREG)) ws_regs_dec<C::kProdRegs>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
-      ws_produce<kD, kTile>(p, mp, br, aQ, aK, aV, sc);
+      ws_produce<kD, kTile, (kFlags & WS_STAMPS) != 0, kPlain>(p, mp, br, aQ, aK, aV, sc);
     }
     __syncwarp();
     if (sc.cl > 1) ws_cluster_sync();
@@ -798,20 +921,51 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     ws_tile w;
     stamp(1);
     if (sc.dyn) { // the producer's slot says which tile (-1: none left)
-      const int qb = (int)(tc % (uint32_t)nq);
-      ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
+      const int qb = ws_qbuf<true>(tc, nq);
+      ws_bar_wait(br.q_full(qb), ws_qpar<true>(tc, nq));
       const int t = ws_ld_shared(br.slot(qb));
       if (t < 0) break;
       ws_tile_of<kBM, kBN>(p, sc, t, w);
-    } else if (!ws_tile_at<kBM, kBN>(p, sc, r, w)) {
+    } else if (!ws_tile_at<kBM, kBN, kPlain>(p, sc, r, w)) {
       continue;
     }
-    const int qb = (int)(tc % (uint32_t)nq);
+    const int qb = ws_qbuf<kPlain>(tc, nq);
     const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
+    // WS_STAMPS: this tile's step records (kWsStepRecs), thread 0 only;
+    // sst(i, k): word k of key tile i's record; sfx(r, k) of record r
+    // (kWsStepKeyRecs: the finish; kWsStepKeyRecs + 1: the head, words 0 Q
+    // wait start, 1 Q landed, 2 epilogue start, 3 its end).
+    // The record's address once a tile (computed at each stamp, its
+    // arithmetic by every thread made the stamped kernel 24 % slower).
+    uint32_t *rec = nullptr;
+    if constexpr ((kFlags & WS_STAMPS) != 0)
+      if (ctid == 0) rec = ws_step_rec(p, cw, tc);
+    auto sfx = [&](int r, int k) {
+      if constexpr ((kFlags & WS_STAMPS) != 0)
+        if (rec) rec[8 * r + k] = ws_clock32();
+    };
+    auto sst = [&](int i, int k) {
+      if constexpr ((kFlags & WS_STAMPS) != 0)
+        if (i < kWsStepKeyRecs) sfx(i, k);
+    };
+    constexpr int kFin = kWsStepKeyRecs, kHead = kWsStepKeyRecs + 1;
     float o[kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < kOR; ++i) o[i] = 0.f;
-    ws_bar_wait(br.q_full(qb), (tc / (uint32_t)nq) & 1);
+    sfx(kHead, 0);
+    ws_bar_wait(br.q_full(qb), ws_qpar<kPlain>(tc, nq));
+    sfx(kHead, 1);
+    // ws_tile.h kWsQPrefetchDefault: the Q of this CTA's tile after next
+    // into L2, a tile before the producer loads it (at the next tile's first
+    // S, when this tile's Q buffer is free); here, where the consumer has
+    // registers to spare (in the producer's 24 it spilled).
+    if constexpr (((kFlags & WS_QPF) != 0) != kWsQPrefetchDefault)
+      if (cw == 0 && ctid == 0 && !sc.dyn) {
+        ws_tile w2;
+        if (ws_tile_at<kBM, kBN, kPlain>(p, sc, r + 2, w2))
+#pragma unroll
+          for (int blk = 0; blk < kD / 64; ++blk) ws_tma_prefetch_l2(&mp.q, blk * 64, w2.m0, w2.h, w2.b);
+      }
     const int n = w.n_blocks;
     stamp(2);
     if constexpr ((kFlags & WS_STAMPS) != 0)
@@ -868,14 +1022,18 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // The last key tile's P V, after the loop.
     auto finish = [&](const uint32_t (&pc)[kSR / 8][4]) {
       const uint32_t jv = it + n - 1;
+      sfx(kFin, 0);
       ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+      sfx(kFin, 1);
       ws_turn_wait<kFlags, !kTurnExp>(cw);
       wg_hold(o);
       wg_fence();
       issue_pv(pc, jv);
       ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
+      sfx(kFin, 2);
       wg_wait_all();
       wg_hold(o);
+      sfx(kFin, 3);
       ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
     };
 
@@ -988,22 +1146,29 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       float alpha[2];
       {
         float s[kSR];
+        sst(0, 0);
         ws_bar_wait(br.k_full(it % kS), (it / kS) & 1);
         stamp(3);
+        sst(0, 1);
         ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_fence();
         issue_s(s, it);
         ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
         stamp(4);
+        sst(0, 2);
         ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
         wg_wait_all();
         wg_hold(s);
+        sst(0, 3);
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
         if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        sst(0, 4);
         ws_turn_wait<kFlags, kTurnExp>(cw);
+        sst(0, 5);
         ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
         ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+        sst(0, 6);
       }
       // Key tile i: S(i) and P(i-1) V(i-1) issued together; P(i) lands in pn.
       // Unrolled by two so that P(i-1) and P(i) never share registers (a
@@ -1011,8 +1176,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
       auto step = [&](int i, const uint32_t (&pc)[kSR / 8][4], uint32_t (&pn)[kSR / 8][4]) {
         const uint32_t j = it + i, jv = j - 1;
         float s[kSR];
+        sst(i, 0);
         ws_bar_wait(br.k_full(j % kS), (j / kS) & 1);
         ws_bar_wait(br.v_full(jv % kS), (jv / kS) & 1);
+        sst(i, 1);
         ws_turn_wait<kFlags, !kTurnExp>(cw);
         wg_hold(o);
         wg_fence();
@@ -1036,8 +1203,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         } else {
           issue_pv(pc, jv);
           ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
+          sst(i, 2);
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           wg_hold(s);
+          sst(i, 3);
           if constexpr (kStale) {
             // The stale-max softmax, its max first (fresh) in the first two
             // key tiles when causal (the diagonal tile gives the top rows a
@@ -1047,11 +1216,15 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max<kSplit>(s, m, l, a2, c);
+            sst(i, 4);
             ws_turn_wait<kFlags, kTurnExp>(cw);
+            sst(i, 5);
             const bool ok = ws_softmax_stale<T, kFma, kSplit>(s, m, l, pn, c, false); // P <= 1 if fresh
             ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+            sst(i, 6);
             wg_wait_all();
             wg_hold(o);
+            sst(i, 7);
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
             // A failed check: S again, from K and Q still held, by this
             // warp alone (mma.sync), now that P V is done.
@@ -1095,12 +1268,14 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // products are done with them), then TMA stores of 64 x 64 boxes. The
     // buffer goes back to the producer once they have read it: here with
     // one Q buffer (the next tile's Q needs it), else under the next S.
+    sfx(kHead, 2);
     ws_q_release(br, q_held, ctid); // still held only when this tile had no key tile
     float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq + w.m0 : nullptr;
     if (q_early) {
       T *og = (T *)p.o + w.b * p.o_sb + w.h * p.o_sh + (int64_t)w.m0 * p.o_ss;
       ws_store_out<T, kD>(og, p.o_ss, o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
       stamp(6);
+      sfx(kHead, 3);
       ++tc;
       continue;
     }
@@ -1117,6 +1292,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     q_held = qb;
     if (nq == 1 || (p.ws_ab & WS_AB_STORE_WAIT)) ws_q_release(br, q_held, ctid);
     stamp(6);
+    sfx(kHead, 3);
     ++tc;
   }
   if constexpr ((kFlags & WS_STAMPS) != 0)
@@ -1166,7 +1342,7 @@ static attn_status ws_bench_bufs(attn_fused_params &q) {
     ATTN_CUDA_TRY(cudaMalloc((void **)&ctr[dev], 2 * sizeof(unsigned)));
     ATTN_CUDA_TRY(cudaMemset(ctr[dev], 0, 2 * sizeof(unsigned)));
   }
-  const size_t sb = (size_t)kWsStampCtas * 3 * kWsStampBlock * sizeof(unsigned long long);
+  const size_t sb = (size_t)kWsStampCtas * 3 * kWsStampBlock * sizeof(unsigned long long) + kWsStepBytes;
   if ((kFlags & WS_STAMPS) && !stamps[dev]) ATTN_CUDA_TRY(cudaMalloc((void **)&stamps[dev], sb));
   q.ws_ctr = (q.ws_ab & WS_AB_DYN) ? ctr[dev] : nullptr;
   q.ws_stamps = stamps[dev];
@@ -1175,20 +1351,27 @@ static attn_status ws_bench_bufs(attn_fused_params &q) {
 
 // Bench only (WS_STAMPS): after the launch, the stamps of its first grid
 // CTAs to the file ATTNPROF_FLASH_WS_STAMPS (8 int32: magic "WSTP", grid,
-// kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock; then the words).
+// kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock; then the words; then
+// 4 int32: magic "WSSR", kWsStepRecs, 8 words, 4 blocks; then the step
+// records of those CTAs, 32-bit).
 template <int kD, int kCons, int kBM, int kBN>
 static attn_status ws_stamps_write(const attn_fused_params &q, unsigned grid, cudaStream_t stream) {
   const char *path = getenv("ATTNPROF_FLASH_WS_STAMPS");
   if (!path || !*path || !q.ws_stamps) return ATTN_STATUS_OK;
   const unsigned g = grid < (unsigned)kWsStampCtas ? grid : (unsigned)kWsStampCtas;
-  const size_t n = (size_t)g * 3 * kWsStampBlock;
-  unsigned long long *h = (unsigned long long *)malloc(n * sizeof *h);
+  const size_t n = (size_t)g * 3 * kWsStampBlock, n_all = (size_t)kWsStampCtas * 3 * kWsStampBlock;
+  const size_t ns = (size_t)g * 4 * kWsStampTiles * kWsStepRecs * 8; // 32-bit words
+  unsigned long long *h = (unsigned long long *)malloc(n * sizeof *h + ns * 4);
   if (!h) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "flash (ws): no host memory for the stamps");
+  uint32_t *hs = (uint32_t *)(h + n);
   ATTN_CUDA_TRY(cudaStreamSynchronize(stream));
   cudaError_t e = cudaMemcpy(h, q.ws_stamps, n * sizeof *h, cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(hs, q.ws_stamps + n_all, ns * 4, cudaMemcpyDeviceToHost);
   FILE *f = e == cudaSuccess ? fopen(path, "wb") : nullptr;
   const int32_t hd[8] = {0x50545357, (int32_t)g, kCons, kBM, kBN, kD, kWsStampTiles, kWsStampBlock};
-  const bool ok = f && fwrite(hd, sizeof hd, 1, f) == 1 && fwrite(h, sizeof *h, n, f) == n;
+  const int32_t hs_hd[4] = {0x52535357, kWsStepRecs, 8, 4};
+  const bool ok = f && fwrite(hd, sizeof hd, 1, f) == 1 && fwrite(h, sizeof *h, n, f) == n &&
+                  fwrite(hs_hd, sizeof hs_hd, 1, f) == 1 && fwrite(hs, 4, ns, f) == ns;
   if (f) fclose(f);
   free(h);
   if (!ok) return attn_fail(ATTN_STATUS_IO_ERROR, "flash (ws): could not write the stamps to %s", path);
@@ -1203,6 +1386,11 @@ static attn_status ws_launch(const attn_fused_params &p0, cudaStream_t stream) {
     if (bs) return bs;
   }
   using C = ws_cfg<kD, kTile>;
+  {
+    const int n_mb = (p.sq + C::kBM - 1) / C::kBM;
+    const int dv[WS_DIV_N] = {p.hq, p.hkv > 0 ? p.hq / p.hkv : 1, p.b * p.hq, n_mb, n_mb / 2};
+    for (int k = 0; k < WS_DIV_N; ++k) ws_div_set(p.ws_div[k], dv[k] > 0 ? dv[k] : 1);
+  }
   static int limit_done[64];
   void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags, kTile>;
   attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);

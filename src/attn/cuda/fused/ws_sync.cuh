@@ -119,6 +119,14 @@ FUSED_DEV void ws_tma_store_wait_read(void) {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
+// The same box into L2 only (no shared memory, no barrier): a later load of
+// it then comes from L2.
+FUSED_DEV void ws_tma_prefetch_l2(const void *map, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(map),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
 FUSED_DEV void ws_tma_prefetch_map(const void *map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
 }
@@ -146,6 +154,12 @@ FUSED_DEV int ws_ld_shared(uint32_t a) {
 FUSED_DEV unsigned long long ws_clock(void) {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
+  return t;
+}
+// Its low 32 bits (the per-step stamps: one register, differences mod 2^32).
+FUSED_DEV uint32_t ws_clock32(void) {
+  uint32_t t;
+  asm volatile("mov.u32 %0, %%clock;\n" : "=r"(t)::"memory");
   return t;
 }
 FUSED_DEV unsigned long long ws_globaltimer(void) {

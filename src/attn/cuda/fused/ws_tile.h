@@ -64,13 +64,24 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // WS_AB_SPLIT (bf16 D64 base tile): the instance with kFlags WS_SPLIT, the
 // other row max / row sum form than kWsSplitDefault names; with
 // WS_AB_EXP_FMA8 too, the one with kFlags WS_EXP_FMA8 as well.
+// WS_AB_END_SHORT (every instance, a run-time test in the schedule): where
+// causal tiles are paired per head, the other order than kWsEndShortDefault
+// names (the pairs in every round, or the pairs for the rounds that all CTAs
+// fill and then the rest's m blocks one by one, longest first, so that the
+// last round holds only short tiles; flash_fwd_ws_kernel.cuh ws_sched).
+// WS_AB_Q_PREFETCH (bf16 D64 and D128 base tiles; with WS_AB_STAMPS, D64's
+// stamps instance): the instances with kFlags WS_QPF, the other Q prefetch
+// than kWsQPrefetchDefault names. WS_AB_PLAIN_DIV (bf16, both tiles): the
+// instances with kFlags WS_DIVQ, the tile schedule's divisions as plain /
+// and % (the kernel before ws_div's multipliers).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
        WS_AB_EXP_FMA4 = 8192, WS_AB_DESC = 16384, WS_AB_TURN_EXP = 32768,
        WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072, WS_AB_DYN_CODE = 262144,
        WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
-       WS_AB_SPLIT = 2097152 };
+       WS_AB_SPLIT = 2097152, WS_AB_END_SHORT = 4194304, WS_AB_Q_PREFETCH = 8388608,
+       WS_AB_PLAIN_DIV = 16777216 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -125,6 +136,27 @@ constexpr bool kWsRolledDefault = false;
 constexpr int kWsSplit = 4;
 template <int kD, int kTile>
 constexpr bool kWsSplitDefault = false;
+
+// The paired causal schedule's end (flash_fwd_ws_kernel.cuh ws_sched_of):
+// false, pairs in every round, so that the last round's CTAs run a whole
+// pair or nothing; true, pairs for F rounds, then the remaining pairs' m
+// blocks dealt one by one longest first in a snake (ws_single_at), so that
+// the last round holds the shortest tiles. Measured (H200, bf16, bench/NOTES.md
+// "ws: per-step phase stamps ...: call 1", 4 rounds, the control 1.00 on
+// these cells): var / default time 0.99 at D64 S1k causal, 1.00 on the blog
+// shape, 0.98 / 0.97 at D128 S1k / S2k causal, 0.99-1.00 at D256; the CTAs'
+// end spread 21 -> 7 us (blog) and 26 -> 14 us (D64 S1k causal); in the
+// next run, the old order 1.02-1.03x this one's time on the S1k causal cells
+// and the blog shape, 1.00 elsewhere ("ws: the schedule's divisions"). Bench:
+// WS_AB_END_SHORT runs the other (the pairs to the end).
+constexpr bool kWsEndShortDefault = true;
+
+// Q into L2 ahead of its load (flash_fwd_ws_kernel.cuh, static schedule):
+// false, none; true, at each tile's start (Q landed) thread 0 of consumer 0
+// prefetches the Q boxes of this CTA's tile after next into L2 by TMA, so
+// that their load (issued once a Q buffer is free, at the next tile's first
+// S) comes from L2 and not HBM. Bench: WS_QPF instances (WS_AB_Q_PREFETCH) run the other.
+constexpr bool kWsQPrefetchDefault = false;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

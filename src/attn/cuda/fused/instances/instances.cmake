@@ -107,4 +107,13 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_rolled_pvfirst_bf16_d128.cu
   instances/flash_ws_split_bf16_d64.cu
   instances/flash_ws_split_fma8_bf16_d64.cu
+  instances/flash_ws_qpf_bf16_d64.cu
+  instances/flash_ws_qpf_bf16_d128.cu
+  instances/flash_ws_stamps_qpf_bf16_d64.cu
+  instances/flash_ws_divq_bf16_d64.cu
+  instances/flash_ws_divq_bf16_d128.cu
+  instances/flash_ws_divq_bf16_d256.cu
+  instances/flash_ws_divq_fa3_bf16_d64.cu
+  instances/flash_ws_divq_fa3_bf16_d128.cu
+  instances/flash_ws_divq_fa3_bf16_d256.cu
 )
