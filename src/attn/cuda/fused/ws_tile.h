@@ -73,7 +73,15 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // stamps instance): the instances with kFlags WS_QPF, the other Q prefetch
 // than kWsQPrefetchDefault names. WS_AB_PLAIN_DIV (bf16, both tiles): the
 // instances with kFlags WS_DIVQ, the tile schedule's divisions as plain /
-// and % (the kernel before ws_div's multipliers).
+// and % (the kernel before ws_div's multipliers). WS_AB_LATE (bf16 D64 base
+// tile; with WS_AB_DESC too, the stepped descriptors as well; with
+// WS_AB_STAMPS, the stamps instance): the instances with kFlags WS_LATE,
+// whose stale-max steps pass the ping-pong's turn on the row sums and P's
+// packs, the check's vote and l after it (flash_fwd_ws_kernel.cuh
+// ws_turn_pass_late). WS_AB_RSKIP (bf16 D64 base tile, with WS_AB_LATE and
+// WS_AB_DESC; with WS_AB_STAMPS too, its stamps instance): the instances
+// with kFlags WS_RSKIP as well, where a stale-max step that took no fresh
+// max and no fallback skips O's rescale without its vote (alpha is 1).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
@@ -81,7 +89,8 @@ enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, W
        WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072, WS_AB_DYN_CODE = 262144,
        WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
        WS_AB_SPLIT = 2097152, WS_AB_END_SHORT = 4194304, WS_AB_Q_PREFETCH = 8388608,
-       WS_AB_PLAIN_DIV = 16777216 };
+       WS_AB_PLAIN_DIV = 16777216, WS_AB_LATE = 33554432,
+       WS_AB_RSKIP = 67108864 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
