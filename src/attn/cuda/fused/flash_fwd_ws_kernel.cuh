@@ -454,8 +454,8 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
 // kA partial sums per row half, ws_tile.h kWsSplitDefault).
 constexpr float kWsStaleCap = 256.f;
 // ws_softmax_stale's two halves: P and this lane's row sums (ws_stale_exps),
-// then the check and l (ws_stale_keep), so that WS_LATE can pass the turn
-// between them.
+// then the check and l (ws_stale_keep), so that the turn can pass between
+// them (ws_turn_pass_late).
 template <typename T, int kFma = 0, int kA = 1, int kSR>
 FUSED_DEV void ws_stale_exps(const float (&s)[kSR], const float (&m)[2], uint32_t (&pa)[kSR / 8][4],
                              float c, float (&sum)[2]) {
@@ -795,7 +795,8 @@ FUSED_DEV void ws_turn_pass_exp(int cw, const float (&l)[2]) {
   }
 }
 
-// WS_LATE's hand-over (bench): the arrival's count goes through the row sums
+// The hand-over after the stale-max exps (ws_tile.h kWsLateDefault: the D64
+// base tile; measured 2-3 % faster there): the arrival's count goes through the row sums
 // and P's packs instead of l, with no vote: min(sum, 0) is +0 for sums of
 // exps (never negative; NaN gives 0 too), so its bits and-ed with the packs'
 // or are 0 in every lane, and the exps and the packs stay before the arrival
@@ -879,9 +880,10 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // The tile schedule's divisions as plain / and % (WS_DIVQ, bench: the
   // kernel before ws_div), else by the host's multipliers.
   constexpr bool kPlain = (kFlags & WS_DIVQ) != 0;
-  // WS_LATE (bench): the stale-max steps pass the turn on their sums and
-  // packs, the check's vote and l after it (ws_turn_pass_late).
-  constexpr bool kLate = (kFlags & WS_LATE) != 0;
+  // The stale-max steps pass the turn on their sums and packs, the check's
+  // vote and l after it (ws_turn_pass_late; ws_tile.h kWsLateDefault; WS_LATE
+  // flips it), or through l after the check (ws_turn_pass_exp).
+  constexpr bool kLate = ((kFlags & WS_LATE) != 0) != kWsLateDefault<kD, kTile>;
   // WS_RSKIP (bench): a stale-max step that neither took its max fresh nor
   // fell back leaves alpha exactly 1, so it skips O's rescale and its vote.
   constexpr bool kRsSkip = (kFlags & WS_RSKIP) != 0;
