@@ -47,8 +47,9 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // WS_QPF (bench): the next tile's Q prefetched into L2 or not, the other
 // than kWsQPrefetchDefault (ws_tile.h) names. WS_DIVQ (bench): the tile
 // schedule's divisions as plain / and % (flash_fwd_ws_kernel.cuh ws_div).
-// WS_LATE (bench): the stale-max steps hand the turn over on their row sums
-// and P's packs, the check's vote and l after it (ws_turn_pass_late).
+// WS_LATE (bench): the hand-over of the turn after the stale-max exps in the
+// other form than kWsLateDefault (ws_tile.h) names (on the row sums and P's
+// packs, ws_turn_pass_late, or through l after the check's vote).
 // WS_RSKIP (bench): stale-max steps with alpha known to be 1 (no fresh max,
 // no fallback) skip O's rescale without its vote.
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
