@@ -26,7 +26,11 @@
 //    softmax runs under the others' GEMMs. At the D64 base tile the turns
 //    are taken around each softmax's exps instead (ws_tile.h
 //    kWsTurnExpDefault, as cuDNN's kernel: two consumers' exps never share
-//    the special-function unit, whose work there equals the tensor cores').
+//    the special-function unit, whose work there equals the tensor cores'),
+//    and handed over on the exps' row sums and P's packs, the stale-max
+//    check's vote after the arrival (ws_turn_pass_late, kWsLateDefault: D64
+//    S1k causal and the blog shape 3 % faster, bench/NOTES.md "ws: the turn
+//    on the sums and packs as default").
 //  - epilogue, two Q buffers (D64, D128 128 x 128): O / l rounded into the
 //    warpgroup's rows of the Q tile (same 128-byte swizzle as TMA's), one
 //    TMA store per 64 columns (rows past Sq clipped by TMA); the next tile's
