@@ -172,9 +172,11 @@ constexpr bool kWsQPrefetchDefault = false;
 // turn, the stale-max check's vote and l after it); false, through l after
 // the check (ws_turn_pass_exp). Where the turns sit around the exps
 // (kWsTurnExpDefault: the D64 base tile). Measured (H200, bf16, bench/NOTES.md
-// "ws: the D64 base tile's exps block ...: call 1", 4 rounds, the control 1.00
+// "ws: the turn passed on the sums and packs: call 1", 4 rounds, the control 1.00
 // on both cells): var / default time 0.97 at D64 S1k causal (331.6 -> 341.1
-// TF/s), 0.98 on the blog shape (58.1 -> 56.9 us). Bench: WS_LATE runs the other.
+// TF/s), 0.98 on the blog shape (58.1 -> 56.9 us); in the whole grid's run the
+// old form 1.03x on both, 1.00 elsewhere ("... as default: call 2"). Bench:
+// WS_LATE runs the other.
 template <int kD, int kTile>
 constexpr bool kWsLateDefault = kD == 64 && kTile == WS_TILE_BASE;
 
