@@ -120,6 +120,12 @@ def main():
     # the tile schedule's divisions as plain / and % (bf16; ATTNPROF_FLASH_WS_AB=16777216)
     ws += [(f"flash_ws_divq_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DIVQ", tile)
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
+    # the other hand-over after the stale-max exps (bf16 D64 base tile; ATTNPROF_FLASH_WS_AB=
+    # 33554432, with 2048: the stamps one), and the stepped descriptors with the rescale's vote
+    # skipped where alpha is 1 (67108864, with 2048: the stamps one)
+    ws += [(f"flash_ws_{n}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | {f}", "WS_TILE_BASE")
+           for n, f in (("late", "WS_LATE"), ("late_stamps", "WS_LATE | WS_STAMPS"),
+                        ("rskip", "WS_DESC | WS_RSKIP"), ("rskip_stamps", "WS_DESC | WS_RSKIP | WS_STAMPS"))]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

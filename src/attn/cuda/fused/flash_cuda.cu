@@ -110,6 +110,18 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
   constexpr int kCluster = WS_ALL | WS_CLUSTER, kDesc = WS_ALL | WS_DESC, kTurn = WS_ALL | WS_TURN_EXP;
   if ((ab & WS_AB_CLUSTER) && bf && a->causal == ATTN_CAUSAL_NONE)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kCluster>(d) : ws_bf16_inst<WS_TILE_BASE, kCluster>(d);
+  // The other hand-over after the stale-max exps (WS_AB_LATE), or stepped
+  // descriptors with the rescale's vote skipped where alpha is 1 (WS_AB_RSKIP):
+  // bf16 D64 base tile only, each with a stamps instance.
+  constexpr int kLate = WS_ALL | WS_LATE, kLateStamps = kLate | WS_STAMPS;
+  constexpr int kRsk = WS_ALL | WS_DESC | WS_RSKIP, kRskStamps = kRsk | WS_STAMPS;
+  if ((ab & (WS_AB_LATE | WS_AB_RSKIP)) && bf && d == 64 && tile == WS_TILE_BASE) {
+    if (ab & WS_AB_RSKIP)
+      return (ab & WS_AB_STAMPS) ? ws_run<__nv_bfloat16, 64, kRskStamps, WS_TILE_BASE>
+                                 : ws_run<__nv_bfloat16, 64, kRsk, WS_TILE_BASE>;
+    return (ab & WS_AB_STAMPS) ? ws_run<__nv_bfloat16, 64, kLateStamps, WS_TILE_BASE>
+                               : ws_run<__nv_bfloat16, 64, kLate, WS_TILE_BASE>;
+  }
   if ((ab & WS_AB_DESC) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDesc>(d) : ws_bf16_inst<WS_TILE_BASE, kDesc>(d);
   // cuDNN's order per key tile: bf16 D64 base tile only (elsewhere the default runs).

@@ -26,7 +26,11 @@
 //    softmax runs under the others' GEMMs. At the D64 base tile the turns
 //    are taken around each softmax's exps instead (ws_tile.h
 //    kWsTurnExpDefault, as cuDNN's kernel: two consumers' exps never share
-//    the special-function unit, whose work there equals the tensor cores').
+//    the special-function unit, whose work there equals the tensor cores'),
+//    and handed over on the exps' row sums and P's packs, the stale-max
+//    check's vote after the arrival (ws_turn_pass_late, kWsLateDefault: D64
+//    S1k causal and the blog shape 3 % faster, bench/NOTES.md "ws: the turn
+//    on the sums and packs as default").
 //  - epilogue, two Q buffers (D64, D128 128 x 128): O / l rounded into the
 //    warpgroup's rows of the Q tile (same 128-byte swizzle as TMA's), one
 //    TMA store per 64 columns (rows past Sq clipped by TMA); the next tile's
@@ -453,16 +457,27 @@ FUSED_DEV void ws_soft(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (
 // wg_row_base. kFma, kA: wg_exp_row's (WS_EXP_FMA8 / 4: 8, 4; else 0;
 // kA partial sums per row half, ws_tile.h kWsSplitDefault).
 constexpr float kWsStaleCap = 256.f;
+// ws_softmax_stale's two halves: P and this lane's row sums (ws_stale_exps),
+// then the check and l (ws_stale_keep), so that the turn can pass between
+// them (ws_turn_pass_late).
+template <typename T, int kFma = 0, int kA = 1, int kSR>
+FUSED_DEV void ws_stale_exps(const float (&s)[kSR], const float (&m)[2], uint32_t (&pa)[kSR / 8][4],
+                             float c, float (&sum)[2]) {
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh)
+    sum[hh] = wg_exp_row<T, kFma, kA>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
+}
+FUSED_DEV bool ws_stale_keep(const float (&sum)[2], float (&l)[2], bool force) {
+  if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
+  l[0] += sum[0], l[1] += sum[1];
+  return true;
+}
 template <typename T, int kFma = 0, int kA = 1, int kSR>
 FUSED_DEV bool ws_softmax_stale(const float (&s)[kSR], const float (&m)[2], float (&l)[2],
                                 uint32_t (&pa)[kSR / 8][4], float c, bool force) {
   float sum[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh)
-    sum[hh] = wg_exp_row<T, kFma, kA>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
-  if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
-  l[0] += sum[0], l[1] += sum[1];
-  return true;
+  ws_stale_exps<T, kFma, kA>(s, m, pa, c, sum);
+  return ws_stale_keep(sum, l, force);
 }
 
 // ws_softmax_stale for the rolled loop (kWsRolledDefault): P = 2^(s c - m c)
@@ -784,6 +799,23 @@ FUSED_DEV void ws_turn_pass_exp(int cw, const float (&l)[2]) {
   }
 }
 
+// The hand-over after the stale-max exps (ws_tile.h kWsLateDefault: the D64
+// base tile; measured 2-3 % faster there): the arrival's count goes through the row sums
+// and P's packs instead of l, with no vote: min(sum, 0) is +0 for sums of
+// exps (never negative; NaN gives 0 too), so its bits and-ed with the packs'
+// or are 0 in every lane, and the exps and the packs stay before the arrival
+// while the stale-max check's vote and l come after it.
+template <int kFlags, int kCons, bool kHere, int kG>
+FUSED_DEV void ws_turn_pass_late(int cw, const float (&sum)[2], const uint32_t (&pa)[kG][4]) {
+  if ((kFlags & WS_PINGPONG) && kHere) {
+    uint32_t o = 0;
+#pragma unroll
+    for (int g = 0; g < kG; ++g) o |= pa[g][0] | pa[g][1] | pa[g][2] | pa[g][3];
+    const uint32_t z = __float_as_uint(fminf(sum[0] + sum[1], 0.f)) & o;
+    ws_named_arrive(1 + (cw + 1) % kCons, 256 + z);
+  }
+}
+
 // wg_desc(addr + off) from d = wg_desc(addr): off / 16 added to the low word
 // (the start address field, bits 0-13). Exact with no carry while addr + off
 // stays in shared memory's window (under 256 KB: 14 bits of 16-byte units),
@@ -852,6 +884,13 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // The tile schedule's divisions as plain / and % (WS_DIVQ, bench: the
   // kernel before ws_div), else by the host's multipliers.
   constexpr bool kPlain = (kFlags & WS_DIVQ) != 0;
+  // The stale-max steps pass the turn on their sums and packs, the check's
+  // vote and l after it (ws_turn_pass_late; ws_tile.h kWsLateDefault; WS_LATE
+  // flips it), or through l after the check (ws_turn_pass_exp).
+  constexpr bool kLate = ((kFlags & WS_LATE) != 0) != kWsLateDefault<kD, kTile>;
+  // WS_RSKIP (bench): a stale-max step that neither took its max fresh nor
+  // fell back leaves alpha exactly 1, so it skips O's rescale and its vote.
+  constexpr bool kRsSkip = (kFlags & WS_RSKIP) != 0;
   static_assert(C::kQBufs <= 2, "ws_qbuf takes one or two Q buffers");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
@@ -1185,6 +1224,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         wg_fence();
         issue_s(s, j);
         float a2[2];
+        bool moved = true; // false: a2 is exactly 1 (WS_RSKIP: no vote before the rescale)
         if (!(kFlags & WS_OVERLAP)) {
           ws_turn_pass<kFlags, kCons, !kTurnExp>(cw);
           wg_wait_all();
@@ -1219,9 +1259,18 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             sst(i, 4);
             ws_turn_wait<kFlags, kTurnExp>(cw);
             sst(i, 5);
-            const bool ok = ws_softmax_stale<T, kFma, kSplit>(s, m, l, pn, c, false); // P <= 1 if fresh
-            ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
-            sst(i, 6);
+            bool ok; // P <= 1 if fresh
+            if constexpr (kLate) {
+              float sum[2];
+              ws_stale_exps<T, kFma, kSplit>(s, m, pn, c, sum);
+              ws_turn_pass_late<kFlags, kCons, kTurnExp>(cw, sum, pn);
+              sst(i, 6);
+              ok = ws_stale_keep(sum, l, false);
+            } else {
+              ok = ws_softmax_stale<T, kFma, kSplit>(s, m, l, pn, c, false);
+              ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
+              sst(i, 6);
+            }
             wg_wait_all();
             wg_hold(o);
             sst(i, 7);
@@ -1234,6 +1283,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             }
             ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
             q_done(i);
+            moved = fresh || !ok; // warp-uniform: both come from votes
           } else {
             ws_release_kv<kFlags>(br.k_empty(j % kS), lane);
             q_done(i);
@@ -1246,7 +1296,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
             ws_release_kv<kFlags>(br.v_empty(jv % kS), lane);
           }
         }
-        ws_rescale(o, a2, lazy);
+        if (!kRsSkip || moved) ws_rescale(o, a2, lazy);
       };
       uint32_t pb[kSR / 8][4];
       int i = 1;

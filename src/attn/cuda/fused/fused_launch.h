@@ -47,11 +47,17 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // WS_QPF (bench): the next tile's Q prefetched into L2 or not, the other
 // than kWsQPrefetchDefault (ws_tile.h) names. WS_DIVQ (bench): the tile
 // schedule's divisions as plain / and % (flash_fwd_ws_kernel.cuh ws_div).
+// WS_LATE (bench): the hand-over of the turn after the stale-max exps in the
+// other form than kWsLateDefault (ws_tile.h) names (on the row sums and P's
+// packs, ws_turn_pass_late, or through l after the check's vote).
+// WS_RSKIP (bench): stale-max steps with alpha known to be 1 (no fresh max,
+// no fallback) skip O's rescale without its vote.
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
        WS_CLUSTER = 16, WS_TREE = 32, WS_STALE = 64, WS_STAMPS = 128, WS_EXP_FMA8 = 256,
        WS_EXP_FMA4 = 512, WS_DESC = 1024, WS_TURN_EXP = 2048, WS_SERIAL = 4096,
        WS_SERIAL_WAIT = 8192, WS_ROLLED = 16384, WS_DYN = 32768, WS_PV_FIRST = 65536,
-       WS_SPLIT = 131072, WS_QPF = 262144, WS_DIVQ = 524288 };
+       WS_SPLIT = 131072, WS_QPF = 262144, WS_DIVQ = 524288, WS_LATE = 1048576,
+       WS_RSKIP = 2097152 };
 template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

@@ -73,7 +73,14 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // stamps instance): the instances with kFlags WS_QPF, the other Q prefetch
 // than kWsQPrefetchDefault names. WS_AB_PLAIN_DIV (bf16, both tiles): the
 // instances with kFlags WS_DIVQ, the tile schedule's divisions as plain /
-// and % (the kernel before ws_div's multipliers).
+// and % (the kernel before ws_div's multipliers). WS_AB_LATE (bf16 D64 base
+// tile; with WS_AB_STAMPS, its stamps instance): the instances with kFlags
+// WS_LATE, the other hand-over of the turn after the stale-max exps than
+// kWsLateDefault names (the old one, through l after the check's vote).
+// WS_AB_RSKIP (bf16 D64 base tile; with WS_AB_STAMPS, its stamps instance):
+// the instances with kFlags WS_DESC | WS_RSKIP, stepped descriptors and, where
+// a stale-max step took no fresh max and no fallback (alpha is 1), no
+// rescale and no vote for it.
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
@@ -81,7 +88,8 @@ enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, W
        WS_AB_SERIAL = 65536, WS_AB_SERIAL_WAIT = 131072, WS_AB_DYN_CODE = 262144,
        WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
        WS_AB_SPLIT = 2097152, WS_AB_END_SHORT = 4194304, WS_AB_Q_PREFETCH = 8388608,
-       WS_AB_PLAIN_DIV = 16777216 };
+       WS_AB_PLAIN_DIV = 16777216, WS_AB_LATE = 33554432,
+       WS_AB_RSKIP = 67108864 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -157,6 +165,20 @@ constexpr bool kWsEndShortDefault = true;
 // that their load (issued once a Q buffer is free, at the next tile's first
 // S) comes from L2 and not HBM. Bench: WS_QPF instances (WS_AB_Q_PREFETCH) run the other.
 constexpr bool kWsQPrefetchDefault = false;
+
+// The stale-max step's hand-over of the ping-pong's turn after its exps
+// (flash_fwd_ws_kernel.cuh): true, on the row sums and P's packs
+// (ws_turn_pass_late: no vote before the arrival, the packs inside the
+// turn, the stale-max check's vote and l after it); false, through l after
+// the check (ws_turn_pass_exp). Where the turns sit around the exps
+// (kWsTurnExpDefault: the D64 base tile). Measured (H200, bf16, bench/NOTES.md
+// "ws: the turn passed on the sums and packs: call 1", 4 rounds, the control 1.00
+// on both cells): var / default time 0.97 at D64 S1k causal (331.6 -> 341.1
+// TF/s), 0.98 on the blog shape (58.1 -> 56.9 us); in the whole grid's run the
+// old form 1.03x on both, 1.00 elsewhere ("... as default: call 2"). Bench:
+// WS_LATE runs the other.
+template <int kD, int kTile>
+constexpr bool kWsLateDefault = kD == 64 && kTile == WS_TILE_BASE;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

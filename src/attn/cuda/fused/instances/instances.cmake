@@ -116,4 +116,8 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_divq_fa3_bf16_d64.cu
   instances/flash_ws_divq_fa3_bf16_d128.cu
   instances/flash_ws_divq_fa3_bf16_d256.cu
+  instances/flash_ws_late_bf16_d64.cu
+  instances/flash_ws_late_stamps_bf16_d64.cu
+  instances/flash_ws_rskip_bf16_d64.cu
+  instances/flash_ws_rskip_stamps_bf16_d64.cu
 )
