@@ -199,6 +199,22 @@ FUSED_DEV void decode_merge_stage(float (&o)[kD / 8][4], const float (&m)[2], co
   __syncthreads();
 }
 
+// Row r's weights in the key groups' merge: M the groups' max, f[w] =
+// 2^(m_w - M) (0 for a group with no key), L = sum f[w] l_w.
+template <int kRows, int kWK>
+FUSED_DEV void decode_group_weights(const float *st_m, const float *st_l, int r, float (&f)[kWK],
+                                    float &M, float &L) {
+  M = -INFINITY, L = 0.f;
+#pragma unroll
+  for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
+#pragma unroll
+  for (int w = 0; w < kWK; w++) {
+    const float mw = st_m[w * kRows + r];
+    f[w] = mw == -INFINITY ? 0.f : fused_exp2(mw - M);
+    L += f[w] * st_l[w * kRows + r];
+  }
+}
+
 // The key groups' merge, behind one barrier (decode_merge_stage); then
 // every thread sums the kWK groups of its elements with weights
 // 2^(m_kg - M) and hands put(row, col, normalized value, lse in log2) the
@@ -214,15 +230,10 @@ FUSED_DEV void decode_merge_groups(float (&o)[kD / 8][4], const float (&m)[2], c
   const int rows = min(kRows, R - r0);
   for (int idx = threadIdx.x; idx < rows * kD; idx += kThreads) {
     const int r = idx / kD, col = idx % kD;
-    float M = -INFINITY, L = 0.f, acc = 0.f;
+    float M, L, f[kWK], acc = 0.f;
+    decode_group_weights<kRows, kWK>(st_m, st_l, r, f, M, L);
 #pragma unroll
-    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
-#pragma unroll
-    for (int w = 0; w < kWK; w++) {
-      const float mw = st_m[w * kRows + r];
-      const float f = mw == -INFINITY ? 0.f : fused_exp2(mw - M);
-      L += f * st_l[w * kRows + r], acc += f * slab[(w * kRows + r) * kDP + col];
-    }
+    for (int w = 0; w < kWK; w++) acc += f[w] * slab[(w * kRows + r) * kDP + col];
     put(r, col, L > 0.f ? acc / L : 0.f, L > 0.f ? M + log2f(L) : -INFINITY);
   }
 }
@@ -242,15 +253,11 @@ FUSED_DEV void decode_merge_groups4(float (&o)[kD / 8][4], const float (&m)[2],
   const int rows = min(kRows, R - r0);
   for (int idx = threadIdx.x; idx < rows * (kD / 4); idx += kThreads) {
     const int r = idx / (kD / 4), col = idx % (kD / 4) * 4;
-    float M = -INFINITY, L = 0.f, f[kWK];
-#pragma unroll
-    for (int w = 0; w < kWK; w++) M = fmaxf(M, st_m[w * kRows + r]);
+    float M, L, f[kWK];
+    decode_group_weights<kRows, kWK>(st_m, st_l, r, f, M, L);
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
     for (int w = 0; w < kWK; w++) {
-      const float mw = st_m[w * kRows + r];
-      f[w] = mw == -INFINITY ? 0.f : fused_exp2(mw - M);
-      L += f[w] * st_l[w * kRows + r];
       const float4 x = *(const float4 *)(slab + (w * kRows + r) * kDP + col);
       acc.x += f[w] * x.x, acc.y += f[w] * x.y, acc.z += f[w] * x.z, acc.w += f[w] * x.w;
     }

@@ -656,7 +656,7 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
     };
     pst(0);
     const int qb = ws_qbuf<kPlain>(tc, nq);
-    const int hk = kPlain ? w.h / (p.hq / p.hkv) : ws_div<false>(p, WS_DIV_GRP, w.h, 0), n = w.n_blocks;
+    const int hk = ws_div<kPlain>(p, WS_DIV_GRP, w.h, p.hq / p.hkv), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk) {
