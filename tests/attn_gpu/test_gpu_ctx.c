@@ -244,10 +244,9 @@ static void threads(void) {
  * comment), in the preference cudnn, flash, efficient, math: the fixed order
  * where nothing was measured, and on the H200 the order its measured sweep
  * ranks at the causal points nearest this grid (S = 128 is nearest S = 1024
- * or 4096: bench/results/h200-2026-12-01r/f/sweep.txt ranks cudnn,
- * flash, efficient, math there at D64 (S 1024) and flash, cudnn, ... at
- * D128 (S 4096: flash) and D256 (S 4096: the rule's flash first, cuDNN
- * allowed);
+ * or 4096: bench/results/h200-2026-12-02d-lead/f/sweep.txt ranks flash,
+ * cudnn, efficient, math there at D64 (S 1024) and D128 (S 4096), and
+ * D256 (S 4096: the rule's flash first, cuDNN allowed);
  * tests/attn/test_auto_table.c checks the table against the same file). A
  * regenerated table that ranks otherwise at these points must change this
  * rule too.
@@ -269,9 +268,7 @@ static auto_rule expected_gpu(const gpu_problem *p, int have_cudnn) {
   attn_backend next = plain && flash_d ? ATTN_BACKEND_FLASH
                       : p->d <= 256    ? ATTN_BACKEND_EFFICIENT
                                        : ATTN_BACKEND_MATH;
-  if (have_cudnn && plain && p->d == 64)
-    return (auto_rule){ATTN_BACKEND_CUDNN, ATTN_BACKEND_CUDNN};
-  if (plain && p->d == 128) /* measured: flash first, and it always takes D128 */
+  if (plain && (p->d == 64 || p->d == 128)) /* measured: flash first, and it always takes these */
     return (auto_rule){ATTN_BACKEND_FLASH, ATTN_BACKEND_FLASH};
   if (have_cudnn && plain && p->d % 8 == 0 && p->d <= 256)
     return (auto_rule){next, ATTN_BACKEND_CUDNN};
