@@ -110,6 +110,7 @@
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -891,6 +892,12 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // WS_RSKIP (bench): a stale-max step that neither took its max fresh nor
   // fell back leaves alpha exactly 1, so it skips O's rescale and its vote.
   constexpr bool kRsSkip = (kFlags & WS_RSKIP) != 0;
+  // The first key tile's softmax on its first kKeep keys only where the rest
+  // is masked for all of this consumer's rows (ws_tile.h kWsDiagHalfDefault;
+  // WS_DIAG_FULL flips it): the unrolled loop's first tile.
+  constexpr bool kDiagHalf = !(kFlags & WS_NO_SOFTMAX) &&
+                             (((kFlags & WS_DIAG_FULL) != 0) != kWsDiagHalfDefault<kD, kTile>);
+  constexpr int kKeep = ws_diag_keep<kBN>;
   static_assert(C::kQBufs <= 2, "ws_qbuf takes one or two Q buffers");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
@@ -1201,11 +1208,31 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         sst(0, 3);
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
-        if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        // kDiagHalf: are keys kKeep.. of this tile masked in every row of
+        // this consumer (its last row within Sq)? Uniform over the
+        // warpgroup, taken by a vote so that ptxas knows it (else it adds a
+        // divergent copy of the shuffles); only the softmax is under it,
+        // never a wgmma. Masked keys add exp2(-inf) = 0 to l and P, so m, l
+        // and P are the whole tile's.
+        auto &sh = reinterpret_cast<float (&)[kKeep / 2]>(s);
+        auto &ph = reinterpret_cast<uint32_t (&)[kKeep / 16][4]>(pa);
+        bool part = false;
+        if constexpr (kDiagHalf) {
+          const int last = min(mrow0 + 63, p.sq - 1), n0 = (n - 1) * kBN;
+          part = __all_sync(0xffffffffu, min(p.sk - 1, p.causal ? last + p.causal_off : INT_MAX) < n0 + kKeep);
+        }
+        if (part) mask(sh, 0);
+        else if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
         sst(0, 4);
         ws_turn_wait<kFlags, kTurnExp>(cw);
         sst(0, 5);
-        ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
+        if (part) {
+          ws_soft<T, kFlags, kSplit>(sh, m, l, ph, alpha, c, tau);
+#pragma unroll
+          for (int f = kKeep / 16; f < kSR / 8; ++f) pa[f][0] = pa[f][1] = pa[f][2] = pa[f][3] = 0u;
+        } else {
+          ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
+        }
         ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
         sst(0, 6);
       }

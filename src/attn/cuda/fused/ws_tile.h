@@ -80,7 +80,10 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // WS_AB_RSKIP (bf16 D64 base tile; with WS_AB_STAMPS, its stamps instance):
 // the instances with kFlags WS_DESC | WS_RSKIP, stepped descriptors and, where
 // a stale-max step took no fresh max and no fallback (alpha is 1), no
-// rescale and no vote for it.
+// rescale and no vote for it. WS_AB_DIAG_FULL (bf16, both tiles; with
+// WS_AB_STAMPS, D64's stamps instance): the instances with kFlags
+// WS_DIAG_FULL, the other first-key-tile softmax than kWsDiagHalfDefault
+// names (the whole tile masked, maxed and exponentiated).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
@@ -89,7 +92,7 @@ enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, W
        WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
        WS_AB_SPLIT = 2097152, WS_AB_END_SHORT = 4194304, WS_AB_Q_PREFETCH = 8388608,
        WS_AB_PLAIN_DIV = 16777216, WS_AB_LATE = 33554432,
-       WS_AB_RSKIP = 67108864 };
+       WS_AB_RSKIP = 67108864, WS_AB_DIAG_FULL = 134217728 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -179,6 +182,20 @@ constexpr bool kWsQPrefetchDefault = false;
 // WS_LATE runs the other.
 template <int kD, int kTile>
 constexpr bool kWsLateDefault = kD == 64 && kTile == WS_TILE_BASE;
+
+// The first key tile's softmax (flash_fwd_ws_kernel.cuh, the causal
+// diagonal or the ragged last tile, walked first): true, where every one of a
+// consumer's 64 rows has all keys past the tile's first kept keys masked
+// (ws_diag_keep: half the tile, rounded down to whole 16-key P fragments;
+// consumer 0 on the diagonal when Sq = Sk), mask, max and exps run on those
+// keys only and the rest of P is zero: half the exps where the step is paced
+// by the special-function unit. false: the whole tile, as before. Bench:
+// WS_DIAG_FULL runs the other.
+template <int kD, int kTile>
+constexpr bool kWsDiagHalfDefault = true;
+// The keys kept by that softmax in a kBN-key tile.
+template <int kBN>
+constexpr int ws_diag_keep = kBN / 2 / 16 * 16;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split
