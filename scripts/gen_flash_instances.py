@@ -132,6 +132,12 @@ def main():
            for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
     ws += [("flash_ws_diagfull_stamps_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_DIAG_FULL | WS_STAMPS",
             "WS_TILE_BASE")]
+    # the other rule for the stale-max loop's second key tile (bf16 D64 and D128, both tiles,
+    # and D64's base stamps; ATTNPROF_FLASH_WS_AB=536870912, with 2048: the stamps one)
+    ws += [(f"flash_ws_freshskip_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_FRESH_SKIP", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in (64, 128)]
+    ws += [("flash_ws_freshskip_stamps_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_FRESH_SKIP | WS_STAMPS",
+            "WS_TILE_BASE")]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

@@ -83,7 +83,10 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // rescale and no vote for it. WS_AB_DIAG_FULL (bf16, both tiles; with
 // WS_AB_STAMPS, D64's stamps instance): the instances with kFlags
 // WS_DIAG_FULL, the other first-key-tile softmax than kWsDiagHalfDefault
-// names (the whole tile masked, maxed and exponentiated).
+// names (the whole tile masked, maxed and exponentiated). WS_AB_FRESH_SKIP
+// (bf16 D64 and D128, both tiles; with WS_AB_STAMPS, D64's base stamps
+// instance): the instances with kFlags WS_FRESH_SKIP, the other rule for the
+// stale-max loop's second key tile than kWsFreshSkipDefault names.
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
@@ -92,7 +95,7 @@ enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, W
        WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
        WS_AB_SPLIT = 2097152, WS_AB_END_SHORT = 4194304, WS_AB_Q_PREFETCH = 8388608,
        WS_AB_PLAIN_DIV = 16777216, WS_AB_LATE = 33554432,
-       WS_AB_RSKIP = 67108864, WS_AB_DIAG_FULL = 134217728 };
+       WS_AB_RSKIP = 67108864, WS_AB_DIAG_FULL = 134217728, WS_AB_FRESH_SKIP = 536870912 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -189,10 +192,20 @@ constexpr bool kWsLateDefault = kD == 64 && kTile == WS_TILE_BASE;
 // (ws_diag_keep: half the tile, rounded down to whole 16-key P fragments;
 // consumer 0 on the diagonal when Sq = Sk), mask, max and exps run on those
 // keys only and the rest of P is zero: half the exps where the step is paced
-// by the special-function unit. false: the whole tile, as before. Bench:
-// WS_DIAG_FULL runs the other.
+// by the special-function unit; and where a consumer's rows all see keys
+// 0..kept-1, only the rest is masked. false: the whole tile masked, maxed and
+// exponentiated, as before. Bench: WS_DIAG_FULL runs the other.
 template <int kD, int kTile>
-constexpr bool kWsDiagHalfDefault = true;
+constexpr bool kWsDiagHalfDefault = kD <= 128;
+// The stale-max loop's second key tile when causal (flash_fwd_ws_kernel.cuh
+// step: the max taken fresh there, as the diagonal tile may give a row a few
+// keys only): false, fresh in every consumer; true, skipped by a consumer
+// whose rows all saw the first key tile's first ws_diag_keep keys (64 or
+// more: consumer 1 on the diagonal with Sq = Sk), which then takes the
+// stale-max exps, checked by the sums as every later step (a failed check
+// falls back as there). Bench: WS_FRESH_SKIP runs the other.
+template <int kD, int kTile>
+constexpr bool kWsFreshSkipDefault = false;
 // The keys kept by that softmax in a kBN-key tile.
 template <int kBN>
 constexpr int ws_diag_keep = kBN / 2 / 16 * 16;
