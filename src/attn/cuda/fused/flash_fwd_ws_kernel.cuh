@@ -24,7 +24,11 @@
 //    exponentiated only where it can matter: a consumer whose 64 rows all
 //    see none of its last keys runs the softmax on its first half only, P's
 //    rest zero, and one whose rows all see its first half masks the rest
-//    only (ws_tile.h kWsDiagHalfDefault: D64 and D128).
+//    only (not at FA3's D64 tile: spills) (ws_tile.h kWsDiagHalfDefault:
+//    D64 and D128); the latter, whose
+//    rows saw 64 keys or more, takes the second key tile's exps against its
+//    running max too, where the other takes that max fresh (ws_tile.h
+//    kWsFreshSkipDefault: the blog shape and D64 S1k causal 2 % faster).
 //    So the softmax of tile j runs under the P V product of the previous one
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
@@ -1298,7 +1302,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           if constexpr (kStale) {
             // The stale-max softmax, its max first (fresh) in the first two
             // key tiles when causal (the diagonal tile gives the top rows a
-            // few keys) and while a row has none (m = -inf).
+            // few keys; kFreshSkip: not at the second in a consumer whose rows
+            // all saw kKeep keys of the first) and while a row has none
+            // (m = -inf).
             const bool fresh = __any_sync(0xffffffffu, (i <= p.causal && !(kFreshSkip && low)) ||
                                                            m[0] == -INFINITY || m[1] == -INFINITY);
             a2[0] = a2[1] = 1.f;
