@@ -126,6 +126,18 @@ def main():
     ws += [(f"flash_ws_{n}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | {f}", "WS_TILE_BASE")
            for n, f in (("late", "WS_LATE"), ("late_stamps", "WS_LATE | WS_STAMPS"),
                         ("rskip", "WS_DESC | WS_RSKIP"), ("rskip_stamps", "WS_DESC | WS_RSKIP | WS_STAMPS"))]
+    # the other first-key-tile softmax (bf16, both tiles, and D64's base stamps;
+    # ATTNPROF_FLASH_WS_AB=134217728, with 2048: the stamps one)
+    ws += [(f"flash_ws_diagfull_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DIAG_FULL", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
+    ws += [("flash_ws_diagfull_stamps_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_DIAG_FULL | WS_STAMPS",
+            "WS_TILE_BASE")]
+    # the other rule for the stale-max loop's second key tile (bf16 D64 and D128, both tiles,
+    # and D64's base stamps; ATTNPROF_FLASH_WS_AB=536870912, with 2048: the stamps one)
+    ws += [(f"flash_ws_freshskip_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_FRESH_SKIP", tile)
+           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in (64, 128)]
+    ws += [("flash_ws_freshskip_stamps_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_FRESH_SKIP | WS_STAMPS",
+            "WS_TILE_BASE")]
     for name, ctype, d, flags, tile in ws:
         write(name, ws_body(ctype, d, flags, tile))
         wgmma.append(name)

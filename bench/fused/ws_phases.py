@@ -29,7 +29,7 @@ Then per cell the step records (32-bit %clock of thread 0 of each consumer
 and of the producer thread; kWsStepRecs in flash_fwd_ws_kernel.cuh), as
 median and p90 clocks per phase over every consumer's tiles: the first key
 tile, the later steps, the last step, the finish and the tile's head
-(STEP_WORDS), and the Q wait pinned on one side: when the producer issued
+(STEP_WORDS), then the first key tile and the second per consumer (c0, c1), and the Q wait pinned on one side: when the producer issued
 that tile's Q against when the consumer began to wait for it, and what the
 producer waited for before (the Q buffer's empty barrier, freed by the
 previous tile's first S), grouped by the previous tile's key tiles.
@@ -108,15 +108,19 @@ def step_phases(st):
                     continue  # steps past the records: not stamped
                 nxt = lambda i: rec[i + 1][0] if i + 1 < n else fin[0]  # noqa: E731
                 r0 = rec[0]
-                for k, name in enumerate(STEP_WORDS["first"][:6]):
-                    out[("first", name)].append(dclk(r0[k + 1], r0[k]))
-                out[("first", "to next")].append(dclk(nxt(0), r0[6]))
+                # the first key tile and the second (step 1) also per consumer: on the
+                # causal diagonal their rows see different parts of the first key tile
+                for grp in ("first", f"first c{cw}"):
+                    for k, name in enumerate(STEP_WORDS["first"][:6]):
+                        out.setdefault((grp, name), []).append(dclk(r0[k + 1], r0[k]))
+                    out.setdefault((grp, "to next"), []).append(dclk(nxt(0), r0[6]))
                 for i in range(1, n):
-                    r, grp = rec[i], "last" if i == n - 1 else "step"
-                    for k, name in enumerate(STEP_WORDS["step"][:7]):
-                        out.setdefault((grp, name), []).append(dclk(r[k + 1], r[k]))
-                    out.setdefault((grp, "rescale"), []).append(dclk(nxt(i), r[7]))
-                    out.setdefault((grp, "total"), []).append(dclk(nxt(i), r[0]))
+                    r = rec[i]
+                    for grp in ("last" if i == n - 1 else "step",) + ((f"step1 c{cw}",) if i == 1 else ()):
+                        for k, name in enumerate(STEP_WORDS["step"][:7]):
+                            out.setdefault((grp, name), []).append(dclk(r[k + 1], r[k]))
+                        out.setdefault((grp, "rescale"), []).append(dclk(nxt(i), r[7]))
+                        out.setdefault((grp, "total"), []).append(dclk(nxt(i), r[0]))
                 for k, name in enumerate(STEP_WORDS["finish"][:3]):
                     out[("finish", name)].append(dclk(fin[k + 1], fin[k]))
                 out[("finish", "to epi")].append(dclk(hd[2], fin[3]))
@@ -153,7 +157,8 @@ def pct(v, q):
 def print_steps(cell, ab, st, mhz):
     ph = step_phases(st)
     print(f"steps {cell} ab {ab}: clocks per phase, median / p90 (n) over consumer tiles; {mhz:.0f} MHz")
-    for grp in ("head", "first", "step", "last", "finish"):
+    per_cons = sorted({k[0] for k in ph if " c" in k[0]})
+    for grp in ["head", "first", "step", "last", "finish"] + per_cons:
         names = [k[1] for k in ph if k[0] == grp]
         cells = [f"{nm} {pct(ph[(grp, nm)], 50):.0f}/{pct(ph[(grp, nm)], 90):.0f}" for nm in names
                  if ph[(grp, nm)]]

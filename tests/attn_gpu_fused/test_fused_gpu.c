@@ -149,6 +149,25 @@ static void ws_peaked(uint64_t *rng, int *n) {
   for (int i = 0; i < (quick ? 1 : 3); i++, (*n)++) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng);
 }
 
+/* The first key tile's softmax on its kept keys only (ws_tile.h
+ * kWsDiagHalfDefault): where a consumer's 64 rows see none of the tile's last
+ * keys. Sq = Sk a multiple of 128 (consumer 0 on every diagonal tile, several
+ * m blocks per head); bottom-right with Sq - Sk = 64 (consumer 1 only:
+ * consumer 0's rows of the first m block see no key); D256's 64-key tiles
+ * (consumer 0's diagonal tile wholly masked). The second runs in the quick
+ * set too. */
+static void ws_diag(uint64_t *rng, int *n) {
+  static const gpu_problem cases[] = {
+      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 4, .hkv = 2, .sq = 1024, .sk = 1024, .d = 64,
+       .causal = ATTN_CAUSAL_TOP_LEFT, .lse = 1},
+      {.dtype = ATTN_DTYPE_F16, .b = 2, .hq = 2, .hkv = 1, .sq = 576, .sk = 512, .d = 128,
+       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .layout = GPU_LAYOUT_BSHD, .lse = 1},
+      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 512, .sk = 512, .d = 256,
+       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .lse = 1}};
+  for (int i = 0; i < 3; i++)
+    if (!quick || i == 1) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng), (*n)++;
+}
+
 /* The warp-specialized kernel (opts.flash_kernel = ws, compute capability 9.0
  * only) on the shapes its TMA loads and persistent schedule treat specially:
  * every D x both dtypes x causal none / top-left / bottom-right x S in
@@ -185,6 +204,7 @@ static void ws_sweep(uint64_t *rng) {
     }
   ws_paired(rng, &n);
   ws_peaked(rng, &n);
+  ws_diag(rng, &n);
   printf("flash (opts.flash_kernel ws): %d shapes, %d failed\n", n, failures - before);
 }
 

@@ -86,8 +86,11 @@ static fused_fn ws_bf16_inst(int64_t d) {
 // max / sum form (bf16 D64 base tile; with WS_AB_EXP_FMA8, with part of the
 // exp2 on the FMA pipe too); WS_AB_Q_PREFETCH the other Q prefetch (bf16
 // D64 and D128 base tiles; with WS_AB_STAMPS, D64's stamps); WS_AB_PLAIN_DIV
-// the schedule's plain divisions (bf16); WS_AB_DYN and
-// WS_AB_DYN_CODE the instances with the dynamic schedule compiled in (bf16),
+// the schedule's plain divisions (bf16); WS_AB_DIAG_FULL the other
+// first-key-tile softmax (bf16; with WS_AB_STAMPS, D64's base stamps);
+// WS_AB_FRESH_SKIP the other second-key-tile rule (bf16 D64, D128; with
+// WS_AB_STAMPS, D64's base stamps);
+// WS_AB_DYN and WS_AB_DYN_CODE the instances with the dynamic schedule compiled in (bf16),
 // where no other bit picked an instance.
 static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t why_len) {
 #ifdef ATTNPROF_HAVE_WGMMA
@@ -121,6 +124,24 @@ static fused_fn ws_pick(const attn_args *a, int64_t d, int bf, char *why, size_t
                                  : ws_run<__nv_bfloat16, 64, kRsk, WS_TILE_BASE>;
     return (ab & WS_AB_STAMPS) ? ws_run<__nv_bfloat16, 64, kLateStamps, WS_TILE_BASE>
                                : ws_run<__nv_bfloat16, 64, kLate, WS_TILE_BASE>;
+  }
+  // The other first-key-tile softmax (WS_AB_DIAG_FULL; bf16, both tiles,
+  // and D64's base tile with stamps).
+  constexpr int kDiag = WS_ALL | WS_DIAG_FULL, kDiagStamps = kDiag | WS_STAMPS;
+  if ((ab & WS_AB_DIAG_FULL) && bf) {
+    if ((ab & WS_AB_STAMPS) && d == 64 && tile == WS_TILE_BASE)
+      return ws_run<__nv_bfloat16, 64, kDiagStamps, WS_TILE_BASE>;
+    return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDiag>(d) : ws_bf16_inst<WS_TILE_BASE, kDiag>(d);
+  }
+  // The other rule for the stale-max loop's second key tile (WS_AB_FRESH_SKIP;
+  // bf16 D64 and D128, both tiles, and D64's base tile with stamps).
+  constexpr int kFresh = WS_ALL | WS_FRESH_SKIP, kFreshStamps = kFresh | WS_STAMPS;
+  if ((ab & WS_AB_FRESH_SKIP) && bf && d <= 128) {
+    if ((ab & WS_AB_STAMPS) && d == 64 && tile == WS_TILE_BASE)
+      return ws_run<__nv_bfloat16, 64, kFreshStamps, WS_TILE_BASE>;
+    if (tile == WS_TILE_FA3)
+      return d == 64 ? ws_run<__nv_bfloat16, 64, kFresh, WS_TILE_FA3> : ws_run<__nv_bfloat16, 128, kFresh, WS_TILE_FA3>;
+    return d == 64 ? ws_run<__nv_bfloat16, 64, kFresh, WS_TILE_BASE> : ws_run<__nv_bfloat16, 128, kFresh, WS_TILE_BASE>;
   }
   if ((ab & WS_AB_DESC) && bf)
     return tile == WS_TILE_FA3 ? ws_bf16_inst<WS_TILE_FA3, kDesc>(d) : ws_bf16_inst<WS_TILE_BASE, kDesc>(d);

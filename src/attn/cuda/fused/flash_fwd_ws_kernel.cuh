@@ -20,7 +20,16 @@
 //      wait O, release V(j+1); O *= alpha, skipped by a warp whose rows all
 //      kept their max (it moves only when it rose by more than 8 in log2
 //      units: most key tiles after the first; bench/NOTES.md "lazy softmax")
-//    so the softmax of tile j runs under the P V product of the previous one
+//    The first key tile (the diagonal or the ragged last one) is masked and
+//    exponentiated only where it can matter: a consumer whose 64 rows all
+//    see none of its last keys runs the softmax on its first half only, P's
+//    rest zero, and one whose rows all see its first half masks the rest
+//    only (not at FA3's D64 tile: spills) (ws_tile.h kWsDiagHalfDefault:
+//    D64 and D128); the latter, whose
+//    rows saw 64 keys or more, takes the second key tile's exps against its
+//    running max too, where the other takes that max fresh (ws_tile.h
+//    kWsFreshSkipDefault: the blog shape and D64 S1k causal 2 % faster).
+//    So the softmax of tile j runs under the P V product of the previous one
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
 //    softmax runs under the others' GEMMs. At the D64 base tile the turns
@@ -110,6 +119,7 @@
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_FLASH_FWD_WS_KERNEL_CUH
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -891,6 +901,20 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   // WS_RSKIP (bench): a stale-max step that neither took its max fresh nor
   // fell back leaves alpha exactly 1, so it skips O's rescale and its vote.
   constexpr bool kRsSkip = (kFlags & WS_RSKIP) != 0;
+  // The first key tile's softmax on its first kKeep keys only where the rest
+  // is masked for all of this consumer's rows (ws_tile.h kWsDiagHalfDefault;
+  // WS_DIAG_FULL flips it): the unrolled loop's first tile.
+  constexpr bool kDiagHalf = !(kFlags & WS_NO_SOFTMAX) &&
+                             (((kFlags & WS_DIAG_FULL) != 0) != kWsDiagHalfDefault<kD, kTile>);
+  constexpr int kKeep = ws_diag_keep<kBN>;
+  // And where keys 0..kKeep-1 are visible in all its rows, only the rest
+  // masked: not at FA3's D64 tile (128 registers: that third mask made
+  // ptxas spill 52 bytes).
+  constexpr bool kLowMask = kDiagHalf && !(kD == 64 && kTile == WS_TILE_FA3);
+  // The second key tile's forced fresh max (causal) skipped by a consumer
+  // whose rows all saw kKeep keys or more of the first (ws_tile.h
+  // kWsFreshSkipDefault; WS_FRESH_SKIP flips it; needs kDiagHalf's votes).
+  constexpr bool kFreshSkip = kDiagHalf && (((kFlags & WS_FRESH_SKIP) != 0) != kWsFreshSkipDefault<kD, kTile>);
   static_assert(C::kQBufs <= 2, "ws_qbuf takes one or two Q buffers");
   extern __shared__ __align__(1024) char smem[];
   char *base = smem + ((1024u - (fused_smem_addr(smem) & 1023u)) & 1023u);
@@ -1183,6 +1207,9 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     } else if (n > 0) {
       uint32_t pa[kSR / 8][4];
       float alpha[2];
+      // kDiagHalf: the first key tile's keys 0..kKeep-1 visible in all of
+      // this consumer's rows (so each row's max is of kKeep keys or more).
+      bool low = false;
       {
         float s[kSR];
         sst(0, 0);
@@ -1201,11 +1228,36 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
         sst(0, 3);
         ws_release_kv<kFlags>(br.k_empty(it % kS), lane);
         q_done(0);
-        if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
+        // kDiagHalf: are keys kKeep.. of this tile masked in every row of
+        // this consumer (part: its last row within Sq), or keys 0..kKeep-1
+        // visible in every row (low: its first row's limit)? Uniform over the
+        // warpgroup, taken by votes so that ptxas knows it (else it adds a
+        // divergent copy of the shuffles); only the mask and softmax are
+        // under them, never a wgmma. Masked keys add exp2(-inf) = 0 to l and
+        // P, so m, l and P are the whole tile's; the visible ones need no mask.
+        auto &sh = reinterpret_cast<float (&)[kKeep / 2]>(s);
+        auto &su = reinterpret_cast<float (&)[kSR - kKeep / 2]>(s[kKeep / 2]);
+        auto &ph = reinterpret_cast<uint32_t (&)[kKeep / 16][4]>(pa);
+        bool part = false;
+        if constexpr (kDiagHalf) {
+          const int last = min(mrow0 + 63, p.sq - 1), n0 = (n - 1) * kBN;
+          const int lim0 = min(p.sk - 1, p.causal ? mrow0 + p.causal_off : INT_MAX);
+          part = __all_sync(0xffffffffu, min(p.sk - 1, p.causal ? last + p.causal_off : INT_MAX) < n0 + kKeep);
+          low = __all_sync(0xffffffffu, lim0 >= n0 + kKeep - 1);
+        }
+        if (part) mask(sh, 0);
+        else if (kLowMask && low) mask(su, 0, kKeep);
+        else if (!(kFlags & WS_NO_SOFTMAX)) mask(s, 0);
         sst(0, 4);
         ws_turn_wait<kFlags, kTurnExp>(cw);
         sst(0, 5);
-        ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
+        if (part) {
+          ws_soft<T, kFlags, kSplit>(sh, m, l, ph, alpha, c, tau);
+#pragma unroll
+          for (int f = kKeep / 16; f < kSR / 8; ++f) pa[f][0] = pa[f][1] = pa[f][2] = pa[f][3] = 0u;
+        } else {
+          ws_soft<T, kFlags, kSplit>(s, m, l, pa, alpha, c, tau);
+        }
         ws_turn_pass_exp<kFlags, kCons, kTurnExp>(cw, l);
         sst(0, 6);
       }
@@ -1250,9 +1302,11 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
           if constexpr (kStale) {
             // The stale-max softmax, its max first (fresh) in the first two
             // key tiles when causal (the diagonal tile gives the top rows a
-            // few keys) and while a row has none (m = -inf).
-            const bool fresh =
-                __any_sync(0xffffffffu, i <= p.causal || m[0] == -INFINITY || m[1] == -INFINITY);
+            // few keys; kFreshSkip: not at the second in a consumer whose rows
+            // all saw kKeep keys of the first) and while a row has none
+            // (m = -inf).
+            const bool fresh = __any_sync(0xffffffffu, (i <= p.causal && !(kFreshSkip && low)) ||
+                                                           m[0] == -INFINITY || m[1] == -INFINITY);
             a2[0] = a2[1] = 1.f;
             mask(s, i);
             if (fresh) ws_raise_max<kSplit>(s, m, l, a2, c);

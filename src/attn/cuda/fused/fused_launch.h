@@ -52,12 +52,17 @@ attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 // packs, ws_turn_pass_late, or through l after the check's vote).
 // WS_RSKIP (bench): stale-max steps with alpha known to be 1 (no fresh max,
 // no fallback) skip O's rescale without its vote.
+// WS_DIAG_FULL (bench): the first key tile's softmax in the other form than
+// kWsDiagHalfDefault (ws_tile.h) names (on the kept keys where the rest is
+// masked for all of a consumer's rows, or on the whole tile).
+// WS_FRESH_SKIP (bench): the other rule for the stale-max loop's second key
+// tile's fresh max than kWsFreshSkipDefault (ws_tile.h) names.
 enum { WS_PINGPONG = 1, WS_OVERLAP = 2, WS_ALL = 3, WS_NO_SOFTMAX = 4, WS_NO_SETMAXNREG = 8,
        WS_CLUSTER = 16, WS_TREE = 32, WS_STALE = 64, WS_STAMPS = 128, WS_EXP_FMA8 = 256,
        WS_EXP_FMA4 = 512, WS_DESC = 1024, WS_TURN_EXP = 2048, WS_SERIAL = 4096,
        WS_SERIAL_WAIT = 8192, WS_ROLLED = 16384, WS_DYN = 32768, WS_PV_FIRST = 65536,
        WS_SPLIT = 131072, WS_QPF = 262144, WS_DIVQ = 524288, WS_LATE = 1048576,
-       WS_RSKIP = 2097152 };
+       WS_RSKIP = 2097152, WS_DIAG_FULL = 4194304, WS_FRESH_SKIP = 16777216 };
 template <typename T, int kD, int kFlags, int kTile>
 attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 

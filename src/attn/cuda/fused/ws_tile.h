@@ -80,7 +80,14 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 // WS_AB_RSKIP (bf16 D64 base tile; with WS_AB_STAMPS, its stamps instance):
 // the instances with kFlags WS_DESC | WS_RSKIP, stepped descriptors and, where
 // a stale-max step took no fresh max and no fallback (alpha is 1), no
-// rescale and no vote for it.
+// rescale and no vote for it. WS_AB_DIAG_FULL (bf16, both tiles; with
+// WS_AB_STAMPS, D64's stamps instance): the instances with kFlags
+// WS_DIAG_FULL, the other first-key-tile softmax than kWsDiagHalfDefault
+// names (the whole tile masked, maxed and exponentiated). WS_AB_FRESH_SKIP
+// (bf16 D64 and D128, both tiles; with WS_AB_STAMPS, D64's base stamps
+// instance): the instances with kFlags WS_FRESH_SKIP, the other rule for the
+// stale-max loop's second key tile than kWsFreshSkipDefault names (the old
+// one: fresh in every consumer).
 enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, WS_AB_PAIR = 16,
        WS_AB_O_SMEM = 32, WS_AB_CLUSTER = 64, WS_AB_EAGER = 128, WS_AB_TREE = 256,
        WS_AB_STALE = 512, WS_AB_DYN = 1024, WS_AB_STAMPS = 2048, WS_AB_EXP_FMA8 = 4096,
@@ -89,7 +96,7 @@ enum { WS_AB_STRIDE = 1, WS_AB_ONE_Q = 2, WS_AB_LPT = 4, WS_AB_STORE_WAIT = 8, W
        WS_AB_ROLLED = 524288, WS_AB_PV_FIRST = 1048576,
        WS_AB_SPLIT = 2097152, WS_AB_END_SHORT = 4194304, WS_AB_Q_PREFETCH = 8388608,
        WS_AB_PLAIN_DIV = 16777216, WS_AB_LATE = 33554432,
-       WS_AB_RSKIP = 67108864 };
+       WS_AB_RSKIP = 67108864, WS_AB_DIAG_FULL = 134217728, WS_AB_FRESH_SKIP = 536870912 };
 
 // The ws kernel's softmax form (flash_fwd_ws_kernel.cuh ws_soft): false,
 // wg_softmax's chains; true, ws_softmax_tree (bench/NOTES.md "ws: softmax
@@ -179,6 +186,43 @@ constexpr bool kWsQPrefetchDefault = false;
 // WS_LATE runs the other.
 template <int kD, int kTile>
 constexpr bool kWsLateDefault = kD == 64 && kTile == WS_TILE_BASE;
+
+// The first key tile's softmax (flash_fwd_ws_kernel.cuh, the causal
+// diagonal or the ragged last tile, walked first): true, where every one of a
+// consumer's 64 rows has all keys past the tile's first kept keys masked
+// (ws_diag_keep: half the tile, rounded down to whole 16-key P fragments;
+// consumer 0 on the diagonal when Sq = Sk), mask, max and exps run on those
+// keys only and the rest of P is zero (half its exps); and where a consumer's
+// rows all see keys 0..kept-1 (consumer 1 there), only the rest is masked.
+// false: the whole tile masked, maxed and exponentiated, as before. Bench:
+// WS_DIAG_FULL runs the other. Measured (H200, bf16, bench/NOTES.md "ws: the
+// diagonal tile's masked half skipped", two runs, var / default time, the
+// control 1.00-1.01): the whole tile 1.01 and 0.99 on the blog shape, 1.00
+// and 1.01 on D64 S1k causal, 1.01-1.02 on D128 S1k causal, 1.03 and 1.03 on
+// D64 S2k causal (FA3's tile); consumer 0's first softmax 1098 -> 731-745
+// clocks. At D256 the code alone cost 1-2 % on every cell (the whole tile
+// 0.98-0.99 in the first run), so off there. kWsFreshSkipDefault's rule needs
+// its votes.
+template <int kD, int kTile>
+constexpr bool kWsDiagHalfDefault = kD <= 128;
+// The stale-max loop's second key tile when causal (flash_fwd_ws_kernel.cuh
+// step: the max taken fresh there, as the diagonal tile may give a row a few
+// keys only): false, fresh in every consumer; true, skipped by a consumer
+// whose rows all saw the first key tile's first ws_diag_keep keys (64 or
+// more: consumer 1 on the diagonal with Sq = Sk), which then takes the
+// stale-max exps, checked by the sums as every later step (a failed check
+// falls back as there). Bench: WS_FRESH_SKIP runs the other. Measured (H200,
+// bf16, bench/NOTES.md "ws: the diagonal tile's masked half skipped: call 2",
+// 3 rounds, the control 1.00 on both cells): the old rule 1.02x this one's
+// time on the blog shape and D64 S1k causal (plain kernel 56.5 against 55.4
+// us, 196.5 against 193.2 us), 1.01 on D128 S1k / S2k causal, 1.00 on FA3's
+// D64 causal cells; consumer 1's second key tile 2352 -> 2075 clocks. Only
+// where kWsDiagHalfDefault's votes are taken (D64, D128).
+template <int kD, int kTile>
+constexpr bool kWsFreshSkipDefault = true;
+// The keys kept by that softmax in a kBN-key tile.
+template <int kBN>
+constexpr int ws_diag_keep = kBN / 2 / 16 * 16;
 
 // kBM query rows (64 per consumer warpgroup), kBN keys per K/V tile, kStages
 // ring slots per K and V, kCons consumer warpgroups, the setmaxnreg split

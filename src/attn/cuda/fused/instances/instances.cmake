@@ -120,4 +120,16 @@ set(ATTNPROF_WGMMA_INSTANCES
   instances/flash_ws_late_stamps_bf16_d64.cu
   instances/flash_ws_rskip_bf16_d64.cu
   instances/flash_ws_rskip_stamps_bf16_d64.cu
+  instances/flash_ws_diagfull_bf16_d64.cu
+  instances/flash_ws_diagfull_bf16_d128.cu
+  instances/flash_ws_diagfull_bf16_d256.cu
+  instances/flash_ws_diagfull_fa3_bf16_d64.cu
+  instances/flash_ws_diagfull_fa3_bf16_d128.cu
+  instances/flash_ws_diagfull_fa3_bf16_d256.cu
+  instances/flash_ws_diagfull_stamps_bf16_d64.cu
+  instances/flash_ws_freshskip_bf16_d64.cu
+  instances/flash_ws_freshskip_bf16_d128.cu
+  instances/flash_ws_freshskip_fa3_bf16_d64.cu
+  instances/flash_ws_freshskip_fa3_bf16_d128.cu
+  instances/flash_ws_freshskip_stamps_bf16_d64.cu
 )
