@@ -20,15 +20,16 @@
 //      wait O, release V(j+1); O *= alpha, skipped by a warp whose rows all
 //      kept their max (it moves only when it rose by more than 8 in log2
 //      units: most key tiles after the first; bench/NOTES.md "lazy softmax")
-//    The first key tile (the diagonal or the ragged last one) is masked and
-//    exponentiated only where it can matter: a consumer whose 64 rows all
-//    see none of its last keys runs the softmax on its first half only, P's
-//    rest zero, and one whose rows all see its first half masks the rest
-//    only (not at FA3's D64 tile: spills) (ws_tile.h kWsDiagHalfDefault:
-//    D64 and D128); the latter, whose
-//    rows saw 64 keys or more, takes the second key tile's exps against its
-//    running max too, where the other takes that max fresh (ws_tile.h
-//    kWsFreshSkipDefault: the blog shape and D64 S1k causal 2 % faster).
+//    The first key tile (the causal diagonal or the ragged last one) is
+//    masked and exponentiated only where it can matter (ws_tile.h
+//    kWsDiagHalfDefault: D64 and D128). A consumer whose 64 rows all see
+//    none of the tile's second half runs the softmax on the first half only,
+//    P's rest zero (consumer 0 on the diagonal when Sq = Sk). One whose rows
+//    all see the first half masks the second only (consumer 1; not at FA3's
+//    D64 tile, where ptxas then spilled) and, each row having seen 64 keys or
+//    more, takes the second key tile's exps against its running max, not a
+//    fresh max (ws_tile.h kWsFreshSkipDefault: the blog shape and D64 S1k
+//    causal 2 % faster).
 //    So the softmax of tile j runs under the P V product of the previous one
 //    (intra-warpgroup overlap), and the consumers take turns issuing their
 //    products (named barriers 1..kCons, round robin: ping-pong), so one's
