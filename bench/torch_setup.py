@@ -32,6 +32,14 @@ def median_us(fn, reps):
     return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
 
 
+def parse_cell(text):
+    """A cell as the benches name it, BxHxSxD with a trailing c when causal:
+    (b, h, s, d, causal)."""
+    causal = text.endswith("c")
+    b, h, s, d = (int(x) for x in text.rstrip("c").split("x"))
+    return b, h, s, d, causal
+
+
 def load_attnprof(lib):
     """The attnprof binding (python/attnprof) on the library at `lib`: the
     binding loads ATTNPROF_LIB when imported, so the path is set first."""

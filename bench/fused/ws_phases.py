@@ -46,15 +46,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from torch_setup import load_attnprof, median_us, raw_runner  # noqa: E402
+from torch_setup import load_attnprof, median_us, parse_cell, raw_runner  # noqa: E402
 
 CELLS = "8x16x1024x64c,16x32x1024x64c,16x32x1024x64,16x16x1024x128,16x16x1024x128c"
-
-
-def parse_cell(text):
-    causal = text.endswith("c")
-    b, h, s, d = (int(x) for x in text.rstrip("c").split("x"))
-    return b, h, s, d, causal
 
 
 # The step records' words (flash_fwd_ws_kernel.cuh, WS_STAMPS): each phase
