@@ -14,7 +14,10 @@ Per cell and backend, three figures of --reps calls each, medians:
   event        CUDA events around each call, back to back
                (torch_setup.median_us, as ws_vs_torch.py times them)
 The two kernel figures differ by what the card does between calls (a busy
-card may run at a lower clock); all three come from one run. --rounds N repeats all backends, in reverse order every other round,
+card may run at a lower clock); all three come from one run. --pauses
+MS,...: then, per cell, the synchronized kernel figure again with the host
+idle that many milliseconds before each call (time.sleep after the
+synchronize): whether a kernel that starts on a card left idle runs slower. --rounds N repeats all backends, in reverse order every other round,
 and keeps the median of the medians.
 
   python3 bench/fused/ws_device_time.py --lib build/lib/libattnprof.so
@@ -25,6 +28,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 
 import torch
 import torch.nn.functional as F
@@ -37,10 +41,11 @@ from torch_setup import load_attnprof, median_us, parse_cell, raw_runner  # noqa
 CELLS = "8x16x1024x64c,16x32x1024x64c"
 
 
-def kernel_us_per_call(fn, reps, sync):
+def kernel_us_per_call(fn, reps, sync, pause_ms=0.0):
     """Median over reps calls of the summed durations (us) of the kernels
     each call ran, from the profiler's trace (sync: a synchronize after
-    each call); and the kernels' count and names per call."""
+    each call, then pause_ms of host sleep); and the kernels' count and
+    names per call."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -49,6 +54,8 @@ def kernel_us_per_call(fn, reps, sync):
             fn()
             if sync:
                 torch.cuda.synchronize()
+                if pause_ms > 0:
+                    time.sleep(pause_ms / 1e3)
         torch.cuda.synchronize()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
@@ -69,6 +76,7 @@ def main():
     ap.add_argument("--cells", default=CELLS, help="BxHxSxD, c for causal, comma-separated")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--pauses", default="", help="MS,...: host idle before each synchronized call")
     opt = ap.parse_args()
     attnprof = load_attnprof(opt.lib)
     engine = attnprof.Engine(flash_kernel="ws")
@@ -119,6 +127,10 @@ def main():
             per, names = info[name]
             print(f"{text:<16}{name:<7}{ku:>9.1f}{bu:>9.1f}{eu:>10.1f}{flops / ku / 1e6:>8.1f}"
                   f"{base / ku:>8.2f}  {per}: {', '.join(names)}")
+        for ms in (float(x) for x in opt.pauses.split(",") if x):
+            row = "  ".join(f"{name} {kernel_us_per_call(fn, opt.reps, True, ms)[0]:.1f}"
+                            for name, fn in runs if name != "FA2")
+            print(f"{text:<16}idle {ms:g} ms before each call: kernel us (median) {row}")
 
 
 if __name__ == "__main__":
