@@ -17,7 +17,9 @@ The two kernel figures differ by what the card does between calls (a busy
 card may run at a lower clock); all three come from one run. --pauses
 MS,...: then, per cell, the synchronized kernel figure again with the host
 idle that many milliseconds before each call (time.sleep after the
-synchronize): whether a kernel that starts on a card left idle runs slower. --rounds N repeats all backends, in reverse order every other round,
+synchronize): whether a kernel that starts on a card left idle runs slower;
+beside each median, the profiling session's first call (as attnprof run's
+first profiled forward is). --rounds N repeats all backends, in reverse order every other round,
 and keeps the median of the medians.
 
   python3 bench/fused/ws_device_time.py --lib build/lib/libattnprof.so
@@ -67,6 +69,7 @@ def kernel_us_per_call(fn, reps, sync, pause_ms=0.0):
     per = len(kernels) // reps
     calls = [sum(e["dur"] for e in kernels[i:i + per]) for i in range(0, len(kernels), per)]
     names = sorted({e["name"][:60] for e in kernels[:per]})
+    kernel_us_per_call.first = calls[0]  # the session's first call (printed by --pauses)
     return statistics.median(calls), per, names
 
 
@@ -129,7 +132,7 @@ def main():
                   f"{base / ku:>8.2f}  {per}: {', '.join(names)}")
         for ms in (float(x) for x in opt.pauses.split(",") if x):
             row = "  ".join(f"{name} {kernel_us_per_call(fn, opt.reps, True, ms)[0]:.1f}"
-                            for name, fn in runs if name != "FA2")
+                            f" (first {kernel_us_per_call.first:.1f})" for name, fn in runs if name != "FA2")
             print(f"{text:<16}idle {ms:g} ms before each call: kernel us (median) {row}")
 
 
