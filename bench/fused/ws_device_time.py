@@ -13,14 +13,13 @@ Per cell and backend, three figures of --reps calls each, medians:
                the GPU busy throughout, as in the event timing)
   event        CUDA events around each call, back to back
                (torch_setup.median_us, as ws_vs_torch.py times them)
-The two kernel figures differ by what the card does between calls (a busy
-card may run at a lower clock); all three come from one run. --pauses
-MS,...: then, per cell, the synchronized kernel figure again with the host
-idle that many milliseconds before each call (time.sleep after the
-synchronize): whether a kernel that starts on a card left idle runs slower;
-beside each median, the profiling session's first call (as attnprof run's
-first profiled forward is). --rounds N repeats all backends, in reverse order every other round,
-and keeps the median of the medians.
+The two kernel figures show whether what the card does between calls
+changes a kernel's time; all three come from one run. --rounds N repeats
+all backends, in reverse order every other round, and keeps the median of
+the medians. --pauses MS,...: then, per cell, the synchronized kernel figure
+again with the host idle that many milliseconds before each call
+(time.sleep after the synchronize), and beside each median the profiling
+session's first call (as attnprof run's first profiled forward is).
 
   python3 bench/fused/ws_device_time.py --lib build/lib/libattnprof.so
 """
@@ -46,8 +45,8 @@ CELLS = "8x16x1024x64c,16x32x1024x64c"
 def kernel_us_per_call(fn, reps, sync, pause_ms=0.0):
     """Median over reps calls of the summed durations (us) of the kernels
     each call ran, from the profiler's trace (sync: a synchronize after
-    each call, then pause_ms of host sleep); and the kernels' count and
-    names per call."""
+    each call, then pause_ms of host sleep); the kernels' count and names
+    per call; and the session's first call (us)."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -69,8 +68,7 @@ def kernel_us_per_call(fn, reps, sync, pause_ms=0.0):
     per = len(kernels) // reps
     calls = [sum(e["dur"] for e in kernels[i:i + per]) for i in range(0, len(kernels), per)]
     names = sorted({e["name"][:60] for e in kernels[:per]})
-    kernel_us_per_call.first = calls[0]  # the session's first call (printed by --pauses)
-    return statistics.median(calls), per, names
+    return statistics.median(calls), per, names, calls[0]
 
 
 def main():
@@ -119,7 +117,7 @@ def main():
         info = {}
         for rnd in range(opt.rounds):
             for name, fn in (runs if rnd % 2 == 0 else runs[::-1]):
-                us, per, names = kernel_us_per_call(fn, opt.reps, True)
+                us, per, names, _ = kernel_us_per_call(fn, opt.reps, True)
                 kern[name].append(us)
                 b2b[name].append(kernel_us_per_call(fn, opt.reps, False)[0])
                 evt[name].append(median_us(fn, opt.reps))
@@ -131,9 +129,12 @@ def main():
             print(f"{text:<16}{name:<7}{ku:>9.1f}{bu:>9.1f}{eu:>10.1f}{flops / ku / 1e6:>8.1f}"
                   f"{base / ku:>8.2f}  {per}: {', '.join(names)}")
         for ms in (float(x) for x in opt.pauses.split(",") if x):
-            row = "  ".join(f"{name} {kernel_us_per_call(fn, opt.reps, True, ms)[0]:.1f}"
-                            f" (first {kernel_us_per_call.first:.1f})" for name, fn in runs if name != "FA2")
-            print(f"{text:<16}idle {ms:g} ms before each call: kernel us (median) {row}")
+            row = []
+            for name, fn in runs:
+                if name != "FA2":
+                    us, _, _, first = kernel_us_per_call(fn, opt.reps, True, ms)
+                    row.append(f"{name} {us:.1f} (first {first:.1f})")
+            print(f"{text:<16}idle {ms:g} ms before each call: kernel us (median) {'  '.join(row)}")
 
 
 if __name__ == "__main__":
