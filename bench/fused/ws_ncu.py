@@ -18,12 +18,11 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from torch_setup import each_knob, load_attnprof, ncu_driver_args, raw_runner  # noqa: E402
+from torch_setup import each_knob, load_attnprof, ncu_driver_args, parse_cell, raw_runner  # noqa: E402
 
 
 def cell(attnprof, engine, spec, calls, cudnn, log):
-    causal = spec.endswith("c")
-    b, h, s, d = (int(x) for x in spec.rstrip("c").split("x"))
+    b, h, s, d, causal = parse_cell(spec)
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     o = torch.empty_like(q)
     run = raw_runner(attnprof, attnprof.Call(q, k, v, o, causal="top-left" if causal else None,

@@ -29,8 +29,9 @@ Then per cell the step records (32-bit %clock of thread 0 of each consumer
 and of the producer thread; kWsStepRecs in flash_fwd_ws_kernel.cuh), as
 median and p90 clocks per phase over every consumer's tiles: the first key
 tile, the later steps, the last step, the finish and the tile's head
-(STEP_WORDS), then the first key tile and the second per consumer (c0, c1), and the Q wait pinned on one side: when the producer issued
-that tile's Q against when the consumer began to wait for it, and what the
+(STEP_WORDS), then the first key tile and the second per consumer (c0,
+c1), and the Q wait pinned on one side: when the producer issued that
+tile's Q against when the consumer began to wait for it, and what the
 producer waited for before (the Q buffer's empty barrier, freed by the
 previous tile's first S), grouped by the previous tile's key tiles.
   python3 bench/fused/ws_phases.py --lib build-gpu/lib/libattnprof.so
