@@ -182,6 +182,8 @@ int cli_cp_rank(const cli_problem *p, int n, int rank, attn_cp_variant variant, 
   a.shard.causal = p->causal;
   a.shard.scale = p->scale;
   double ms = NAN, err_ref = NAN, err_flash = NAN;
+  /* Before the warm-up, as cli_measure does (prof_prepare says why). */
+  if (st == ATTN_STATUS_OK && trace_dir) (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU);
   if (st == ATTN_STATUS_OK) st = time_forwards(ctx, comm, &a, rank, iters, warmup, &ms);
   if (st == ATTN_STATUS_OK && trace_dir) st = write_trace(ctx, comm, &a, rank, trace_dir);
   if (st == ATTN_STATUS_OK && check) {

@@ -1,7 +1,7 @@
 /* The CPU collector and the session: ranges and ops with this process's pid
  * and each thread's tid, nothing recorded outside a session, one session at a
- * time, a GPU request without a GPU collector falling back to the CPU, and
- * several threads recording at once. */
+ * time, a GPU request without a GPU collector falling back to the CPU,
+ * several threads recording at once, and prof_prepare. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -111,6 +111,29 @@ static void gpu_request_falls_back(void **state) {
   prof_trace_destroy(g);
 }
 
+/* prof_prepare: a session started and stopped, nothing left running or kept
+ * in the next session; refused (and the running session untouched) while one
+ * runs; prof_start's argument checks. */
+static void prepare_leaves_nothing(void **state) {
+  assert_i64(prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU), ATTN_STATUS_OK);
+  assert_false(prof_active());
+  prof_range_push("after prepare, before start"); /* outside any session: dropped */
+  prof_range_pop();
+  prof_trace *t = prof_trace_create();
+  assert_i64(prof_start(t, PROF_COLLECT_CPU), ATTN_STATUS_OK);
+  assert_i64(prof_prepare(PROF_COLLECT_CPU), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_contains(attn_last_error(), "already running");
+  assert_true(prof_active());
+  prof_range_push("kept");
+  prof_range_pop();
+  prof_stop();
+  assert_i64(prof_trace_count(t), 1);
+  assert_str(prof_trace_at(t, 0)->name, "kept");
+  assert_i64(prof_prepare(0), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_contains(attn_last_error(), "PROF_COLLECT_CPU");
+  prof_trace_destroy(t);
+}
+
 static void deep_nesting_is_counted(void **state) {
   prof_trace *t = prof_trace_create();
   assert_i64(prof_start(t, PROF_COLLECT_CPU), ATTN_STATUS_OK);
@@ -174,7 +197,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(records_ranges_and_ops), cmocka_unit_test(one_session_at_a_time),
       cmocka_unit_test(gpu_request_falls_back), cmocka_unit_test(deep_nesting_is_counted),
-      cmocka_unit_test(many_threads),
+      cmocka_unit_test(many_threads), cmocka_unit_test(prepare_leaves_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,3 +107,12 @@ void prof_stop(void) {
   atomic_store(&session_collecting, 0);
   pthread_mutex_unlock(&session_mu);
 }
+
+attn_status prof_prepare(unsigned collect) {
+  prof_trace *t = prof_trace_create();
+  if (!t) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "prof_prepare: no memory for a trace");
+  attn_status st = prof_start(t, collect);
+  if (!st) prof_stop();
+  prof_trace_destroy(t);
+  return st;
+}
