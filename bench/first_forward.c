@@ -4,7 +4,7 @@
  *
  *   bench_first_forward [--shape BxHxSxD] [--backends B,B..] [--forwards K]
  *                       [--primer none|empty|fill] [--primer-at start|session]
- *                       [--cupti-mask M]
+ *                       [--cupti-mask M] [--non-causal]
  *
  * B is flash, cudnn or efficient (default flash), measured in the order
  * given, in one process. For each, after 20 warm-up forwards and 50
@@ -21,7 +21,7 @@
  * started and stopped) or fill (one small fill kernel traced). --cupti-mask
  * records only the CUPTI parts in M (CUPTI_BENCH_* of collector_cupti.h; 1:
  * kernels alone) instead of everything. Inputs are random bf16 in [-1, 1),
- * causal top-left, BHSD. Findings: docs/gpu-tracing.md and bench/NOTES.md. */
+ * causal top-left (--non-causal: none), BHSD. Findings: docs/gpu-tracing.md and bench/NOTES.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,7 @@ static attn_ctx *g_ctx;
 static attn_backend g_backend;
 static char backends_[256] = "flash";
 static int64_t b_ = 8, h_ = 16, s_ = 1024, d_ = 64;
-static int fwd_ = 6;
+static int fwd_ = 6, causal_ = 1;
 static const char *primer_ = "none";
 static int primer_at_session, primed;
 static void *g_scratch;
@@ -55,7 +55,7 @@ static int setup(attn_args *a) {
     t[i] = attn_tensor_bhsd(p, ATTN_DTYPE_BF16, 0, b_, h_, s_, d_);
   }
   *a = attn_args_make(t[0], t[1], t[2], t[3]);
-  a->causal = ATTN_CAUSAL_TOP_LEFT;
+  a->causal = causal_ ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
   return attn_cuda_malloc(0, kScratch, &g_scratch) ? -1 : 0;
 }
 
@@ -170,8 +170,8 @@ static int measure(const char *name, const attn_args *a) {
   else return fprintf(stderr, "--backends: '%s' is not flash, cudnn or efficient\n", name), -1;
   for (int i = 0; i < 20; i++)
     if (attn_forward(g_ctx, g_backend, a)) return fprintf(stderr, "%s\n", attn_last_error()), -1;
-  printf("%s %lldx%lldx%lldx%lld causal; us per forward, index 0..%d\n", name, (long long)b_,
-         (long long)h_, (long long)s_, (long long)d_, fwd_ - 1);
+  printf("%s %lldx%lldx%lldx%lld %s; us per forward, index 0..%d\n", name, (long long)b_,
+         (long long)h_, (long long)s_, (long long)d_, causal_ ? "causal" : "non-causal", fwd_ - 1);
   int rc = unprofiled(a, "plain", 0);
   for (int s = 0; s < 2 && !rc; s++) rc = profiled(a, "session", 0);
   return rc || profiled(a, "settled", 1) || unprofiled(a, "l2-flushed", 1) ||
@@ -191,6 +191,8 @@ static int parse(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--primer-at") && i + 1 < argc &&
                (!strcmp(argv[i + 1], "start") || !strcmp(argv[i + 1], "session"))) {
       primer_at_session = !strcmp(argv[++i], "session");
+    } else if (!strcmp(argv[i], "--non-causal")) {
+      causal_ = 0;
     } else if (!strcmp(argv[i], "--cupti-mask") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
       cupti_collector_bench_start(atoi(argv[++i]));
     } else if (!strcmp(argv[i], "--backends") && i + 1 < argc &&
@@ -202,7 +204,7 @@ static int parse(int argc, char **argv) {
     } else {
       fprintf(stderr, "usage: bench_first_forward [--shape BxHxSxD] [--backends flash,cudnn,efficient]"
                       " [--forwards 1..%d] [--primer none|empty|fill] [--primer-at start|session]"
-                      " [--cupti-mask M]\n",
+                      " [--cupti-mask M] [--non-causal]\n",
               MAX_FWD);
       return -1;
     }

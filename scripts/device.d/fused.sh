@@ -54,6 +54,7 @@
 # passes options to bench_fused (default --versions). Under 5 minutes.
 set -uo pipefail
 out=${1:-/tmp/out}
+mkdir -p "$out"
 steps=${FUSED_STEPS:-sanitize,bench,torch}
 rc=0
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
