@@ -32,6 +32,7 @@
 #include "attnprof/device.h"
 #include "attnprof/prof.h"
 #include "prof/collect/collector_cupti.h"
+#include "bench_clock.h"
 
 enum { MAX_FWD = 32 };
 static attn_ctx *g_ctx;
@@ -180,10 +181,9 @@ static int measure(const char *name, const attn_args *a) {
 
 static int parse(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
-    long long v[4];
     if (!strcmp(argv[i], "--shape") && i + 1 < argc &&
-        sscanf(argv[++i], "%lldx%lldx%lldx%lld", &v[0], &v[1], &v[2], &v[3]) == 4) {
-      b_ = v[0], h_ = v[1], s_ = v[2], d_ = v[3];
+        bench_parse_shape(argv[++i], &b_, &h_, &s_, &d_)) {
+      continue;
     } else if (!strcmp(argv[i], "--primer") && i + 1 < argc &&
                (!strcmp(argv[i + 1], "none") || !strcmp(argv[i + 1], "empty") ||
                 !strcmp(argv[i + 1], "fill"))) {

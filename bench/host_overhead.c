@@ -126,10 +126,9 @@ failed:
 
 static int parse(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
-    long long v[4];
     if (!strcmp(argv[i], "--shape") && i + 1 < argc &&
-        sscanf(argv[++i], "%lldx%lldx%lldx%lld", &v[0], &v[1], &v[2], &v[3]) == 4) {
-      b_ = v[0], h_ = v[1], s_ = v[2], d_ = v[3];
+        bench_parse_shape(argv[++i], &b_, &h_, &s_, &d_)) {
+      continue;
     } else if (!strcmp(argv[i], "--calls") && i + 1 < argc && (calls_ = atoi(argv[++i])) >= 20) {
       continue;
     } else {
