@@ -244,7 +244,7 @@ static void threads(void) {
  * comment), in the preference cudnn, flash, efficient, math: the fixed order
  * where nothing was measured, and on the H200 the order its measured sweep
  * ranks at the causal points nearest this grid (S = 128 is nearest S = 1024
- * or 4096: bench/results/h200-2026-12-02d-lead/f/sweep.txt ranks flash,
+ * or 4096: scripts/auto_table/sweep-h200.txt ranks flash,
  * cudnn, efficient, math there at D64 (S 1024) and D128 (S 4096), and
  * D256 (S 4096: the rule's flash first, cuDNN allowed);
  * tests/attn/test_auto_table.c checks the table against the same file). A
