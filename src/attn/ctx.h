@@ -18,6 +18,7 @@ enum { ATTN_CTX_MAX_DEVICES = 64 };
 
 struct attn_cuda_ctx; /* cuda/common/device_state.h */
 struct cudnn_device;  /* cuda/cudnn/cudnn_state.h */
+struct attn_launch_record; /* cuda/common/launch_record.c */
 
 struct attn_ctx {
   attn_ctx_opts opts;
@@ -26,6 +27,7 @@ struct attn_ctx {
   pthread_mutex_t lock; /* taken around every call when opts.locked */
   struct attn_cuda_ctx *cuda[ATTN_CTX_MAX_DEVICES];
   struct cudnn_device *cudnn[ATTN_CTX_MAX_DEVICES];
+  struct attn_launch_record *launch[ATTN_CTX_MAX_DEVICES]; /* kernels' opt-ins, occupancy */
   int cudnn_fault; /* test hook: attn_cudnn_set_fault (cuda/cudnn/cudnn_cuda.h) */
 };
 

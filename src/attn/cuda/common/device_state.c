@@ -2,6 +2,7 @@
  * attn_ctx_destroy and attn_ctx_stats_get: the cuBLAS baselines' and the
  * cudnn backend's per-device handles, scratch and workspaces. */
 #include "attn/cuda/baselines/cuda_ctx.h"
+#include "attn/cuda/common/launch_record.h"
 #ifdef ATTNPROF_HAVE_CUDNN
 #include "attn/cuda/cudnn/cudnn_state.h"
 #endif
@@ -11,6 +12,7 @@ void attn_cuda_ctx_release(attn_ctx *ctx, int keep_handles) {
   attn_cudnn_release(ctx, keep_handles);
 #endif
   attn_cuda_baselines_release(ctx, keep_handles);
+  if (!keep_handles) attn_launch_release(ctx);
 }
 
 size_t attn_cuda_ctx_bytes(const attn_ctx *ctx) {

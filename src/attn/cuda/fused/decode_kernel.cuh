@@ -734,11 +734,15 @@ attn_status decode_prepare(void) {
   constexpr int smem = decode_smem_bytes<kD, kWM, kStages>();
   const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 1>;
   const void *fn0 = (const void *)decode_fwd_kernel<T, kD, kWM, kStages, kPath, 0>;
-  attn_status st = attn_fused_smem_limit(fn, smem, smem_done[0]);
-  if (!st) st = attn_fused_smem_limit(fn0, smem, smem_done[1]);
   int dev = 0;
-  if (st || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64 || carve_done[dev])
-    return st;
+  ATTN_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) return ATTN_STATUS_OK;
+  if (!smem_done[0][dev])
+    ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  if (!smem_done[1][dev])
+    ATTN_CUDA_TRY(cudaFuncSetAttribute(fn0, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  smem_done[0][dev] = smem_done[1][dev] = 1;
+  if (carve_done[dev]) return ATTN_STATUS_OK;
   // The combine asks for the same split (it reads through L2, not L1), so
   // that under PDL its CTAs can start on SMs the split kernel still holds.
   const void *fns[4] = {fn, fn0, (const void *)decode_combine_kernel<T, kD, 1>,

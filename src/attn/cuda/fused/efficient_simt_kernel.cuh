@@ -160,9 +160,8 @@ __global__ void __launch_bounds__(SIMT_THREADS)
 template <typename T, int kDmax>
 attn_status simt_run(const attn_fused_params &p, cudaStream_t stream) {
   constexpr int kSmem = simt_smem_bytes<kDmax>();
-  static int limit_done[64];
   attn_status st =
-      attn_fused_smem_limit((const void *)efficient_simt_kernel<T, kDmax>, kSmem, limit_done);
+      attn_launch_smem_limit(p.ctx, (const void *)efficient_simt_kernel<T, kDmax>, kSmem);
   if (st) return st;
   const dim3 grid((unsigned)((p.sq + SIMT_BM - 1) / SIMT_BM), (unsigned)p.hq, (unsigned)p.b);
   efficient_simt_kernel<T, kDmax><<<grid, SIMT_THREADS, kSmem, stream>>>(p);

@@ -653,23 +653,20 @@ __global__ void __launch_bounds__(kBM / kWarpM * 32, kMinB)
   fused_fwd_body<T, kD, kBM, kBN, kWarpM, kFlags | FUSED_MASK>(p, fused_smem_buf);
 }
 
-// static: one copy per translation unit, with its own limit_done, because the
-// kernel it launches is also per unit (whole-program CUDA): when two units
-// instantiated the same shape (the bench-only version #5 and v2's D128
-// default), a shared limit_done let the second unit launch its own kernel
-// without the shared-memory opt-in (cudaErrorInvalidValue, bench/NOTES.md).
+// static: one copy per translation unit, as the kernel it launches is per
+// unit too (whole-program CUDA); the handle's launch record keys the
+// shared-memory opt-in by that kernel's own pointer.
 template <typename T, int kD, int kBM, int kBN, int kWarpM, int kMinB, int kFlags>
 static attn_status fused_launch(const attn_fused_params &p, cudaStream_t stream) {
   constexpr bool kMask = (kFlags & FUSED_MASK) != 0;
   constexpr int kThreads = kBM / kWarpM * 32;
   constexpr int kSmem = fused_smem<kD, kBM, kBN, kWarpM, kFlags>::kBytes;
-  static int limit_done[64];
   void (*kernel)(const attn_fused_params);
   if constexpr (kMask)
     kernel = efficient_fwd_kernel<T, kD, kBM, kBN, kWarpM, kMinB, kFlags & ~FUSED_MASK>;
   else
     kernel = flash_fwd_kernel<T, kD, kBM, kBN, kWarpM, kMinB, kFlags>;
-  attn_status st = attn_fused_smem_limit((const void *)kernel, kSmem, limit_done);
+  attn_status st = attn_launch_smem_limit(p.ctx, (const void *)kernel, kSmem);
   if (st) return st;
   const dim3 grid((unsigned)((p.sq + kBM - 1) / kBM), (unsigned)p.hq, (unsigned)p.b);
   kernel<<<grid, kThreads, kSmem, stream>>>(p);

@@ -325,9 +325,8 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
 template <typename T, int kD>
 static attn_status wgmma_launch(const attn_fused_params &p, cudaStream_t stream) {
   using C = wgmma_cfg<kD>;
-  static int limit_done[64];
   void (*kernel)(const attn_fused_params) = flash_fwd_wgmma_kernel<T, kD>;
-  attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);
+  attn_status st = attn_launch_smem_limit(p.ctx, (const void *)kernel, C::kSmem);
   if (st) return st;
   const dim3 grid((unsigned)((p.sq + C::kBM - 1) / C::kBM), (unsigned)p.hq, (unsigned)p.b);
   kernel<<<grid, C::kThreads, C::kSmem, stream>>>(p);

@@ -1496,9 +1496,8 @@ static attn_status ws_launch(const attn_fused_params &p0, cudaStream_t stream) {
     const int dv[WS_DIV_N] = {p.hq, p.hkv > 0 ? p.hq / p.hkv : 1, p.b * p.hq, n_mb, n_mb / 2};
     for (int k = 0; k < WS_DIV_N; ++k) ws_div_set(p.ws_div[k], dv[k] > 0 ? dv[k] : 1);
   }
-  static int limit_done[64];
   void (*kernel)(const attn_fused_params, const attn_ws_maps) = flash_fwd_ws_kernel<T, kD, kFlags, kTile>;
-  attn_status st = attn_fused_smem_limit((const void *)kernel, C::kSmem, limit_done);
+  attn_status st = attn_launch_smem_limit(p.ctx, (const void *)kernel, C::kSmem);
   if (st) return st;
   int dev = 0, sms = 132;
   ATTN_CUDA_TRY(cudaGetDevice(&dev));

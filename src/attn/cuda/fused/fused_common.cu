@@ -90,16 +90,6 @@ extern "C" attn_status attn_fused_device_ok(const attn_args *a, const char *back
   return ATTN_STATUS_OK;
 }
 
-attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_device) {
-  if (bytes <= 48 * 1024) return ATTN_STATUS_OK;
-  int dev = 0;
-  ATTN_CUDA_TRY(cudaGetDevice(&dev));
-  if (dev >= 0 && dev < 64 && done_per_device[dev]) return ATTN_STATUS_OK;
-  ATTN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  if (dev >= 0 && dev < 64) done_per_device[dev] = 1;
-  return ATTN_STATUS_OK;
-}
-
 #include "attn/cuda/fused/fused_launch.h"
 
 int attn_fused_ws_ab(void) {

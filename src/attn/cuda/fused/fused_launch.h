@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include "attn/cuda/common/launch_record.h"
 #include "attn/cuda/fused/fused_params.h"
 
 typedef attn_status (*fused_fn)(const attn_fused_params &, cudaStream_t);
@@ -70,8 +71,6 @@ attn_status ws_run(const attn_fused_params &p, cudaStream_t stream);
 template <typename T, int kDmax>
 attn_status simt_run(const attn_fused_params &p, cudaStream_t stream);
 
-// Raises a kernel's dynamic shared-memory limit (above 48 KB) once per device.
-attn_status attn_fused_smem_limit(const void *kernel, int bytes, int *done_per_device);
 
 // Fills the parameters and runs fn on the tensors' device; ctx is the
 // handle whose cache holds what a kernel keeps (the ws kernel's TMA maps).
