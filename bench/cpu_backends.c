@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "attnprof/attn.h"
+#include "attnprof/testing.h"
 
 enum { MAX_BACKENDS = 32, MAX_REPS = 101 };
 

@@ -24,6 +24,7 @@
 
 #include "attn/cuda/cudnn/cudnn_cuda.h"
 #include "attnprof/attn.h"
+#include "attnprof/testing.h"
 #include "bench_clock.h"
 
 #define ELEMS ((size_t)16384 * 2048) /* every grid shape: B*S*H*D */

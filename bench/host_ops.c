@@ -39,6 +39,7 @@
 #include "attnprof/device.h"
 #include "attn/cuda/baselines/gemm_plan.h"
 #include "attnprof/attn.h"
+#include "attnprof/testing.h"
 #include "bench_clock.h"
 
 int hops_empty(cudaStream_t s);

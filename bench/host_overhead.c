@@ -25,6 +25,7 @@
 
 #include "attnprof/device.h"
 #include "attnprof/attn.h"
+#include "attnprof/testing.h"
 #include "bench_clock.h"
 
 static attn_ctx *g_ctx;

@@ -11,13 +11,18 @@ set_target_properties(attnprof_cli PROPERTIES INSTALL_RPATH "$ORIGIN/${ATTNPROF_
 if(ATTNPROF_HAVE_CUDA)
   # libcudart is linked dynamically: find the toolkit's when the loader does not.
   set_target_properties(attnprof PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
+  # The command links the library statically (src/cli), and so libcudart itself.
+  set_target_properties(attnprof_cli PROPERTIES
+                        INSTALL_RPATH "$ORIGIN/${ATTNPROF_BIN_TO_LIB};${CUDAToolkit_LIBRARY_DIR}")
 endif()
 
 install(TARGETS attnprof EXPORT attnprofTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS attnprof_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/attnprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The test kit's headers (testing.h, device.h) are not the product's API.
+install(DIRECTORY include/attnprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        PATTERN testing.h EXCLUDE PATTERN device.h EXCLUDE)
 
 set(ATTNPROF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/attnprof)
 install(EXPORT attnprofTargets NAMESPACE attnprof:: DESTINATION ${ATTNPROF_CMAKE_DIR})

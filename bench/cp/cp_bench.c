@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "attn/cuda/cp/cp_cuda.h"
+#include "cp/cuda/cp_cuda.h"
 #include "attnprof/device.h"
 
 enum { H = 32, D = 128 };

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "attnprof/attn.h"
-#include "attnprof/device.h"
+#include "attnprof/testing.h"
 
 #define MATMUL_RATE 765e12 /* bf16 8192^3 product on the H200, DESIGN.md */
 #define COPY_RATE 4.3e12   /* device copy, bytes read + written, DESIGN.md */

@@ -279,7 +279,9 @@ ATTN_API double attn_flops(const attn_args *args);
  * The numerator of GB/s. 0 when args are invalid. */
 ATTN_API double attn_bytes(const attn_args *args);
 
-/* ---- utilities shared by the CLI, tests and benches -------------------- */
+/* ---- checking an output ------------------------------------------------ */
+/* Product features (attnprof --check, the Python package's check), so they
+ * stay in the API; the test kit's helpers are in attnprof/testing.h. */
 
 /* The fp64 oracle: the same function computed in double on the host, with
  * the conventions every careful backend follows (a fully masked row gives 0 and
@@ -290,18 +292,6 @@ ATTN_API attn_status attn_reference_f64(const attn_args *args, double *out_ref, 
 /* ||out - ref|| / ||ref|| over the logical elements of a host tensor (ref is
  * contiguous [B, H, S, D]). NaN if either holds NaN where the other does not. */
 ATTN_API double attn_rel_error(const attn_tensor *out, const double *ref);
-
-/* Storage conversions (bf16/f16 are storage only; compute is fp32). Rounding
- * to nearest even. */
-ATTN_API float attn_bf16_to_f32(uint16_t v);
-ATTN_API uint16_t attn_f32_to_bf16(float v);
-ATTN_API float attn_f16_to_f32(uint16_t v);
-ATTN_API uint16_t attn_f32_to_f16(float v);
-/* Element i (logical, row-major over shape) of a host tensor as double. */
-ATTN_API double attn_tensor_get(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d);
-ATTN_API void attn_tensor_set(attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d, double v);
-/* Number of elements the strides can reach (the allocation a tensor needs). */
-ATTN_API int64_t attn_tensor_span(const attn_tensor *t);
 
 #ifdef __cplusplus
 }

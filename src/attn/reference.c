@@ -20,6 +20,11 @@
 #include "attn/cpu/cpu_common.h"
 #include "attn/seqs.h"
 
+/* Element (b, h, s, d) of a host tensor as double. */
+static double element(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d) {
+  return attn_cpu_load(t->data, t->dtype, attn_cpu_offset(t, b, h, s, d));
+}
+
 typedef struct {
   const attn_args *a;
   int64_t sq, sk, d, hq, hkv;
@@ -37,7 +42,7 @@ typedef struct {
 static void load_head(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d,
                       double *dst) {
   for (int64_t j = 0; j < s; j++)
-    for (int64_t c = 0; c < d; c++) dst[j * d + c] = attn_tensor_get(t, b, h, j, c);
+    for (int64_t c = 0; c < d; c++) dst[j * d + c] = element(t, b, h, j, c);
 }
 
 /* Scores of query row i and which keys take part; returns the NaN-propagating
@@ -47,12 +52,12 @@ static double row_scores(const ref_problem *p, ref_work *w, int64_t b, int64_t h
                          int64_t qb, int64_t qrow) {
   const attn_args *a = p->a;
   double m = -INFINITY;
-  for (int64_t c = 0; c < p->d; c++) w->q[c] = attn_tensor_get(&a->q, qb, h, qrow, c);
+  for (int64_t c = 0; c < p->d; c++) w->q[c] = element(&a->q, qb, h, qrow, c);
   for (int64_t j = 0; j < p->sk; j++) {
     double bias = 0;
     w->keep[j] = a->causal == ATTN_CAUSAL_NONE || j <= i + p->causal_off;
     if (w->keep[j] && a->mask_kind != ATTN_MASK_NONE) {
-      bias = attn_tensor_get(&a->mask, b, h, i, j);
+      bias = element(&a->mask, b, h, i, j);
       if (a->mask_kind == ATTN_MASK_BOOL) w->keep[j] = bias != 0, bias = 0;
       else if (bias == -INFINITY) w->keep[j] = 0;
     }
@@ -119,8 +124,8 @@ static void ref_seq_head(const attn_seqs_view *v, ref_problem *p, ref_work *w, i
     int64_t tb, row;
     attn_seqs_kv_at(v, b, j, &tb, &row);
     for (int64_t c = 0; c < p->d; c++) {
-      w->k[j * p->d + c] = attn_tensor_get(&p->a->k, tb, hk, row, c);
-      w->v[j * p->d + c] = attn_tensor_get(&p->a->v, tb, hk, row, c);
+      w->k[j * p->d + c] = element(&p->a->k, tb, hk, row, c);
+      w->v[j * p->d + c] = element(&p->a->v, tb, hk, row, c);
     }
   }
   p->sk = nk, p->causal_off = nk - nq;

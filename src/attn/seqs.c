@@ -5,7 +5,7 @@
 
 #include "attn/seqs.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attnprof/device.h"
+#include "attn/cuda/common/cuda_common.h"
 #endif
 
 #define SEQS_MAX ((int64_t)1 << 24)
@@ -64,10 +64,15 @@ static attn_status copy_in(int device, const int32_t *src, int64_t n, const char
     return ATTN_STATUS_OK;
   }
 #ifdef ATTNPROF_HAVE_CUDA
-  attn_status st = attn_cuda_to_host(device, *dst, src, (size_t)n * sizeof(int32_t));
-  if (st) return attn_fail(st, "%s: reading the table from device %d: %s", name, device,
-                           attn_last_error());
-  return ATTN_STATUS_OK;
+  int cur = -1;
+  cudaError_t err = cudaGetDevice(&cur);
+  if (err == cudaSuccess && cur != device) err = cudaSetDevice(device);
+  if (err == cudaSuccess)
+    err = cudaMemcpy(*dst, src, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  if (err == cudaSuccess) return ATTN_STATUS_OK;
+  attn_status st = attn_cuda_fail(err, "cudaMemcpy");
+  return attn_fail(st, "%s: reading the table from device %d: %s", name, device,
+                   attn_last_error());
 #else
   return attn_fail(ATTN_STATUS_NO_DEVICE,
                    "%s is on device %d but this build has no CUDA to read it", name, device);

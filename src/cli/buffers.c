@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnprof/testing.h"
 #include "core/error.h"
 #include "cli/cli_cuda.h"
 #ifdef ATTNPROF_HAVE_CUDA
@@ -37,7 +38,7 @@ void cli_buf_free(int device, void *p) {
   if (device < 0) free(p);
 }
 
-/* The host's twin of the device fill (src/attn/cuda/common/fill.cu):
+/* The host's twin of the device fill (src/testing/fill.cu):
  * splitmix64 of (seed, i). */
 static double uniform_at(uint64_t seed, uint64_t i) {
   uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/device.h"
+#include "attnprof/testing.h"
 #include "cli/cp_launch.h"
 #include "core/error.h"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnprof/testing.h"
 #include "core/error.h"
 #include "cli/cli.h"
 #include "cli/cli_cuda.h"

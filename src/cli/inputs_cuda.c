@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "cli/cli_cuda.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attnprof/device.h"
+#include "attnprof/testing.h"
 #endif
 
 static int given(int argc, char **argv, const char *name) {

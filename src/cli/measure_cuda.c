@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "cli/cli_cuda.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attnprof/device.h"
+#include "attnprof/testing.h"
 #endif
 
 int cli_timed_iters(const cli_measure_opts *m, int device) {

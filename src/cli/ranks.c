@@ -8,7 +8,6 @@
 
 #include "attnprof/prof_ranks.h"
 #include "cli/ranks.h"
-#include "prof/analysis/nest.h" /* prof_is_comm_kernel */
 #include "cli/summary_json.h"
 #include "cli/traces.h"
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "attnprof/attn.h"
+#include "attnprof/testing.h"
 
 typedef struct {
   uint64_t s;

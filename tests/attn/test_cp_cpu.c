@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "attn/attn_testutil.h"
-#include "attn/cp/cp_plan.h"
+#include "cp/cp_plan.h"
 
 static void test_layout_chunks_cover_sequence(void **state) {
   for (int n = 1; n <= 8; n++)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "attnprof/attn.h"
+#include "attnprof/testing.h"
 
 static float bits_f32(uint32_t u) {
   float f;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/device.h"
+#include "attnprof/testing.h"
 #include "attn_gpu/gpu_harness.h"
 
 /* The 0xFF poison: a NaN no arithmetic produces (CUDA's NaNs are 0x7fff...). */

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "attn/attn_testutil.h"
-#include "attn/cp/cp_plan.h"
-#include "attnprof/device.h"
+#include "cp/cp_plan.h"
+#include "attnprof/testing.h"
 
 #ifdef ATTNPROF_HAVE_CUDA
 static int failures;
@@ -27,8 +27,8 @@ static int failures;
     }                                                                        \
   } while (0)
 
-#include "attn/cp/nccl_loader.h"
-#include "attn/cuda/cp/cp_cuda.h"
+#include "cp/nccl_loader.h"
+#include "cp/cuda/cp_cuda.h"
 #include <cuda_runtime_api.h>
 
 static void *dev_copy(const void *h, size_t bytes) {

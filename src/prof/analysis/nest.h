@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
+#include "attnprof/prof_ranks.h" /* prof_is_comm_kernel */
 
 /* Events with a process and thread (pid/tid are OS ids); OTHER included, as a
  * trace read from disk has host rows of categories we do not model. */
@@ -25,20 +26,6 @@ static inline int prof_cat_is_gpu_activity(prof_cat c) {
 /* API calls that can launch GPU work (matched by correlation id). */
 static inline int prof_cat_is_launch(prof_cat c) {
   return c == PROF_CAT_CUDA_RUNTIME || c == PROF_CAT_CUDA_DRIVER;
-}
-
-/* NCCL's kernels (ncclDevKernel_AllReduce_..., ncclKernel_...): communication,
- * also as "void ncclKernel_..." and mangled, as CUPTI records them
- * ("_Z24ncclDevKernel_SendRecv24...", "_ZN..." for a nested name). */
-static inline int prof_is_comm_kernel(const char *name) {
-  if (!name) return 0;
-  if (!strncmp(name, "void ", 5)) name += 5;
-  if (name[0] == '_' && name[1] == 'Z') {
-    name += 2;
-    if (*name == 'N') name++;
-    while (*name >= '0' && *name <= '9') name++;
-  }
-  return !strncmp(name, "nccl", 4);
 }
 
 /* The kind of a GPU activity follows from its category, whoever filled it in. */

@@ -1,10 +1,26 @@
-/* The processes of a trace (prof_trace_pids, attnprof/prof_ranks.h). */
+/* The processes of a trace and NCCL kernel names (prof_trace_pids,
+ * prof_is_comm_kernel: attnprof/prof_ranks.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "prof/analysis/nest.h"
 #include "attnprof/prof_ranks.h"
 #include "prof/model/map.h"
+
+/* NCCL's kernels (ncclDevKernel_AllReduce_..., ncclKernel_...): communication,
+ * also as "void ncclKernel_..." and mangled, as CUPTI records them
+ * ("_Z24ncclDevKernel_SendRecv24...", "_ZN..." for a nested name). */
+int prof_is_comm_kernel(const char *name) {
+  if (!name) return 0;
+  if (!strncmp(name, "void ", 5)) name += 5;
+  if (name[0] == '_' && name[1] == 'Z') {
+    name += 2;
+    if (*name == 'N') name++;
+    while (*name >= '0' && *name <= '9') name++;
+  }
+  return !strncmp(name, "nccl", 4);
+}
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;

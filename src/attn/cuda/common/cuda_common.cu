@@ -1,16 +1,10 @@
-// Shared CUDA plumbing: error text, availability, cached device properties.
+// Shared CUDA plumbing: availability, cached device properties (the error
+// line is the core's, core/cuda_error.c).
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 
 #include "attn/cuda/common/cuda_common.h"
-
-extern "C" attn_status attn_cuda_fail(cudaError_t err, const char *call) {
-  attn_status st = err == cudaErrorMemoryAllocation ? ATTN_STATUS_OUT_OF_MEMORY
-                                                    : ATTN_STATUS_BACKEND_ERROR;
-  return attn_fail(st, "%s failed: %s (%s)", call, cudaGetErrorName(err),
-                   cudaGetErrorString(err));
-}
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static char probe_why[256];

@@ -1,5 +1,5 @@
 /* The roofline's yardsticks: measured copy bandwidth (host memcpy here, a
- * device-to-device copy in cuda/common/copy_bw.c) and a stated matmul peak. */
+ * device-to-device copy in copy_bw.c) and a stated matmul peak. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

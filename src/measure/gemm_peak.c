@@ -9,6 +9,7 @@
 #include "attn/cuda/baselines/cuda_ctx.h"
 #include "attn/cuda/common/cuda_common.h"
 #include "attnprof/device.h"
+#include "core/elements.h"
 
 enum { GEMM_N = 8192, GEMM_REPS = 9, GEMM_WARMUP = 2 };
 
@@ -61,7 +62,7 @@ attn_status attn_cuda_gemm_tflops(int device, attn_dtype dtype, double *tflops) 
     for (size_t j = 0; j < bytes / 2; j++) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
       float v = (float)((x >> 40) & 0xffff) / 65536.0f - 0.5f;
-      host[j] = dtype == ATTN_DTYPE_BF16 ? attn_f32_to_bf16(v) : attn_f32_to_f16(v);
+      host[j] = dtype == ATTN_DTYPE_BF16 ? attn_cpu_f32_to_bf16(v) : attn_cpu_f32_to_f16(v);
     }
     st = dtype == ATTN_DTYPE_F32 ? attn_cuda_fill_bytes(device, m[i], 0x3c, bytes)
                                  : attn_cuda_to_device(device, m[i], host, bytes);

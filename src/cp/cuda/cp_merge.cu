@@ -9,9 +9,9 @@
 #include <cuda_fp16.h>
 #include <math.h>
 
-#include "attn/cuda/common/cuda_common.h"
-#include "attn/cuda/cp/cp_cuda.h"
+#include "core/cuda_error.h"
 #include "core/error.h"
+#include "cp/cuda/cp_cuda.h"
 
 // Kernels are static (not in an anonymous namespace) so that traces name
 // them _ZL14cp_merge_kernel... rather than _ZN44_GLOBAL__N__<hash>...

@@ -2,7 +2,7 @@
  * host tensors, and the variant names. */
 #include <string.h>
 
-#include "attn/cp/cp_plan.h"
+#include "cp/cp_plan.h"
 #include "core/error.h"
 
 int64_t attn_cp_chunk_len(int64_t s, int n, int c) {

@@ -19,10 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "attn/cuda/common/cuda_common.h"
-#include "attn/cuda/cp/cp_cuda.h"
-#include "attn/op_trace.h"
+#include "attnprof/prof.h" /* its ranges: cp.step N, cp.allgather, cp.compute */
+#include "core/cuda_error.h"
 #include "core/error.h"
+#include "cp/cuda/cp_cuda.h"
 
 struct attn_cp_cuda_state {
   int device;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/cp/nccl_loader.h"
+#include "cp/nccl_loader.h"
 #include "core/error.h"
 
 static attn_nccl_api api;

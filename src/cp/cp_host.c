@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/cp/cp_plan.h"
+#include "cp/cp_plan.h"
 #include "core/error.h"
 
 /* A rank's K/V in hand: [B, Hkv, len, D] each, contiguous. */

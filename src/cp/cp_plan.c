@@ -3,8 +3,9 @@
  * rule's input, and the shard check. */
 #include <math.h>
 
-#include "attn/cp/cp_plan.h"
+#include "core/elements.h"
 #include "core/error.h"
+#include "cp/cp_plan.h"
 
 attn_cp_block attn_cp_block_rule(int causal, int q_chunk, int k_chunk) {
   if (!causal || k_chunk < q_chunk) return ATTN_CP_BLOCK_FULL;
@@ -75,8 +76,8 @@ int attn_cp_allgather_calls(int causal, int64_t s, int n, int rank, attn_cp_call
 
 static float load(const void *p, attn_dtype dt, int64_t i) {
   switch (dt) {
-  case ATTN_DTYPE_F16: return attn_f16_to_f32(((const uint16_t *)p)[i]);
-  case ATTN_DTYPE_BF16: return attn_bf16_to_f32(((const uint16_t *)p)[i]);
+  case ATTN_DTYPE_F16: return attn_cpu_f16_to_f32(((const uint16_t *)p)[i]);
+  case ATTN_DTYPE_BF16: return attn_cpu_bf16_to_f32(((const uint16_t *)p)[i]);
   default: return ((const float *)p)[i];
   }
 }
@@ -102,8 +103,8 @@ void attn_cp_merge_host(float *acc_o, float *acc_lse, int64_t bh, int64_t rows, 
 void attn_cp_finish_host(const float *acc_o, const float *acc_lse, int64_t bh, int64_t rows,
                          int64_t d, void *out, attn_dtype dt, float *lse) {
   for (int64_t i = 0; i < bh * rows * d; i++) {
-    if (dt == ATTN_DTYPE_F16) ((uint16_t *)out)[i] = attn_f32_to_f16(acc_o[i]);
-    else if (dt == ATTN_DTYPE_BF16) ((uint16_t *)out)[i] = attn_f32_to_bf16(acc_o[i]);
+    if (dt == ATTN_DTYPE_F16) ((uint16_t *)out)[i] = attn_cpu_f32_to_f16(acc_o[i]);
+    else if (dt == ATTN_DTYPE_BF16) ((uint16_t *)out)[i] = attn_cpu_f32_to_bf16(acc_o[i]);
     else ((float *)out)[i] = acc_o[i];
   }
   for (int64_t i = 0; lse && i < bh * rows; i++) lse[i] = acc_lse[i];

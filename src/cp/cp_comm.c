@@ -9,11 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attn/cp/cp_plan.h"
-#include "attn/cp/nccl_loader.h"
+#include "cp/cp_plan.h"
+#include "cp/nccl_loader.h"
 #include "core/error.h"
 #ifdef ATTNPROF_HAVE_CUDA
-#include "attn/cuda/cp/cp_cuda.h"
+#include "cp/cuda/cp_cuda.h"
 #endif
 
 struct attn_cp_comm {

@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "attn/cp/cp_plan.h"
-#include "attn/cp/nccl_loader.h"
+#include "cp/cp_plan.h"
+#include "cp/nccl_loader.h"
 
 #ifdef __cplusplus
 extern "C" {
