@@ -12,7 +12,8 @@ if [ ! -e .deb/root/usr/lib/x86_64-linux-gnu/libprotobuf-c.so.1 ]; then
   for f in .deb/*.deb; do dpkg -x "$f" .deb/root; done
 fi
 build=${BUILD:-build-gpu}
+# With the benches: scripts/device.d runs them (they build only on request).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 "$@" >/dev/null
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DATTNPROF_BENCH=ON "$@" >/dev/null
 cmake --build "$build"
 du -sh "$build" .deb | cat
