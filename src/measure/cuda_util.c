@@ -1,9 +1,8 @@
-/* Device memory, copies and CUDA-event timing for callers outside the
- * library (see cuda_util.h). */
+/* Device memory, copies and CUDA-event timing (attnprof/device.h): what the
+ * yardsticks time with, and the test kit's device half. */
 #include <stdlib.h>
 
 #include "attn/cuda/common/cuda_common.h"
-#include "attn/cuda/baselines/cuda_ctx.h"
 #include "attnprof/device.h"
 
 struct attn_cuda_timer {
