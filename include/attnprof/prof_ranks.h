@@ -26,12 +26,12 @@ typedef struct {
   double hidden_share; /* hidden_us / comm_us; NaN with no communication */
 } prof_overlap_row;
 
-/* Rows per device: "(all)" first, then one per step in order of first
- * kernel. Returns the count (malloc'd array in *out) or -1 (no memory). */
 /* 1 when a kernel name is NCCL's (ncclDevKernel_..., ncclKernel_...; plain,
  * "void "-prefixed or mangled as CUPTI records it): communication. */
 PROF_API int prof_is_comm_kernel(const char *name);
 
+/* Rows per device: "(all)" first, then one per step in order of first
+ * kernel. Returns the count (malloc'd array in *out) or -1 (no memory). */
 PROF_API int64_t prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out);
 PROF_API void prof_print_overlap(FILE *f, const prof_overlap_row *rows, int64_t n);
 
