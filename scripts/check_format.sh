@@ -18,8 +18,8 @@ for f in "${files[@]}"; do
   "$fmt" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
 done
 if [ ${#bad[@]} -gt 0 ]; then
-  printf '  not formatted: %s\n' "${bad[@]}" | head -20
-  [ ${#bad[@]} -gt 20 ] && echo "  ... and $((${#bad[@]} - 20)) more"
+  for f in "${bad[@]:0:20}"; do echo "  not formatted: $f"; done
+  if [ ${#bad[@]} -gt 20 ]; then echo "  ... and $((${#bad[@]} - 20)) more"; fi
   echo "check_format: ${#bad[@]} of ${#files[@]} files differ from .clang-format ($fmt)" >&2
   exit 1
 fi
