@@ -4,13 +4,9 @@
 # into .carry/gpu.tar.zst, with a zstd binary beside it. The test binaries
 # link the library statically and are alike, so a long-window zstd makes
 # 250 MB into about 19 (level 19: the tree and the carry together stay under
-# the device tool's 64 MiB as bench/results grows). Call the device
-# tool with carry [".carry"] and a command that begins with
+# the device tool's 64 MiB). Call the device tool with carry [".carry"] and a
+# command that begins with
 #   .carry/zstd -dq --long=30 -c .carry/gpu.tar.zst | tar -xf - &&
-# If the device tool still finds the tree too large, the clock-stamp files
-# (bench/results/*/ws_stamps.npz, ~30 MB) can be moved aside for the call:
-#   git ls-files 'bench/results/*.npz' | tar -cf /tmp/npz.tar -T - && git ls-files 'bench/results/*.npz' | xargs rm
-# and put back after it with tar -xf /tmp/npz.tar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-gpu}

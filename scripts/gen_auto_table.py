@@ -2,13 +2,14 @@
 """Writes src/attn/auto_table.c: AUTO's measured preference per card family.
 
 Input: the text of `attnprof compare --device cuda --sweep` (or its --json)
-run on one card, saved under bench/results/. For every (D, S, causal) point
+run on one card, kept beside this script as data (scripts/auto_table/,
+e.g. sweep-h200.json and .txt). For every (D, S, causal) point
 the backends that ran are ordered fastest first by TFLOP/s; dispatch.c tries
 them in that order (nearest measured point), then its fixed order for the
 rest. Run from the repository root:
 
     python3 scripts/gen_auto_table.py --cc 90 --card "NVIDIA H200" \
-        bench/results/<run>/compare_sweep.txt
+        scripts/auto_table/sweep-h200.json
 """
 import argparse
 import json

@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
-  build-essential clang cmake ninja-build pkg-config python3 python3-venv \
+  build-essential clang clang-format-14 cmake ninja-build pkg-config python3 python3-venv \
   libopenblas-dev libjansson-dev libcmocka-dev libyajl-dev zlib1g-dev libprotobuf-c-dev \
   protobuf-c-compiler >/dev/null
 # The HTML report's test renders the page in a real headless browser (~100 MB).

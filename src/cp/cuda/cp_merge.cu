@@ -4,7 +4,7 @@
 // Tile: one warp per query row (B*Hq*rows rows), 4 warps per block; each lane
 // reads D/32 elements of the partial output and updates the fp32 accumulator
 // in place. Memory-bound: per row it reads D partial elements and D + 1
-// floats, writes D + 1 floats. Measured speed: see bench/NOTES-cp.md.
+// floats, writes D + 1 floats. Its speed: docs/design/context-parallel.md.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>

@@ -50,8 +50,8 @@ static inline int cmp_corr(const void *pa, const void *pb) {
 /* Traces come nearly sorted (a thread's events by start, launch ids rising),
  * so both sorts first try insertion, which costs a move per inversion; past
  * a budget of 4 moves per key the input is not that kind, and qsort finishes
- * (from a permutation: the same result, the orders being total). The
- * figures are in bench/READER.md. */
+ * (from a permutation: the same result, the orders being total); see
+ * docs/design/reader.md. */
 #define NEARLY_SORTED(name, type, cmp)                                        \
   static void name(type *k, size_t m) {                                       \
     size_t budget = 4 * m + 64;                                               \

@@ -3,23 +3,16 @@
  * turn GPU collection off with a reason (no driver, no GPU, no libcupti,
  * CUPTI held by another tool).
  *
- * Cost (bench/TRACE_COST.md, H200, PyTorch loop, inside one process): the
- * kernel kind 0.2-0.5 us per launch, the other GPU kinds 0.3-0.5 more; launch
- * calls through the RUNTIME and DRIVER kinds 0.2-0.35 more (with a kind on, CUPTI
- * seems to hook every call of its domain, the id filter deciding only what
- * it writes). So by default the launch, copy, set and sync calls (the ones a GPU
- * activity is attributed through) are recorded through the callback API,
- * subscribed by id (cupti_api_cb.c): 0-0.1. ATTNPROF_CUPTI_API=all
+ * The launch, copy, set and sync calls (the ones a GPU activity is attributed
+ * through) are recorded through the callback API, subscribed by id
+ * (cupti_api_cb.c): with the RUNTIME or DRIVER kind on, CUPTI hooks every call
+ * of its domain, which costs each launch (docs/design/profiler-cost.md has the
+ * figures). ATTNPROF_CUPTI_API=all
  * records every call through the kinds, except the four that PyTorch makes
  * per launch to no purpose (the same ones Kineto silences);
  * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
- * Of the four other GPU kinds only SYNCHRONIZATION costs per launch (+0.15-
- * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop), so by default the
- * sync records come from the sync calls' callbacks instead (-0.24 us per
- * launch in the CUDA loop, process against process); converting and
- * streaming the records cost +0.52 in the CUDA loop before the writer was
- * made cheaper and +0.10 after (bench/TRACE_COST.md, "The process ladder"
- * and "The merged tree on the H200"). */
+ * Of the four other GPU kinds only SYNCHRONIZATION costs per launch, so by
+ * default the sync records come from the sync calls' callbacks instead. */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
@@ -39,10 +32,10 @@ static const cupti_fns *F;
 static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
 /* Sync records from the sync calls' callbacks (cupti_api_cb.c) instead of the
- * SYNCHRONIZATION kind: the default in callback mode (bench/TRACE_COST.md,
- * ninth pass); ATTNPROF_CUPTI_SYNC=kind keeps the kind. */
+ * SYNCHRONIZATION kind: the default in callback mode (docs/design/profiler-cost.md);
+ * ATTNPROF_CUPTI_SYNC=kind keeps the kind. */
 static int sync_cb;
-/* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; bench/TRACE_COST.md). */
+/* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; docs/design/profiler-cost.md). */
 static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
 #define API_DEFAULT API_CALLBACK
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -188,8 +181,7 @@ static void choose_calls(void) {
 
 /* API_KINDS: the RUNTIME and DRIVER kinds, then the ids we do not want
  * switched off, as Kineto does. Enabling single ids without their kind gave
- * no records when CUDA was initialized before the session (in-process, seen
- * on the H200), so this is the one way for --all-api and in-process. */
+ * no records when CUDA was initialized before the session (in-process), so this is the one way for --all-api and in-process. */
 static void set_api_kinds(uint8_t on, int runtime, int driver) {
   if (runtime) (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (driver) (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
@@ -201,7 +193,7 @@ static void set_api_kinds(uint8_t on, int runtime, int driver) {
 }
 
 /* API_SELECT: the wanted ids alone, without their kinds (bench only: switched
- * on after CUDA's start it gave no records on the H200). */
+ * on after CUDA's start it gives no records). */
 static void set_api_select(uint8_t on) {
   for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
     if (keep_rt[cbid]) F->ActivityEnableRuntimeApi(cbid, on);
@@ -251,7 +243,7 @@ static void bench_apply(unsigned mask) {
   if (mask & CUPTI_BENCH_SYNC_CALLBACK) cupti_api_cb_set_sync(F);
 }
 
-/* Bench only (bench/TRACE_COST.md): flushes (so the last setting's records
+/* Bench only (docs/design/profiler-cost.md): flushes (so the last setting's records
  * are converted outside the next timing), turns every kind and call record
  * off, then on the parts in mask. Returns the records read so far. */
 int64_t cupti_collector_bench_set(unsigned mask) {

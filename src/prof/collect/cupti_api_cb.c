@@ -10,17 +10,16 @@
  * Timing: the enter callback stamps the start into CUPTI's per-call slot
  * (correlationData), the exit callback writes the record. A driver call made
  * inside a recorded runtime call is left out: the runtime call is the launch
- * its GPU work is correlated with, as in CUPTI's own activity records. On the
- * H200 every runtime launch and sync made one such driver call (CUPTI calls
- * us 4 times per launch, bench/TRACE_COST.md ninth pass); its ids stay on for
- * programs that call the driver themselves (Triton's launches).
+ * its GPU work is correlated with, as in CUPTI's own activity records (every
+ * runtime launch and sync makes one such driver call: 4 callbacks a launch);
+ * the driver's ids stay on for programs that call it themselves (Triton's).
  *
  * Sync records (the default; ATTNPROF_CUPTI_SYNC=kind leaves them to CUPTI's
  * kind): the exit of a successful sync call also writes the
  * CUpti_ActivitySynchronization2 record that CUPTI's SYNCHRONIZATION kind
  * would have (type from the call, its context, the stream it names, the
  * call's correlation id), timed by the call itself. The
- * kind costs on every launch (bench/TRACE_COST.md); these cost only at the
+ * kind costs on every launch (docs/design/profiler-cost.md); these cost only at the
  * syncs, which block anyway, so they go to one list under a lock. */
 #include "prof/collect/cupti_api_cb.h"
 
@@ -61,7 +60,7 @@ static _Thread_local int rt_depth; /* recorded runtime calls open on this thread
 static atomic_uint generation;
 static _Thread_local unsigned my_generation;
 /* Bench only (ATTNPROF_BENCH=1): callbacks counted by where they came from,
- * to see what CUPTI calls us for per launch (bench/TRACE_COST.md, ninth pass). */
+ * to see what CUPTI calls us for per launch. */
 static atomic_int counting;
 static atomic_llong n_calls[CUPTI_API_CB_COUNTS];
 

@@ -1,6 +1,6 @@
 /* Launch calls recorded through CUPTI's callback API instead of its RUNTIME
  * and DRIVER activity kinds (ATTNPROF_CUPTI_API_MODE=callback; see
- * collector_cupti.c for why and bench/TRACE_COST.md for the measurements).
+ * collector_cupti.c for why and docs/design/profiler-cost.md for the measurements).
  * Only the calls the collector subscribes reach us; each becomes a
  * CUpti_ActivityAPI record, the same shape CUPTI writes, in a per-thread block
  * that the buffer completion path drains. Shared by collector_cupti.c and

@@ -8,7 +8,7 @@
  * memory chunk by chunk, so a program of any length is traced in bounded
  * memory.
  *
- * Deferral (ATTNPROF_CUPTI_DEFER=MB; bench/TRACE_COST.md, tenth pass): a
+ * Deferral (ATTNPROF_CUPTI_DEFER=MB; docs/design/profiler-cost.md): a
  * completed buffer is kept as CUPTI wrote it, with the launch and sync records
  * the callbacks wrote meanwhile copied raw beside it, and nothing is converted
  * or written until the session stops; then the kept steps are replayed in

@@ -31,7 +31,7 @@ void cupti_buffers_stats(cupti_stats *out);
 /* The thread whose buffer completions are counted apart (buffers_on_starter):
  * whether converting and writing run on the program's launching thread. */
 void cupti_buffers_set_starter(int tid);
-/* Bench only (bench/TRACE_COST.md): records are read and counted but not
+/* Bench only: records are read and counted but not
  * converted nor written, to measure what conversion and writing cost. */
 void cupti_buffers_set_discard(int on);
 /* API names by callback id, cached ("cudaLaunchKernel"), or NULL. */

@@ -8,7 +8,7 @@
  *                           that inherits the environment (an exec'd child)
  *                           writes OUT.<pid> and REPORT.<pid> instead
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
- *   ATTNPROF_BENCH(_START)  bench only (bench/TRACE_COST.md)
+ *   ATTNPROF_BENCH(_START)  bench only (docs/design/profiler-cost.md)
  *
  * The trace is finished at exit (on_exit, so also exit() from another
  * thread; the report gets the exit status, so a rank that exits non-zero
@@ -87,7 +87,7 @@ static void finish(void) {
   write_ns += prof_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
-  if (bench_on()) { /* bench/TRACE_COST.md: does the writing run on the launching thread? */
+  if (bench_on()) { /* does the writing run on the launching thread? */
     fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
             (long long)st.buffers_on_starter, (long long)st.buffers);
     fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers held unconverted (ATTNPROF_CUPTI_DEFER)\n",
@@ -158,7 +158,7 @@ static const char *own_path(const char *var, char *buf, size_t len) {
 }
 
 
-/* Bench only (bench/TRACE_COST.md's process ladder): with ATTNPROF_BENCH=1,
+/* Bench only (the process ladder of bench/trace_cost_rounds.sh): with ATTNPROF_BENCH=1,
  * ATTNPROF_BENCH_START=MASK starts the session with the parts in MASK (the
  * bits of attnprof_bench_set) instead of the default set; 0 switches nothing
  * on, the cost of being subscribed at all. */

@@ -1,6 +1,6 @@
 /* A JSON tokenizer for valid documents, driving the reader's yajl callbacks
  * (chrome_sax.c) in the order yajl would. Why: on a 2 GB trace yajl's lexer
- * was half of the read (bench/READER.md). This one finds the end of a string
+ * was half of the read (docs/design/reader.md). This one finds the end of a string
  * with one byte test per character, hands strings without escapes straight
  * from its buffer, and passes number text through; it keeps a bit stack, so
  * any depth costs no recursion.

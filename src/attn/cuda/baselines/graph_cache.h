@@ -3,8 +3,7 @@
  * with exactly the arguments of the call before it (every pointer, shape,
  * stride, flag; the stream aside) is captured once into a CUDA graph, kept in
  * the handle's cache, and from then on launched with one cudaGraphLaunch.
- * That brings a forward of 5 to 7 GPU ops from 22-44 us of host time to about
- * 4-6 (H200). Off by default because the profile then shows cudaGraphLaunch
+ * That takes most of a forward's host time away (docs/engine.md). Off by default because the profile then shows cudaGraphLaunch
  * and the kernels the graph ran (attributed to the range that launched it),
  * and the driver may run the captured device-to-device memcpy as a copy
  * kernel. A call whose arguments differ from the last one runs eagerly, so a
