@@ -157,8 +157,21 @@ def measure(builds, cells, opt, save):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    sys.path.insert(0, os.path.join(HERE, ".."))
-    from torch_setup import median_us
+
+    def median_us(fn, reps):
+        """bench/torch_setup.py's timing, kept here so that the harness does
+        not depend on a file the refactor may move: CUDA events around each
+        of reps calls after 3 warm-up calls, all read after one synchronize."""
+        for _ in range(3):
+            fn()
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+        for a, b in ev:
+            a.record()
+            fn()
+            b.record()
+        torch.cuda.synchronize()
+        return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
 
     pkgs = {label: load_package(label, lib, py) for label, lib, py in builds}
     engines = {label: ap.Engine() if hasattr(ap, "Engine") else None for label, ap in pkgs.items()}
