@@ -23,6 +23,7 @@ if ! ls .deb/ab/*.deb >/dev/null 2>&1; then
     libprotobuf-c1 libcmocka-dev libcmocka0 zlib1g-dev pkgconf pkgconf-bin libpkgconf3 \
     >/dev/null 2>&1) || { echo "prep.sh: apt-get download failed (apt-get update first?)"; exit 1; }
 fi
+[ -d .old/bench/results ] && echo "prep.sh: WARNING: .old/bench/results is there ($(du -sh .old/bench/results | cut -f1)): the device carries 64 MiB at most"
 grep -qxF '/.old/' .gitignore || echo "prep.sh: note: .gitignore does not name /.old/; add it to .git/info/exclude"
 echo "old tree: .old ($(cat .old/AB_COMMIT 2>/dev/null || echo '?'), $(du -sh .old | cut -f1))"
 echo "packages: .deb/ab ($(ls .deb/ab/*.deb | wc -l) files, $(du -sh .deb/ab | cut -f1))"
