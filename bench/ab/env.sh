@@ -1,12 +1,14 @@
 # Sourced on the device from the repository root (build.sh and run.sh do it).
 # When bench/ab/prep.sh carried Debian packages (.deb/ab/*.deb: OpenBLAS,
 # jansson, yajl, protobuf-c, cmocka, zlib headers, pkgconf), unpacks them once
-# under .deb/ab/root (never into /) and points pkg-config, the compiler, the
-# linker and the loader at them. Sets AB_CMAKE_ARGS for the configure step.
-# Without .deb/ab the machine's own packages are used.
+# under AB_DEB_DIR (default /tmp/ab-deb: outside the carried folder, never
+# into /) and points pkg-config, the compiler, the linker and the loader at
+# them. Sets AB_CMAKE_ARGS for the configure step. Without .deb/ab the
+# machine's own packages are used.
 AB_REPO=$PWD
 AB_DEB=$AB_REPO/.deb/ab
-AB_ROOT=$AB_DEB/root
+AB_DIR=${AB_DEB_DIR:-/tmp/ab-deb}
+AB_ROOT=$AB_DIR/root
 AB_CMAKE_ARGS=()
 
 # dpkg -x, or the ar archive read by Python where dpkg is missing.
@@ -26,7 +28,11 @@ while off < len(data):
     size = int(data[off + 48:off + 58].decode().strip())
     body = data[off + 60:off + 60 + size]
     if name.startswith("data.tar"):
-        tarfile.open(fileobj=io.BytesIO(body)).extractall(sys.argv[2])
+        t = tarfile.open(fileobj=io.BytesIO(body))
+        try:
+            t.extractall(sys.argv[2], filter="fully_trusted")  # absolute links (libz.so)
+        except TypeError:
+            t.extractall(sys.argv[2])
     off += 60 + size + (size & 1)
 PY
 }
@@ -41,8 +47,8 @@ if ls "$AB_DEB"/*.deb >/dev/null 2>&1; then
     [ -n "$sysz" ] && ln -sf "$(readlink -f "$sysz")" "$ab_lib/libz.so"
     touch "$AB_ROOT/.unpacked"
   fi
-  mkdir -p "$AB_DEB/bin"
-  cat >"$AB_DEB/bin/pkg-config" <<EOF
+  mkdir -p "$AB_DIR/bin"
+  cat >"$AB_DIR/bin/pkg-config" <<EOF
 #!/bin/sh
 # pkgconf from .deb/ab, reading only the carried packages' .pc files.
 export LD_LIBRARY_PATH=$ab_lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
@@ -50,8 +56,8 @@ export PKG_CONFIG_SYSROOT_DIR=$AB_ROOT
 export PKG_CONFIG_LIBDIR=$ab_lib/pkgconfig:$ab_lib/openblas-pthread/pkgconfig:$AB_ROOT/usr/share/pkgconfig
 exec $AB_ROOT/usr/bin/pkgconf "\$@"
 EOF
-  chmod +x "$AB_DEB/bin/pkg-config"
-  AB_CMAKE_ARGS+=("-DPKG_CONFIG_EXECUTABLE=$AB_DEB/bin/pkg-config")
+  chmod +x "$AB_DIR/bin/pkg-config"
+  AB_CMAKE_ARGS+=("-DPKG_CONFIG_EXECUTABLE=$AB_DIR/bin/pkg-config")
   if [ ! -e /usr/include/zlib.h ]; then
     AB_CMAKE_ARGS+=("-DZLIB_INCLUDE_DIR=$AB_ROOT/usr/include" "-DZLIB_LIBRARY=$ab_lib/libz.so")
   fi
@@ -71,9 +77,9 @@ ab_cudnn_hints() {
   done
   d=$(python3 -c 'import nvidia.cudnn, os; print(list(nvidia.cudnn.__path__)[0])' 2>/dev/null) || return 0
   [ -e "$d/include/cudnn_graph.h" ] || return 0
-  mkdir -p "$AB_DEB/cudnn"
-  ln -sf "$d/lib/libcudnn.so.9" "$AB_DEB/cudnn/libcudnn.so"
-  AB_CMAKE_ARGS+=("-DCUDNN_INCLUDE_DIR=$d/include" "-DCUDNN_LIBRARY=$AB_DEB/cudnn/libcudnn.so")
+  mkdir -p "$AB_DIR/cudnn"
+  ln -sf "$d/lib/libcudnn.so.9" "$AB_DIR/cudnn/libcudnn.so"
+  AB_CMAKE_ARGS+=("-DCUDNN_INCLUDE_DIR=$d/include" "-DCUDNN_LIBRARY=$AB_DIR/cudnn/libcudnn.so")
   export LD_LIBRARY_PATH=$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   echo "env.sh: cuDNN from PyTorch's wheel ($d)"
 }
