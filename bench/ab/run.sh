@@ -75,6 +75,16 @@ if [[ $steps == *" build "* ]] && enough build 60; then
   fi
   grep -E "built in|skipped|FAILED|WARNING" "$AB_WORK/build.txt" 2>/dev/null >>"$AB_SUMMARY"
 fi
+# Each CLI must load its own build's library (the two share a soname).
+for b in old new; do
+  [ -x "build-$b/bin/attnprof" ] || { note "build-$b/bin/attnprof: missing"; continue; }
+  l=$(ldd "build-$b/bin/attnprof" 2>/dev/null | awk '/libattnprof/ {print $3}')
+  [ -n "$l" ] || continue # linked statically
+  case $(readlink -f "$l") in
+    "$(pwd -P)/build-$b/"*) ;;
+    *) note "WARNING: build-$b/bin/attnprof loads '$l', not its own build's library"; rc=1 ;;
+  esac
+done
 
 if [[ $steps == *" grid "* ]] && enough grid 120; then
   t=$(( ($(left) - 20) / 3 ))
