@@ -2,7 +2,9 @@
 """The A/B grid: the 31 cells and the blog shape, flash and cudnn of the old
 build and of the new one, each against PyTorch's cuDNN SDPA on the same
 tensors in the same process, side by side with a control (the new build run
-again: the noise).
+again: the noise). --suite serving does the same for the serving table
+(serving_worker.py: decode, B 1/16 x KV 1k/8k/32k, paged and contiguous,
+graph-timed against torch's cuDNN SDPA on the contiguous cache).
 
 --mode separate (default): one process per run of --runs (default
 new,old,new2), each importing its own tree's Python package (their ctypes
@@ -34,6 +36,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import abtable  # noqa: E402
 import grid_worker  # noqa: E402
+import serving_worker  # noqa: E402
+
+# Per suite: the worker, its cells in table order, reps, rounds, seconds per process.
+SUITES = {
+    "grid": dict(worker="grid_worker.py", module=grid_worker, reps=20, rounds=6, timeout=170,
+                 title="flash and cudnn vs PyTorch cuDNN SDPA (torch time / backend time, "
+                       "same process), bf16 BHSD"),
+    "serving": dict(worker="serving_worker.py", module=serving_worker, reps=30, rounds=4,
+                    timeout=120,
+                    title="decode heads 32/8 D128 bf16, 1 new token; flash and cudnn vs PyTorch "
+                          "cuDNN SDPA on the contiguous cache (torch time / backend time, same "
+                          "process, CUDA-graph replays)"),
+}
+
+
+def suite_cells(suite):
+    m = SUITES[suite]["module"]
+    cells = m.grid_cells() if suite == "grid" else m.serving_cells()
+    return [m.cell_name(*c) for c in cells]
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -56,17 +77,23 @@ def options(argv):
     ap.add_argument("--new-py", default=os.path.join(ROOT, "python"))
     ap.add_argument("--runs", type=parse_runs, default=["new", "old", "new2"],
                     help="processes in order (default new,old,new2: the control brackets old)")
+    ap.add_argument("--suite", choices=sorted(SUITES), default="grid")
     ap.add_argument("--mode", choices=("separate", "together"), default="separate")
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=6)
-    ap.add_argument("--cells", default="", help="comma list of cells (default: all 31)")
-    ap.add_argument("--timeout", type=float, default=170, help="seconds per process")
+    ap.add_argument("--reps", type=int, help="calls (grid, default 20) or graph replays "
+                                            "(serving, default 30) per median")
+    ap.add_argument("--rounds", type=int, help="alternating rounds (grid 6, serving 4)")
+    ap.add_argument("--cells", default="", help="comma list of cells (default: all)")
+    ap.add_argument("--timeout", type=float, help="seconds per process (grid 170, serving 120)")
     ap.add_argument("--work", default=os.environ.get("AB_WORK", "/tmp/ab"))
     ap.add_argument("--dry-run", action="store_true", help="made-up times: no torch, no GPU")
     ap.add_argument("--from", dest="from_dir", help="only print the tables of the JSON there")
     opt = ap.parse_args(argv)
+    suite = SUITES[opt.suite]
+    for k in ("reps", "rounds", "timeout"):
+        if getattr(opt, k) is None:
+            setattr(opt, k, suite[k])
     try:
-        grid_worker.parse_cells(opt.cells)
+        suite["module"].parse_cells(opt.cells)
     except argparse.ArgumentTypeError as e:
         ap.error(str(e))
     if opt.reps < 1 or opt.rounds < 1 or opt.timeout <= 0:
@@ -82,7 +109,7 @@ def build_spec(opt, run):
 
 
 def worker_cmd(opt, specs, out):
-    cmd = [sys.executable, os.path.join(HERE, "grid_worker.py"), "--json", out,
+    cmd = [sys.executable, os.path.join(HERE, SUITES[opt.suite]["worker"]), "--json", out,
            "--reps", str(opt.reps), "--rounds", str(opt.rounds)]
     if opt.cells:
         cmd += ["--cells", opt.cells]
@@ -116,10 +143,10 @@ def run_worker(opt, specs, out):
     return f"ok in {time.time() - t0:.0f} s"
 
 
-def collect(results):
-    """{label: worker JSON} -> rows for abtable.side_by_side and a status
-    table of runs that did not time (refused, FAIL)."""
-    cells = [grid_worker.cell_name(*c) for c in grid_worker.grid_cells()]
+def collect(results, suite="grid"):
+    """Worker JSONs -> rows for abtable.side_by_side, and the runs that were
+    not timed (refused, FAIL) as (who, where, why)."""
+    cells = suite_cells(suite)
     by = {}
     problems = []
     for res in results:
@@ -142,15 +169,15 @@ def collect(results):
 
 
 def report(results, statuses, opt):
-    rows, problems = collect(results)
+    rows, problems = collect(results, opt.suite)
     dev = sorted({r.get("device", "?") for r in results})
-    head = (f"== grid: flash and cudnn vs PyTorch cuDNN SDPA (torch time / backend time, same "
-            f"process), bf16 BHSD; median over {opt.rounds} alternating rounds of medians of "
-            f"{opt.reps} calls; mode {opt.mode}; device {', '.join(dev) or '?'}")
+    head = (f"== {opt.suite}: {SUITES[opt.suite]['title']}; median over {opt.rounds} "
+            f"alternating rounds of medians of {opt.reps}; mode {opt.mode}; "
+            f"device {', '.join(dev) or '?'}")
     lines, flagged = abtable.side_by_side(rows, list(grid_worker.BACKENDS), head)
     lines = [f"run {s}" for s in statuses] + lines
-    lines += abtable.grouped_notes("grid not timed", problems)
-    lines.append("grid flagged (|new/old-1| > 2% and > control): " +
+    lines += abtable.grouped_notes(f"{opt.suite} not timed", problems)
+    lines.append(f"{opt.suite} flagged (|new/old-1| > 2% and > control): " +
                  (", ".join(f"{c} {g} {no:.3f} ({f})" for c, g, no, _, f in flagged) or "none"))
     abtable.emit(lines)
     return flagged
@@ -164,7 +191,7 @@ def main(argv=None):
             else [[build_spec(opt, r) for r in opt.runs]])
     if opt.from_dir:
         for specs in jobs:
-            path = os.path.join(opt.from_dir, f"grid_{'_'.join(s[0] for s in specs)}.json")
+            path = os.path.join(opt.from_dir, f"{opt.suite}_{'_'.join(s[0] for s in specs)}.json")
             if os.path.exists(path):
                 with open(path) as f:
                     results.append(json.load(f))
@@ -178,12 +205,12 @@ def main(argv=None):
         return 0
     for specs in jobs:
         name = "_".join(s[0] for s in specs)
-        out = os.path.join(opt.work, f"grid_{name}.json")
+        out = os.path.join(opt.work, f"{opt.suite}_{name}.json")
         if os.path.exists(out):
             os.remove(out)
         st = run_worker(opt, specs, out)
         statuses.append(f"{name}: {st}")
-        print(f"grid: {name}: {st}", flush=True)
+        print(f"{opt.suite}: {name}: {st}", flush=True)
         if os.path.exists(out):
             with open(out) as f:
                 results.append(json.load(f))

@@ -243,13 +243,18 @@ def main(argv=None):
     opt = ap.parse_args(argv)
     if opt.reps < 1 or opt.rounds < 1:
         ap.error("--reps and --rounds take a positive count")
+    return finish(opt, measure_dry if opt.dry_run else measure)
+
+
+def finish(opt, fn):
+    """Runs fn(builds, cells, opt, save) and writes its JSON to opt.json:
+    after each cell (a killed run keeps its finished cells) and at the end."""
     labels = [b[0] for b in opt.build]
     if len(set(labels)) != len(labels):
-        ap.error(f"--build labels repeat: {', '.join(labels)}")
+        raise SystemExit(f"--build labels repeat: {', '.join(labels)}")
     t0 = time.time()
 
     def save(res, done=False):
-        """Writes the rows so far (a killed run keeps its finished cells)."""
         res = dict(res, builds=[{"label": l, "lib": os.path.realpath(b), "py": p}
                                 for l, b, p in opt.build],
                    reps=opt.reps, rounds=opt.rounds, wall_s=round(time.time() - t0, 1),
@@ -257,8 +262,7 @@ def main(argv=None):
         with open(opt.json + ".tmp", "w") as f:
             json.dump(res, f, indent=1)
         os.replace(opt.json + ".tmp", opt.json)
-    res = (measure_dry if opt.dry_run else measure)(opt.build, opt.cells, opt, save)
-    save(res, done=True)
+    save(fn(opt.build, opt.cells, opt, save), done=True)
     return 0
 
 

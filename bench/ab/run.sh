@@ -6,8 +6,12 @@
 #   build    bench/ab/build.sh: both builds at once, skipped where already built
 #   grid     bench/ab/grid.py: the 31 cells + the blog shape, flash and cudnn vs
 #            PyTorch cuDNN, one process per run (new, old, new2)
-#   serving  bench/ab/serving.py: decode B1/B16 x KV 1k/8k/32k, paged and
-#            contiguous, flash and cudnn, each build's CLI (new, old, new2)
+#   serving  bench/ab/grid.py --suite serving: decode B1/B16 x KV 1k/8k/32k,
+#            paged and contiguous (attn_seqs), flash and cudnn vs PyTorch cuDNN,
+#            CUDA-graph timed, one process per run (new, old, new2)
+#   serving-cli  bench/ab/serving_cli.py (not in the defaults): the same
+#            decode cells through each build's CLI (attnprof run), paged and
+#            dense (Sq = 1), absolute CUDA-event times, one process per run
 #   check    all at once (nothing is timed): ctest -L gpu (new build); the CLI's
 #            fp64 check of every backend on small problems (check.py, both
 #            builds); compute-sanitizer memcheck, racecheck and synccheck over
@@ -19,15 +23,15 @@
 # longer fits is skipped with a line saying so and how to run it again.
 # Tables go to stdout and to $OUT/ab-summary.txt, all of them again at the end;
 # logs and JSON (AB_WORK, default /tmp/ab) come back as $OUT/ab-logs.tgz.
-# AB_GRID_ARGS, AB_SERVING_ARGS, AB_CHECK_ARGS: more options for those scripts
-# (e.g. AB_GRID_ARGS="--rounds 4 --reps 10"). AB_DRY=1: made-up timings and
+# AB_GRID_ARGS, AB_SERVING_ARGS (both grid.py), AB_SERVING_CLI_ARGS, AB_CHECK_ARGS:
+# more options for those scripts (e.g. AB_GRID_ARGS="--rounds 4 --reps 10"). AB_DRY=1: made-up timings and
 # echoed commands, for trying this script without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 steps=" ${*:-build grid serving} "
 for s in $steps; do
-  case $s in build | grid | serving | check) ;;
-    *) echo "run.sh: '$s' is not a step: accepted are build, grid, serving, check"; exit 2 ;;
+  case $s in build | grid | serving | serving-cli | check) ;;
+    *) echo "run.sh: '$s' is not a step: accepted are build, grid, serving, serving-cli, check"; exit 2 ;;
   esac
 done
 budget=${AB_BUDGET:-540}
@@ -95,14 +99,23 @@ if [[ $steps == *" grid "* ]] && enough grid 120; then
   note "gpu after the grid: $(smi)"
 fi
 
-if [[ $steps == *" serving "* ]] && enough serving 60; then
+if [[ $steps == *" serving "* ]] && enough serving 90; then
+  t=$(( ($(left) - 15) / 3 ))
+  [ "$t" -gt 150 ] && t=150
   # shellcheck disable=SC2086
-  python3 bench/ab/serving.py --budget "$(( $(left) - 25 ))" ${dry:+--dry-run} \
-    ${AB_SERVING_ARGS:-} >"$AB_WORK/serving.txt" 2>&1 || rc=1
-  if grep -q '^== serving' "$AB_WORK/serving.txt"; then
-    sed -n '/^== serving/,$p' "$AB_WORK/serving.txt"
+  python3 bench/ab/grid.py --suite serving --timeout "$t" ${dry:+--dry-run} ${AB_SERVING_ARGS:-} || rc=1
+  note "gpu after the serving table: $(smi)"
+fi
+
+if [[ $steps == *" serving-cli "* ]] && enough serving-cli 60; then
+  # shellcheck disable=SC2086
+  python3 bench/ab/serving_cli.py --budget "$(( $(left) - 25 ))" ${dry:+--dry-run} \
+    ${AB_SERVING_CLI_ARGS:-} >"$AB_WORK/serving_cli.txt" 2>&1 || rc=1
+  if grep -q '^== serving-cli' "$AB_WORK/serving_cli.txt"; then
+    sed -n '/^== serving-cli/,$p' "$AB_WORK/serving_cli.txt"
   else
-    note "serving: no table; the end of its output:"; tail -n 8 "$AB_WORK/serving.txt" | tee -a "$AB_SUMMARY"
+    note "serving-cli: no table; the end of its output:"
+    tail -n 8 "$AB_WORK/serving_cli.txt" | tee -a "$AB_SUMMARY"
   fi
 fi
 

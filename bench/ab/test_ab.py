@@ -149,12 +149,29 @@ def test_args():
         r = subprocess.run([sys.executable, os.path.join(HERE, "grid.py")] + argv,
                            capture_output=True, text=True)
         ok(r.returncode == 2 and "error" in r.stderr, f"grid.py {' '.join(argv)} exits 2")
-    r = subprocess.run([sys.executable, os.path.join(HERE, "serving.py"), "--kv", "x"],
+    r = subprocess.run([sys.executable, os.path.join(HERE, "serving_cli.py"), "--kv", "x"],
                        capture_output=True, text=True)
-    ok(r.returncode == 2, "serving.py --kv x exits 2")
+    ok(r.returncode == 2, "serving_cli.py --kv x exits 2")
+    r = subprocess.run([sys.executable, os.path.join(HERE, "grid.py"), "--suite", "serving",
+                        "--cells", "B3 KV1k contig"], capture_output=True, text=True)
+    ok(r.returncode == 2 and "not a row" in r.stderr, "grid.py --suite serving checks its cells")
     r = subprocess.run(["bash", os.path.join(HERE, "run.sh"), "nope"], capture_output=True,
                        text=True)
     ok(r.returncode == 2 and "not a step" in r.stdout, "run.sh with an unknown step exits 2")
+
+
+def test_seqs_mirror():
+    import serving_worker
+    ok(serving_worker.seqs_check(os.path.join(ROOT, "python")) is None,
+       "the attn_seqs mirror matches this tree's header")
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "include", "attnprof"))
+        with open(os.path.join(d, "include", "attnprof", "attn.h"), "w") as f:
+            f.write("typedef struct {\n  size_t size; /* new */\n  int64_t batch;\n"
+                    "  const int32_t *q_offsets, *kv_offsets;\n} attn_seqs;\n")
+        why = serving_worker.seqs_check(os.path.join(d, "python"))
+        ok(why and "size" in why, "a changed attn_seqs is refused, not timed")
+    ok(len(serving_worker.serving_cells()) == 12, "the serving table has 12 rows")
 
 
 def test_judge():
@@ -187,15 +204,23 @@ def test_end_to_end(tmp):
                         "together", "--cells", "16x32x1024x64"], capture_output=True, text=True,
                        env=env)
     ok(r.returncode == 0 and "16x32x1024x64 " in r.stdout, "grid.py --mode together")
-    r = subprocess.run([sys.executable, os.path.join(HERE, "serving.py"), "--dry-run"],
+    r = subprocess.run([sys.executable, os.path.join(HERE, "serving_cli.py"), "--dry-run"],
                        capture_output=True, text=True, env=env)
-    ok(r.returncode == 0 and "B16 KV32k contig" in r.stdout, "serving.py --dry-run")
+    ok(r.returncode == 0 and "B16 KV32k dense" in r.stdout, "serving_cli.py --dry-run")
+    r = subprocess.run([sys.executable, os.path.join(HERE, "grid.py"), "--suite", "serving",
+                        "--dry-run"], capture_output=True, text=True, env=env)
+    ok(r.returncode == 0 and "B16 KV32k contig" in r.stdout and "B1 KV1k paged16" in r.stdout,
+       "grid.py --suite serving --dry-run")
+    js = json.load(open(os.path.join(tmp, "serving_old.json")))
+    ok(len(js["rows"]) == 12 and js["complete"], "the serving worker's JSON holds 12 rows")
     summary = open(os.path.join(tmp, "out", "ab-summary.txt")).read()
-    ok("== grid" in summary and "== serving" in summary, "tables kept in $OUT/ab-summary.txt")
+    ok("== grid" in summary and "== serving" in summary and "== serving-cli" in summary,
+       "tables kept in $OUT/ab-summary.txt")
     env2 = dict(env, AB_DRY="1", AB_WORK=os.path.join(tmp, "dry"), OUT=os.path.join(tmp, "dryout"))
-    r = subprocess.run(["bash", os.path.join(HERE, "run.sh"), "build", "grid", "serving", "check"],
+    r = subprocess.run(["bash", os.path.join(HERE, "run.sh"), "build", "grid", "serving",
+                        "serving-cli", "check"],
                        capture_output=True, text=True, env=env2)
-    ok("recap" in r.stdout and "== done" in r.stdout and
+    ok("recap" in r.stdout and "== done" in r.stdout and "== serving-cli" in r.stdout and
        os.path.exists(os.path.join(tmp, "dryout", "ab-logs.tgz")), "run.sh with AB_DRY=1")
     ok(len(os.listdir(os.path.join(tmp, "dryout"))) <= 8, "at most 8 files in $OUT")
     env3 = dict(env2, AB_BUDGET="100")
@@ -246,14 +271,14 @@ def test_packages(lib):
 
 def test_cli(cli, tmp):
     env = dict(os.environ, AB_WORK=tmp, OUT=os.path.join(tmp, "out"))
-    r = subprocess.run([sys.executable, os.path.join(HERE, "serving.py"), "--device", "cpu",
+    r = subprocess.run([sys.executable, os.path.join(HERE, "serving_cli.py"), "--device", "cpu",
                         "--old-cli", cli, "--new-cli", cli, "--batch", "1", "--kv", "256",
                         "--iters", "2", "--extra", "--copy-bw 4"],
                        capture_output=True, text=True, env=env)
-    ok("B1 KV256 paged16" in r.stdout and "serving not timed: cudnn" in r.stdout,
-       f"serving.py through the CLI on the CPU: {r.stdout[-400:]}")
-    rows = [json.loads(x) for x in open(os.path.join(tmp, "serving.jsonl"))]
-    ok(any(x["result"].get("time_us") for x in rows), "serving.jsonl holds the CLI's times")
+    ok("B1 KV256 paged16" in r.stdout and "serving-cli not timed: cudnn" in r.stdout,
+       f"serving_cli.py through the CLI on the CPU: {r.stdout[-400:]}")
+    rows = [json.loads(x) for x in open(os.path.join(tmp, "serving_cli.jsonl"))]
+    ok(any(x["result"].get("time_us") for x in rows), "serving_cli.jsonl holds the CLI's times")
     r = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), "--device", "cpu",
                         "--quick", "--old-cli", cli, "--new-cli", cli,
                         "--extra", "--iters 2 --warmup 1 --copy-bw 4"],
@@ -271,6 +296,7 @@ def main():
     test_logs()
     test_args()
     test_judge()
+    test_seqs_mirror()
     with tempfile.TemporaryDirectory() as tmp:
         test_end_to_end(tmp)
     if opt.lib:

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The A/B serving table: decode (one new token per sequence, heads 32/8,
-D128, bf16, no mask) at B 1 and 16 x KV 1k, 8k, 32k, with K/V in a paged
-cache (pages of 16, shuffled table: the CLI's --page-size) and contiguous,
-for flash and cudnn, through each build's own CLI:
+"""The A/B serving rows through each build's own CLI (run.sh's serving-cli
+step; the serving step proper is grid.py --suite serving): decode (one new
+token per sequence, heads 32/8, D128, bf16, no mask) at B 1 and 16 x KV 1k,
+8k, 32k, with K/V in a paged cache (pages of 16, shuffled table: the CLI's
+--page-size, the decode kernel) and dense (no --page-size: attn_args with
+Sq = 1, flash's dense kernel; the CLI has no contiguous attn_seqs), for flash
+and cudnn:
 
   attnprof run --device cuda --backend BE --shape 1x32x1x128 --batch B
       --heads 32/8 --new-tokens 1 --kv-len KV [--page-size 16] --causal=none
@@ -15,11 +18,11 @@ runs them again in reverse order and keeps the mean per build.
 Columns per backend: old and new time (us), new/old (old time / new time:
 above 1 new is faster), ctl (new time / new2 time: the noise), flag where
 |new/old - 1| > 2% and > |ctl - 1|. Tables on stdout and in
-$OUT/ab-summary.txt; every run's JSON line in --work/serving.jsonl.
+$OUT/ab-summary.txt; every run's JSON line in --work/serving_cli.jsonl.
 
-  python3 bench/ab/serving.py                  # on the device, repo root
-  python3 bench/ab/serving.py --device cpu --old-cli X --new-cli X   # a smoke test
-  python3 bench/ab/serving.py --dry-run        # made-up times, no CLI
+  python3 bench/ab/serving_cli.py                  # on the device, repo root
+  python3 bench/ab/serving_cli.py --device cpu --old-cli X --new-cli X   # a smoke test
+  python3 bench/ab/serving_cli.py --dry-run        # made-up times, no CLI
 """
 import argparse
 import hashlib
@@ -43,7 +46,7 @@ def cells(batches, kvs, pages):
 
 def cell_name(b, kv, page):
     k = f"{kv // 1024}k" if kv % 1024 == 0 else str(kv)
-    return f"B{b} KV{k} {'paged' + str(page) if page else 'contig'}"
+    return f"B{b} KV{k} {'paged' + str(page) if page else 'dense'}"
 
 
 def cli_args(opt, backend, b, kv, page):
@@ -76,7 +79,7 @@ def options(argv):
     ap.add_argument("--device", default="cuda", help="cuda, cuda:N (cpu: a smoke test)")
     ap.add_argument("--batch", type=ints, default=[1, 16])
     ap.add_argument("--kv", type=ints, default=[1024, 8192, 32768])
-    ap.add_argument("--pages", type=ints, default=[16, 0], help="page sizes, 0 = contiguous")
+    ap.add_argument("--pages", type=ints, default=[16, 0], help="page sizes, 0 = dense")
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--iters", type=int, default=0, help="the CLI's --iters (default its own)")
     ap.add_argument("--extra", default="--copy-bw 4000 --peak-tflops 800",
@@ -132,7 +135,7 @@ def main(argv=None):
     grid = cells(opt.batch, opt.kv, opt.pages)
     times = {}
     notes, left = [], 0
-    with open(os.path.join(opt.work, "serving.jsonl"), "w") as log:
+    with open(os.path.join(opt.work, "serving_cli.jsonl"), "w") as log:
         for cell in grid:
             for be in BACKENDS:
                 for rnd in range(opt.rounds):
@@ -148,7 +151,7 @@ def main(argv=None):
                             notes.append((f"{be} {run}", cell_name(*cell), st))
             line = " ".join(f"{be}:{r}={statistics.mean(times[(cell, be, r)]):.1f}"
                             for be in BACKENDS for r in opt.runs if (cell, be, r) in times)
-            print(f"serving: {cell_name(*cell):<18} {line}", flush=True)
+            print(f"serving-cli: {cell_name(*cell):<18} {line}", flush=True)
     nan = float("nan")
 
     def get(cell, be, run):
@@ -156,14 +159,14 @@ def main(argv=None):
         return statistics.mean(v) if v else nan
     rows = [(cell_name(*c), {be: (get(c, be, "old"), get(c, be, "new"), get(c, be, "new2"))
                              for be in BACKENDS}) for c in grid]
-    title = (f"== serving: decode, heads 32/8, D{opt.d}, bf16, 1 new token, causal none; "
+    title = (f"== serving-cli: decode, heads 32/8, D{opt.d}, bf16, 1 new token, causal none; "
              f"time_us = the CLI's CUDA-event median per process (us); runs {','.join(opt.runs)}"
              f" x {opt.rounds} round(s); device {opt.device}; {time.time() - t0:.0f} s")
     lines, flagged = abtable.side_by_side(rows, list(BACKENDS), title, key_width=20, times=True)
-    lines += abtable.grouped_notes("serving not timed", notes)
+    lines += abtable.grouped_notes("serving-cli not timed", notes)
     if left:
-        lines.append(f"serving: {left} processes not started (--budget {opt.budget:.0f} s)")
-    lines.append("serving flagged (|new/old-1| > 2% and > control): " +
+        lines.append(f"serving-cli: {left} processes not started (--budget {opt.budget:.0f} s)")
+    lines.append("serving-cli flagged (|new/old-1| > 2% and > control): " +
                  (", ".join(f"{c} {g} {no:.3f} ({f})" for c, g, no, _, f in flagged) or "none"))
     abtable.emit(lines)
     return 1 if left or any(f == "SLOWER" for *_, f in flagged) else 0

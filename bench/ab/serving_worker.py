@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""One process of the A/B serving table (bench/ab/grid.py --suite serving
+starts it): decode through attnprof's flash and cudnn backends of one or more
+builds beside PyTorch's cuDNN SDPA on the same cache, in this process.
+
+Cells: B 1 and 16 x KV 1k, 8k, 32k; one new token per sequence, heads 32/8,
+D128, bf16, no mask; K/V either contiguous (attn_seqs with kv_lens and no
+block table: [B, KV, Hkv, D]) or paged (pages of 16 in a pool, a seeded
+shuffled block table), both holding the same keys; the tables are passed
+trusted (no host copy per call), as serving_vs_torch.py did. The yardstick is
+torch's SDPA (CUDNN_ATTENTION, enable_gqa) on the contiguous cache, the same
+for both layouts of a cell: the figure is torch_us / backend_us per round,
+median over --rounds alternating rounds.
+Timing (device time, both sides alike): GRAPH_N calls captured into one CUDA
+graph on a side stream, CUDA events around each replay, median of --reps
+replays / GRAPH_N (serving_vs_torch.py's graph_us: no host time enters; the
+decode calls are 5-500 us). A runner whose capture fails is timed per call
+with events and marked "events" in the JSON.
+Before timing, each output is compared with torch's (relative error above
+2e-2: not timed).
+
+attn_seqs is mirrored here (the packages do not bind it): the mirror's field
+names are checked against the struct in each build's own headers, and a
+build whose struct differs is refused these rows rather than timed wrong.
+
+  python3 bench/ab/serving_worker.py --build new=build-new/lib/libattnprof.so:python \\
+      --json /tmp/ab/serving_new.json
+"""
+import argparse
+import ctypes
+import glob
+import hashlib
+import os
+import re
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import grid_worker  # noqa: E402
+
+BACKENDS = ("flash", "cudnn")
+GRAPH_N = 20
+HQ, HKV, D, PAGE = 32, 8, 128, 16
+
+
+class Seqs(ctypes.Structure):
+    """attn_seqs (include/attnprof/attn.h), field for field."""
+    _fields_ = [("batch", ctypes.c_int64), ("q_offsets", ctypes.c_void_p),
+                ("kv_offsets", ctypes.c_void_p), ("kv_lens", ctypes.c_void_p),
+                ("block_table", ctypes.c_void_p), ("max_pages", ctypes.c_int64),
+                ("table_stride", ctypes.c_int64), ("trusted", ctypes.c_int),
+                ("max_q", ctypes.c_int64), ("max_kv", ctypes.c_int64)]
+
+
+def serving_cells():
+    """(b, kv, page) of the table's rows: page 0 is the contiguous cache."""
+    return [(b, kv, page) for page in (PAGE, 0) for b in (1, 16) for kv in (1024, 8192, 32768)]
+
+
+def cell_name(b, kv, page):
+    k = f"{kv // 1024}k" if kv % 1024 == 0 else str(kv)
+    return f"B{b} KV{k} {'paged' + str(page) if page else 'contig'}"
+
+
+def header_fields(tree):
+    """The field names of attn_seqs in the headers under tree/include, or
+    None when no header there defines it."""
+    for path in sorted(glob.glob(os.path.join(tree, "include", "**", "*.h"), recursive=True)):
+        with open(path, errors="replace") as f:
+            text = f.read()
+        m = re.search(r"typedef struct \{([^{}]*)\}\s*attn_seqs;", text)
+        if m:
+            body = re.sub(r"/\*.*?\*/|//[^\n]*", "", m.group(1), flags=re.S)
+            return re.findall(r"(\w+)\s*(?=[,;])", body)
+    return None
+
+
+def seqs_check(pydir):
+    """None when the mirror matches the tree's attn_seqs, else why not."""
+    tree = os.path.dirname(os.path.abspath(pydir.rstrip("/")))
+    got = header_fields(tree)
+    want = [f for f, _ in Seqs._fields_]
+    if got is None:
+        return f"no attn_seqs in {tree}/include"
+    if got != want:
+        return f"attn_seqs in {tree}/include has fields {got}, this mirror {want}"
+    return None
+
+
+def parse_cells(text):
+    every = {cell_name(*c): c for c in serving_cells()}
+    if not text:
+        return serving_cells()
+    out = []
+    for name in text.split(","):
+        if name not in every:
+            raise argparse.ArgumentTypeError(f"--cells: {name!r} is not a row (e.g. "
+                                             "'B16 KV32k paged16' or 'B1 KV1k contig')")
+        out.append(every[name])
+    return out
+
+
+def fake_us(label, name, cell, rnd):
+    b, kv, page = cell
+    key = f"{label}/{name}/{cell_name(*cell)}/{rnd}".encode()
+    jitter = int(hashlib.md5(key).hexdigest()[:6], 16) / 0xFFFFFF - 0.5
+    us = 4 + b * kv * HKV * D * 2 * 2 / 4.0e6
+    return us * {"torch": 1.0, "flash": 1.0, "cudnn": 1.01}[name] * (1 + 0.01 * jitter)
+
+
+def measure_dry(builds, cells, opt, save):
+    rows = []
+    for cell in cells:
+        row = {"cell": cell_name(*cell), "runs": {}}
+        for label, *_ in builds:
+            for be in BACKENDS:
+                t = [fake_us(label, "torch", cell, r) for r in range(opt.rounds)]
+                u = [fake_us(label, be, cell, r) for r in range(opt.rounds)]
+                row["runs"][f"{be}:{label}"] = {
+                    "status": "ok", "err": 3e-3, "us": u, "torch_us": t, "timing": "graph",
+                    "ratio": statistics.median(a / x for a, x in zip(t, u))}
+        rows.append(row)
+        save({"device": "dry-run", "torch": "none", "rows": rows})
+    return {"device": "dry-run", "torch": "none", "rows": rows}
+
+
+def measure(builds, cells, opt, save):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def events_us(fn):
+        for _ in range(3):
+            fn()
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(opt.reps)]
+        for a, b in ev:
+            a.record()
+            fn()
+            b.record()
+        torch.cuda.synchronize()
+        return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+
+    def capture(fn, call=None):
+        """A CUDA graph of GRAPH_N calls of fn, or None when capture fails."""
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        if call is not None:
+            call.args.stream = s.cuda_stream
+        try:
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    fn()
+            s.synchronize()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=s):
+                for _ in range(GRAPH_N):
+                    fn()
+            g.replay()
+            torch.cuda.synchronize()
+            return g
+        except Exception:  # noqa: BLE001 (any failure: time per call instead)
+            torch.cuda.synchronize()
+            return None
+        finally:
+            if call is not None:
+                call.args.stream = None
+
+    def graph_us(g):
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(opt.reps)]
+        for a, b in ev:
+            a.record()
+            g.replay()
+            b.record()
+        torch.cuda.synchronize()
+        return statistics.median(a.elapsed_time(b) * 1e3 / GRAPH_N for a, b in ev)
+
+    pkgs = {label: grid_worker.load_package(label, lib, py) for label, lib, py in builds}
+    bad_seqs = {label: seqs_check(py) for label, _, py in builds}
+    engines = {label: ap.Engine() if hasattr(ap, "Engine") else None for label, ap in pkgs.items()}
+    rows = []
+    by_bkv = {}
+    for cell in cells:
+        by_bkv.setdefault(cell[:2], []).append(cell)
+    for (b, kv), group in by_bkv.items():
+        g = torch.Generator(device="cuda").manual_seed(b * 7 + kv)
+        q = torch.randn(b, 1, HQ, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        kc = torch.randn(b, kv, HKV, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        vc = torch.randn(b, kv, HKV, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        lens = torch.full((b,), kv, dtype=torch.int32, device="cuda")
+        qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
+
+        def torch_run():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+        ref = torch_run().float()
+        tgraph = capture(torch_run)
+        for cell in group:
+            page = cell[2]
+            t0 = time.time()
+            row = {"cell": cell_name(*cell), "runs": {}}
+            if page:
+                per = kv // page
+                table = torch.randperm(b * per, device="cuda", generator=g).to(torch.int32)
+                table = table.view(b, per).contiguous()
+                kp = torch.empty(b * per, page, HKV, D, device="cuda", dtype=torch.bfloat16)
+                vp = torch.empty_like(kp)
+                kp[table.view(-1).long()] = kc.view(b * per, page, HKV, D)
+                vp[table.view(-1).long()] = vc.view(b * per, page, HKV, D)
+                kv_views = (kp.transpose(1, 2), vp.transpose(1, 2))  # {pages, Hkv, page, D}
+                seqs = Seqs(b, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
+            else:
+                kv_views = (kt, vt)
+                seqs = Seqs(b, None, None, lens.data_ptr(), None, 0, 0, 1, 1, kv)
+            runs = [("torch", torch_run, tgraph)]
+            keep = []
+            for label, ap in pkgs.items():
+                for be in BACKENDS:
+                    key = f"{be}:{label}"
+                    if bad_seqs[label]:
+                        row["runs"][key] = {"status": f"refused here: {bad_seqs[label]}"}
+                        continue
+                    o = torch.full_like(q, float("nan"))
+                    call = ap.Call(qt, kv_views[0], kv_views[1], o.transpose(1, 2),
+                                   engine=engines[label])
+                    call.args.seqs = ctypes.addressof(seqs)
+                    fn = grid_worker.runner(ap, call, be)
+                    keep.append((call, o))
+                    try:
+                        fn()
+                        torch.cuda.synchronize()
+                        err = ((o.transpose(1, 2).float() - ref).norm() / ref.norm()).item()
+                    except RuntimeError as e:
+                        row["runs"][key] = {"status": f"refused: {e}"}
+                        continue
+                    if not err < 2e-2:
+                        row["runs"][key] = {"status": f"FAIL rel_err {err:.3e}", "err": err}
+                        continue
+                    row["runs"][key] = {"status": "ok", "err": err}
+                    runs.append((key, fn, capture(fn, call)))
+            times = {name: [] for name, _, _ in runs}
+            for rnd in range(opt.rounds):
+                for name, fn, gr in (runs if rnd % 2 == 0 else runs[::-1]):
+                    times[name].append(graph_us(gr) if gr is not None else events_us(fn))
+            for name, _, gr in runs[1:]:
+                r = row["runs"][name]
+                r.update(us=times[name], torch_us=times["torch"],
+                         timing="graph" if gr is not None and tgraph is not None else "events",
+                         ratio=statistics.median(a / x for a, x in zip(times["torch"], times[name])))
+            row["torch_us"] = times["torch"]
+            row["wall_s"] = round(time.time() - t0, 2)
+            rows.append(row)
+            save({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                  "rows": rows})
+            brief = " ".join(f"{n}={x['ratio']:.3f}" if "ratio" in x else f"{n}={x['status'][:40]}"
+                             for n, x in row["runs"].items())
+            print(f"{row['cell']:<18} torch {statistics.median(times['torch']):8.1f} us  {brief}",
+                  flush=True)
+            del keep, runs
+            if page:
+                del kp, vp, table
+        del q, kc, vc, qt, kt, vt, ref, tgraph
+        torch.cuda.empty_cache()
+    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows,
+            "libs": sorted(grid_worker.loaded_libs())}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", action="append", type=grid_worker.parse_build, required=True,
+                    help="LABEL=LIB:PYDIR (repeatable)")
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--reps", type=int, default=30, help="graph replays per median (default 30)")
+    ap.add_argument("--rounds", type=int, default=4, help="alternating rounds (default 4)")
+    ap.add_argument("--cells", type=parse_cells, default=serving_cells())
+    ap.add_argument("--dry-run", action="store_true")
+    opt = ap.parse_args(argv)
+    if opt.reps < 1 or opt.rounds < 1:
+        ap.error("--reps and --rounds take a positive count")
+    return grid_worker.finish(opt, measure_dry if opt.dry_run else measure)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
