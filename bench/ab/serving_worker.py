@@ -90,15 +90,20 @@ def seqs_check(pydir):
 
 
 def parse_cells(text):
-    every = {cell_name(*c): c for c in serving_cells()}
+    """A comma list of rows ('B16 KV32k paged16', 'B1 KV1k contig'; KV in keys
+    or k), or '' for the table's 12. Rows off the table are taken too."""
     if not text:
         return serving_cells()
     out = []
     for name in text.split(","):
-        if name not in every:
+        m = re.fullmatch(r"B(\d+) KV(\d+)(k?) (?:paged(\d+)|contig)", name.strip())
+        b, kv, page = (int(m.group(1)), int(m.group(2)) * (1024 if m.group(3) else 1),
+                       int(m.group(4) or 0)) if m else (0, 0, 0)
+        if not m or not b or not kv or (page and kv % page) or (m.group(4) and not page):
             raise argparse.ArgumentTypeError(f"--cells: {name!r} is not a row (e.g. "
-                                             "'B16 KV32k paged16' or 'B1 KV1k contig')")
-        out.append(every[name])
+                                             "'B16 KV32k paged16' or 'B1 KV1k contig'; KV a "
+                                             "multiple of the page)")
+        out.append((b, kv, page))
     return out
 
 

@@ -8,7 +8,9 @@ a failing sanitizer run, ctest with a failure and with a skip), the argument
 checks, grid.py and serving.py end to end with made-up times, run.sh with
 AB_DRY=1, and, given a library of this tree built here (CUDA or not), two
 builds' packages imported side by side in one process the way grid_worker.py
-does; given a CLI, serving.py and check.py through it on the CPU.
+does, and both workers' measuring code run with torch replaced by the numpy
+stand-in in testdata/ (its CPU backends compute; cudnn refuses); given a
+CLI, serving_cli.py and check.py through it on the CPU.
 Prints 'N passed, M failed'.
 """
 import argparse
@@ -145,7 +147,7 @@ def test_args():
     ok(len(grid_worker.grid_cells()) == 31, "the grid has 31 cells")
     ok(grid_worker.grid_cells()[-1] == (8, 16, 1024, 64, True), "the blog shape is last")
     ok(grid_worker.parse_cells("8x16x1024x64c") == [(8, 16, 1024, 64, True)], "a cell parsed")
-    for argv in (["--runs", "new,bad"], ["--cells", "1x1x1x1"], ["--reps", "0"]):
+    for argv in (["--runs", "new,bad"], ["--cells", "1x2x3"], ["--reps", "0"]):
         r = subprocess.run([sys.executable, os.path.join(HERE, "grid.py")] + argv,
                            capture_output=True, text=True)
         ok(r.returncode == 2 and "error" in r.stderr, f"grid.py {' '.join(argv)} exits 2")
@@ -153,7 +155,7 @@ def test_args():
                        capture_output=True, text=True)
     ok(r.returncode == 2, "serving_cli.py --kv x exits 2")
     r = subprocess.run([sys.executable, os.path.join(HERE, "grid.py"), "--suite", "serving",
-                        "--cells", "B3 KV1k contig"], capture_output=True, text=True)
+                        "--cells", "B1 KV100 paged16"], capture_output=True, text=True)
     ok(r.returncode == 2 and "not a row" in r.stderr, "grid.py --suite serving checks its cells")
     r = subprocess.run(["bash", os.path.join(HERE, "run.sh"), "nope"], capture_output=True,
                        text=True)
@@ -269,6 +271,38 @@ def test_packages(lib):
                 ok(True, "")
 
 
+def test_workers(lib, tmp):
+    """Both workers' measuring code, on the CPU: torch replaced by the numpy
+    stand-in under testdata/ (no graphs: per-call timing), the library a CPU
+    build, old and new two copies of it under each tree's package."""
+    copy = os.path.join(tmp, "old", "libattnprof.so")
+    os.makedirs(os.path.dirname(copy))
+    with open(os.path.realpath(lib), "rb") as f, open(copy, "wb") as g:
+        g.write(f.read())
+    old_py = os.path.join(ROOT, ".old", "python")
+    if not os.path.exists(os.path.join(old_py, "attnprof")):
+        old_py = os.path.join(ROOT, "python")
+    env = dict(os.environ, AB_WORK=tmp, OUT=os.path.join(tmp, "out"),
+               PYTHONPATH=os.path.join(HERE, "testdata"))
+    base = [sys.executable, os.path.join(HERE, "grid.py"), "--new-lib", lib, "--old-lib", copy,
+            "--old-py", old_py, "--reps", "2", "--rounds", "2"]
+    for extra, want in ((["--cells", "1x2x64x32c,1x2x40x64"], "1x2x40x64 "),
+                        (["--cells", "1x2x64x32c", "--mode", "together"], "1x2x64x32c "),
+                        (["--suite", "serving", "--cells", "B1 KV256 paged16,B2 KV64 contig"],
+                         "B2 KV64 contig")):
+        r = subprocess.run(base + extra, capture_output=True, text=True, env=env, timeout=600)
+        row = [x for x in r.stdout.splitlines() if x.startswith(want)]
+        ok(row and "-" not in row[0].split("|")[1].split()[:4] and "ok in" in r.stdout,
+           f"grid.py {' '.join(extra)} on the stand-in: {r.stdout[-600:]} {r.stderr[-600:]}")
+        ok("cudnn new in" in r.stdout or "cudnn:new" in r.stdout or "not timed" in r.stdout,
+           "the CPU build's cudnn refusal is reported")
+    js = json.load(open(os.path.join(tmp, "serving_old.json")))
+    runs = js["rows"][0]["runs"]
+    ok(runs["flash:old"]["status"] == "ok" and runs["flash:old"]["err"] < 1e-3 and
+       runs["flash:old"]["timing"] == "events", "paged decode through the attn_seqs mirror")
+    ok(js["libs"] == [os.path.realpath(copy)], "the old run mapped only the old library")
+
+
 def test_cli(cli, tmp):
     env = dict(os.environ, AB_WORK=tmp, OUT=os.path.join(tmp, "out"))
     r = subprocess.run([sys.executable, os.path.join(HERE, "serving_cli.py"), "--device", "cpu",
@@ -301,6 +335,8 @@ def main():
         test_end_to_end(tmp)
     if opt.lib:
         test_packages(opt.lib)
+        with tempfile.TemporaryDirectory() as tmp:
+            test_workers(opt.lib, tmp)
     if opt.cli:
         with tempfile.TemporaryDirectory() as tmp:
             test_cli(opt.cli, tmp)
