@@ -156,6 +156,9 @@ def collect(results, suite="grid"):
                 by.setdefault(row["cell"], {})[(be, label)] = r.get("ratio", float("nan"))
                 if r.get("status") != "ok":
                     problems.append((key, row["cell"], r.get("status")))
+                elif r.get("timing") == "events":
+                    problems.append((key, row["cell"], "timed per call (no CUDA graph), torch "
+                                                       "the same way: host time included"))
     rows = []
     for cell in cells + sorted(set(by) - set(cells)):
         if cell not in by:
@@ -176,7 +179,7 @@ def report(results, statuses, opt):
             f"device {', '.join(dev) or '?'}")
     lines, flagged = abtable.side_by_side(rows, list(grid_worker.BACKENDS), head)
     lines = [f"run {s}" for s in statuses] + lines
-    lines += abtable.grouped_notes(f"{opt.suite} not timed", problems)
+    lines += abtable.grouped_notes(f"{opt.suite} note", problems)
     lines.append(f"{opt.suite} flagged (|new/old-1| > 2% and > control): " +
                  (", ".join(f"{c} {g} {no:.3f} ({f})" for c, g, no, _, f in flagged) or "none"))
     abtable.emit(lines)

@@ -246,15 +246,22 @@ def measure(builds, cells, opt, save):
                         continue
                     row["runs"][key] = {"status": "ok", "err": err}
                     runs.append((key, fn, capture(fn, call)))
-            times = {name: [] for name, _, _ in runs}
+            # A runner is timed by graph replays where it and torch were both
+            # captured, else per call with events, torch then timed the same way.
+            graphed = {name: gr is not None and tgraph is not None for name, _, gr in runs[1:]}
+            plan = [(name, fn, gr if (name == "torch" or graphed[name]) and tgraph is not None
+                     else None) for name, fn, gr in runs]
+            if not all(graphed.values()) and tgraph is not None:
+                plan.append(("torch_ev", torch_run, None))
+            times = {name: [] for name, _, _ in plan}
             for rnd in range(opt.rounds):
-                for name, fn, gr in (runs if rnd % 2 == 0 else runs[::-1]):
+                for name, fn, gr in (plan if rnd % 2 == 0 else plan[::-1]):
                     times[name].append(graph_us(gr) if gr is not None else events_us(fn))
-            for name, _, gr in runs[1:]:
+            for name, _, _ in runs[1:]:
                 r = row["runs"][name]
-                r.update(us=times[name], torch_us=times["torch"],
-                         timing="graph" if gr is not None and tgraph is not None else "events",
-                         ratio=statistics.median(a / x for a, x in zip(times["torch"], times[name])))
+                tt = times["torch" if graphed[name] or tgraph is None else "torch_ev"]
+                r.update(us=times[name], torch_us=tt, timing="graph" if graphed[name] else "events",
+                         ratio=statistics.median(a / x for a, x in zip(tt, times[name])))
             row["torch_us"] = times["torch"]
             row["wall_s"] = round(time.time() - t0, 2)
             rows.append(row)
