@@ -85,6 +85,9 @@ def options(argv):
     ap.add_argument("--cells", default="", help="comma list of cells (default: all)")
     ap.add_argument("--timeout", type=float, help="seconds per process (grid 170, serving 120)")
     ap.add_argument("--work", default=os.environ.get("AB_WORK", "/tmp/ab"))
+    ap.add_argument("--cudnn", choices=("torch", "system"), default="torch",
+                    help="the cuDNN attnprof's cudnn backend opens: PyTorch's own (default, "
+                         "the library of the yardstick) or the one its loader finds")
     ap.add_argument("--dry-run", action="store_true", help="made-up times: no torch, no GPU")
     ap.add_argument("--from", dest="from_dir", help="only print the tables of the JSON there")
     opt = ap.parse_args(argv)
@@ -120,6 +123,28 @@ def worker_cmd(opt, specs, out):
     return cmd
 
 
+def torch_cudnn(env):
+    """Points attnprof's cuDNN loader at PyTorch's own cuDNN (ATTNPROF_CUDNN_LIB,
+    and the wheel's library folders first on the loader path, as
+    scripts/device.d/cudnn.sh did), so that both sides of each ratio run one
+    cuDNN. Returns the library, or None (then the loader's own choice)."""
+    if env.get("ATTNPROF_CUDNN_LIB"):
+        return env["ATTNPROF_CUDNN_LIB"]
+    try:
+        import nvidia
+        root = list(nvidia.__path__)[0]
+    except (ImportError, IndexError, AttributeError):
+        return None
+    lib = os.path.join(root, "cudnn", "lib", "libcudnn_graph.so.9")
+    if not os.path.exists(lib):
+        return None
+    dirs = [os.path.join(root, d, "lib") for d in sorted(os.listdir(root))
+            if os.path.isdir(os.path.join(root, d, "lib"))]
+    env["LD_LIBRARY_PATH"] = ":".join(dirs + [env.get("LD_LIBRARY_PATH", "")]).rstrip(":")
+    env["ATTNPROF_CUDNN_LIB"] = lib
+    return lib
+
+
 def run_worker(opt, specs, out):
     """Starts one worker; its per-cell lines go to a log beside the JSON.
     Returns a one-line status."""
@@ -130,6 +155,8 @@ def run_worker(opt, specs, out):
     t0 = time.time()
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("ATTNPROF_LIB", None)
+    if opt.cudnn == "torch":
+        torch_cudnn(env)
     try:
         with open(log, "w") as f:
             rc = subprocess.run(worker_cmd(opt, specs, out), stdout=f, stderr=subprocess.STDOUT,
@@ -178,7 +205,11 @@ def report(results, statuses, opt):
             f"alternating rounds of medians of {opt.reps}; mode {opt.mode}; "
             f"device {', '.join(dev) or '?'}")
     lines, flagged = abtable.side_by_side(rows, list(grid_worker.BACKENDS), head)
+    cud = sorted({c for r in results for c in r.get("cudnn_libs", [])})
     lines = [f"run {s}" for s in statuses] + lines
+    if cud:
+        lines.append(f"{opt.suite}: cuDNN mapped: {', '.join(cud)}" +
+                     (" (SEVERAL: the backends may not share torch's)" if len(cud) > 1 else ""))
     lines += abtable.grouped_notes(f"{opt.suite} note", problems)
     lines.append(f"{opt.suite} flagged (|new/old-1| > 2% and > control): " +
                  (", ".join(f"{c} {g} {no:.3f} ({f})" for c, g, no, _, f in flagged) or "none"))

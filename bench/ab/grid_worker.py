@@ -102,12 +102,12 @@ def load_package(label, lib, pydir):
     return mod
 
 
-def loaded_libs():
-    """Real paths of every libattnprof*.so mapped in this process."""
+def loaded_libs(name="libattnprof"):
+    """Real paths of every mapped file whose name holds `name`."""
     try:
         with open("/proc/self/maps") as f:
             return {os.path.realpath(line.split()[-1]) for line in f
-                    if "libattnprof" in line and line.split()[-1].startswith("/")}
+                    if name in line and line.split()[-1].startswith("/")}
     except OSError:
         return set()
 
@@ -230,7 +230,7 @@ def measure(builds, cells, opt, save):
               flush=True)
         del q, k, v, outs, ref
     return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows,
-            "libs": sorted(loaded_libs())}
+            "libs": sorted(loaded_libs()), "cudnn_libs": sorted(loaded_libs("libcudnn_graph"))}
 
 
 def main(argv=None):

@@ -277,7 +277,8 @@ def measure(builds, cells, opt, save):
         del q, kc, vc, qt, kt, vt, ref, tgraph
         torch.cuda.empty_cache()
     return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows,
-            "libs": sorted(grid_worker.loaded_libs())}
+            "libs": sorted(grid_worker.loaded_libs()),
+            "cudnn_libs": sorted(grid_worker.loaded_libs("libcudnn_graph"))}
 
 
 def main(argv=None):
