@@ -60,22 +60,24 @@ build_one() {
   cudnn=$(grep -E '^CUDNN_(INCLUDE_DIR|LIBRARY):' "$dir/CMakeCache.txt" | grep -c NOTFOUND)
   [ "$cudnn" != 0 ] && echo "$name: WARNING: cuDNN not found at configure: no cudnn backend in this build"
   echo "$name: configured in $((SECONDS - t0)) s; building ${targets:-all} (-j$jobs)"
-  local t1=$SECONDS
+  local t1=$SECONDS lines
+  lines=$(wc -l <"$log")
   # shellcheck disable=SC2086
   cmake --build "$dir" -j "$jobs" ${targets:+--target $targets} >>"$log" 2>&1
   rc=$?
-  if [ $rc -ne 0 ] && [ -n "$targets" ]; then
-    echo "$name: building $targets failed (rc $rc); trying the whole build"
+  if [ $rc -ne 0 ] && [ -n "$targets" ] &&
+     tail -n +"$((lines + 1))" "$log" | grep -q "unknown target"; then
+    echo "$name: a target of '$targets' is unknown there; building everything"
     cmake --build "$dir" -j "$jobs" >>"$log" 2>&1
     rc=$?
   fi
   if [ $rc -ne 0 ]; then
     echo "$name: build FAILED after $((SECONDS - t1)) s (rc $rc); the errors in $log:"
-    grep -E "error|Error|FAILED" "$log" | head -n 20
+    tail -n +"$((lines + 1))" "$log" | grep -E "error|Error|FAILED" | head -n 20
     return 1
   fi
   echo "$fp" >"$dir/.ab-stamp"
-  echo "$name: built in $((SECONDS - t1)) s ($((SECONDS - t0)) s with configure); $(grep -c '^\[' "$log") steps"
+  echo "$name: built in $((SECONDS - t1)) s ($((SECONDS - t0)) s with configure); $(tail -n +"$((lines + 1))" "$log" | grep -c '^\[') steps"
 }
 
 pids=()
