@@ -196,15 +196,15 @@ def measure(builds, cells, opt, save):
             for be in BACKENDS:
                 key = f"{be}:{label}"
                 o = outs[key] = torch.empty_like(q)
-                call = ap.Call(q, k, v, o, causal="top-left" if causal else None,
-                               engine=engines[label])
-                fn = runner(ap, call, be)
                 o.fill_(float("nan"))
                 try:
+                    call = ap.Call(q, k, v, o, causal="top-left" if causal else None,
+                                   engine=engines[label])
+                    fn = runner(ap, call, be)
                     fn()
                     torch.cuda.synchronize()
                     err = ((o.float() - ref).norm() / ref.norm()).item()
-                except RuntimeError as e:
+                except (RuntimeError, ValueError, TypeError) as e:
                     row["runs"][key] = {"status": f"refused: {e}"}
                     continue
                 if not err <= 1e-2:

@@ -229,16 +229,16 @@ def measure(builds, cells, opt, save):
                         row["runs"][key] = {"status": f"refused here: {bad_seqs[label]}"}
                         continue
                     o = torch.full_like(q, float("nan"))
-                    call = ap.Call(qt, kv_views[0], kv_views[1], o.transpose(1, 2),
-                                   engine=engines[label])
-                    call.args.seqs = ctypes.addressof(seqs)
-                    fn = grid_worker.runner(ap, call, be)
-                    keep.append((call, o))
                     try:
+                        call = ap.Call(qt, kv_views[0], kv_views[1], o.transpose(1, 2),
+                                       engine=engines[label])
+                        call.args.seqs = ctypes.addressof(seqs)
+                        fn = grid_worker.runner(ap, call, be)
+                        keep.append((call, o))
                         fn()
                         torch.cuda.synchronize()
                         err = ((o.transpose(1, 2).float() - ref).norm() / ref.norm()).item()
-                    except RuntimeError as e:
+                    except (RuntimeError, ValueError, TypeError) as e:
                         row["runs"][key] = {"status": f"refused: {e}"}
                         continue
                     if not err < 2e-2:
