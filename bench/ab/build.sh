@@ -13,7 +13,7 @@
 # Each build's log: $AB_WORK/build-NAME.log (AB_WORK default /tmp/ab). Exit 1
 # when a build failed. AB_JOBS: ninja -j per build (default 16).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 source bench/ab/env.sh
 work=${AB_WORK:-/tmp/ab}
 mkdir -p "$work"

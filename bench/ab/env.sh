@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced on the device from the repository root (build.sh and run.sh do it).
 # When bench/ab/prep.sh carried Debian packages (.deb/ab/*.deb: OpenBLAS,
 # jansson, yajl, protobuf-c, cmocka, zlib headers, pkgconf), unpacks them once

@@ -26,6 +26,6 @@ fi
 [ -d .old/bench/results ] && echo "prep.sh: WARNING: .old/bench/results is there ($(du -sh .old/bench/results | cut -f1)): the device carries 64 MiB at most"
 grep -qxF '/.old/' .gitignore || echo "prep.sh: note: .gitignore does not name /.old/; add it to .git/info/exclude"
 echo "old tree: .old ($(cat .old/AB_COMMIT 2>/dev/null || echo '?'), $(du -sh .old | cut -f1))"
-echo "packages: .deb/ab ($(ls .deb/ab/*.deb | wc -l) files, $(du -sh .deb/ab | cut -f1))"
+echo "packages: .deb/ab ($(find .deb/ab -maxdepth 1 -name "*.deb" | wc -l) files, $(du -sh .deb/ab | cut -f1))"
 echo "tracked tree: $(git ls-files -z | du -ch --files0-from=- 2>/dev/null | tail -1 | cut -f1)"
 echo 'carry: [".old", ".deb/ab"]'

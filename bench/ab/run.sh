@@ -27,7 +27,7 @@
 # more options for those scripts (e.g. AB_GRID_ARGS="--rounds 4 --reps 10"). AB_DRY=1: made-up timings and
 # echoed commands, for trying this script without a GPU.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 steps=" ${*:-build grid serving} "
 for s in $steps; do
   case $s in build | grid | serving | serving-cli | check) ;;
