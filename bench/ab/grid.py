@@ -26,7 +26,6 @@ and in $OUT/ab-summary.txt (abtable.summary_path).
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys

@@ -14,14 +14,12 @@ CLI, serving_cli.py and check.py through it on the CPU.
 Prints 'N passed, M failed'.
 """
 import argparse
-import io
 import json
 import math
 import os
 import subprocess
 import sys
 import tempfile
-from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -77,13 +75,6 @@ def ok(cond, what):
     else:
         failed += 1
         print(f"FAIL {what}")
-
-
-def quiet(fn, *a, **k):
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        r = fn(*a, **k)
-    return r, buf.getvalue()
 
 
 def test_flags():
