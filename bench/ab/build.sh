@@ -6,8 +6,8 @@
 #   bash bench/ab/build.sh [old] [new]        (default: both)
 # old: the library, the CLI and the two GPU tests the sanitizers run (its bench
 # targets are always on in that tree and are not built); new: everything its
-# default configure builds (the library, the CLI, the tests ctest -L gpu runs;
-# bench targets stay behind their option). Idempotent: a build folder whose
+# configure builds with ATTNPROF_BENCH=OFF (the library, the CLI, the tests
+# ctest -L gpu runs; the bench targets stay behind that option). Idempotent: a build folder whose
 # stamp matches its sources' checksum is skipped without running ninja; a
 # folder configured from another source path is configured anew.
 # Each build's log: $AB_WORK/build-NAME.log (AB_WORK default /tmp/ab). Exit 1
@@ -48,7 +48,7 @@ build_one() {
     # shellcheck disable=SC2086
     cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON \
       -DATTNPROF_WERROR=OFF -DBUILD_TESTING=ON "${arch[@]}" "${AB_CMAKE_ARGS[@]}" \
-      ${AB_EXTRA_CMAKE_ARGS:-} >"$log" 2>&1
+      ${AB_TREE_ARGS:-} ${AB_EXTRA_CMAKE_ARGS:-} >"$log" 2>&1
     rc=$?
     if [ $rc -ne 0 ]; then
       echo "$name: configure FAILED (rc $rc); the end of $log:"
@@ -88,7 +88,7 @@ for w in $want; do
       [ -e .old/CMakeLists.txt ] || { echo "old: no .old/ here (run bench/ab/prep.sh here and carry .old)"; exit 1; }
       build_one old .old build-old "attnprof attnprof_cli test_fused_gpu test_seqs_gpu" &
       ;;
-    new) build_one new . build-new "" & ;;
+    new) AB_TREE_ARGS="-DATTNPROF_BENCH=OFF" build_one new . build-new "" & ;;
     *) echo "build.sh: '$w' is not a build: accepted are old, new"; exit 2 ;;
   esac
   pids+=($!)
