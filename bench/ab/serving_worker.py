@@ -131,63 +131,109 @@ def measure_dry(builds, cells, opt, save):
     return {"device": "dry-run", "torch": "none", "rows": rows}
 
 
-def measure(builds, cells, opt, save):
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+class Timer:
+    """serving_vs_torch.py's timing: a CUDA graph of GRAPH_N calls on a side
+    stream, CUDA events around each of reps replays (graph_us); per call with
+    events (events_us) for what could not be captured."""
 
-    def events_us(fn):
-        for _ in range(3):
-            fn()
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(opt.reps)]
+    def __init__(self, torch, reps):
+        self.torch, self.reps = torch, reps
+
+    def _median(self, step, per):
+        cuda = self.torch.cuda
+        ev = [(cuda.Event(enable_timing=True), cuda.Event(enable_timing=True))
+              for _ in range(self.reps)]
         for a, b in ev:
             a.record()
-            fn()
+            step()
             b.record()
-        torch.cuda.synchronize()
-        return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+        cuda.synchronize()
+        return statistics.median(a.elapsed_time(b) * 1e3 / per for a, b in ev)
 
-    def capture(fn, call=None):
-        """A CUDA graph of GRAPH_N calls of fn, or None when capture fails."""
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
+    def events_us(self, fn):
+        for _ in range(3):
+            fn()
+        return self._median(fn, 1)
+
+    def graph_us(self, g):
+        return self._median(g.replay, GRAPH_N)
+
+    def capture(self, fn, call=None):
+        """A CUDA graph of GRAPH_N calls of fn (an attnprof call pointed at
+        the capture stream while captured), or None when capture fails."""
+        cuda = self.torch.cuda
+        s = cuda.Stream()
+        s.wait_stream(cuda.current_stream())
         if call is not None:
             call.args.stream = s.cuda_stream
         try:
-            with torch.cuda.stream(s):
+            with cuda.stream(s):
                 for _ in range(3):
                     fn()
             s.synchronize()
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=s):
+            g = cuda.CUDAGraph()
+            with cuda.graph(g, stream=s):
                 for _ in range(GRAPH_N):
                     fn()
             g.replay()
-            torch.cuda.synchronize()
+            cuda.synchronize()
             return g
-        except Exception:  # noqa: BLE001 (any failure: time per call instead)
-            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 (any failure: timed per call instead)
+            cuda.synchronize()
             return None
         finally:
             if call is not None:
                 call.args.stream = None
 
-    def graph_us(g):
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(opt.reps)]
-        for a, b in ev:
-            a.record()
-            g.replay()
-            b.record()
-        torch.cuda.synchronize()
-        return statistics.median(a.elapsed_time(b) * 1e3 / GRAPH_N for a, b in ev)
 
+def paged_cache(torch, kc, vc, lens, g, page):
+    """The contiguous cache's keys copied into a pool of pages on a seeded
+    shuffled table: (k, v as {pages, Hkv, page, D} views, Seqs, what to keep)."""
+    b, kv = kc.shape[0], kc.shape[1]
+    per = kv // page
+    table = torch.randperm(b * per, device="cuda", generator=g).to(torch.int32)
+    table = table.view(b, per).contiguous()
+    kp = torch.empty(b * per, page, HKV, D, device="cuda", dtype=torch.bfloat16)
+    vp = torch.empty_like(kp)
+    kp[table.view(-1).long()] = kc.view(b * per, page, HKV, D)
+    vp[table.view(-1).long()] = vc.view(b * per, page, HKV, D)
+    seqs = Seqs(b, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
+    return kp.transpose(1, 2), vp.transpose(1, 2), seqs, (kp, vp, table)
+
+
+def time_row(row, runs, tgraph, torch_run, timer, rounds):
+    """Times runs [(name, fn, graph)] (the first torch's) over alternating
+    rounds; a runner goes by graph replays where it and torch were both
+    captured, else per call with events, torch then timed the same way.
+    Fills row['runs'][name] with us, torch_us, timing and ratio."""
+    graphed = {name: gr is not None and tgraph is not None for name, _, gr in runs[1:]}
+    plan = [(name, fn, gr if (name == "torch" or graphed[name]) and tgraph is not None else None)
+            for name, fn, gr in runs]
+    if not all(graphed.values()) and tgraph is not None:
+        plan.append(("torch_ev", torch_run, None))
+    times = {name: [] for name, _, _ in plan}
+    for rnd in range(rounds):
+        for name, fn, gr in (plan if rnd % 2 == 0 else plan[::-1]):
+            times[name].append(timer.graph_us(gr) if gr is not None else timer.events_us(fn))
+    for name, _, _ in runs[1:]:
+        tt = times["torch" if graphed[name] or tgraph is None else "torch_ev"]
+        row["runs"][name].update(
+            us=times[name], torch_us=tt, timing="graph" if graphed[name] else "events",
+            ratio=statistics.median(a / x for a, x in zip(tt, times[name])))
+    row["torch_us"] = times["torch"]
+
+
+def measure(builds, cells, opt, save):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    timer = Timer(torch, opt.reps)
     pkgs = {label: grid_worker.load_package(label, lib, py) for label, lib, py in builds}
     bad_seqs = {label: seqs_check(py) for label, _, py in builds}
     engines = {label: ap.Engine() if hasattr(ap, "Engine") else None for label, ap in pkgs.items()}
-    rows = []
-    by_bkv = {}
+    head = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    rows, by_bkv = [], {}
     for cell in cells:
         by_bkv.setdefault(cell[:2], []).append(cell)
     for (b, kv), group in by_bkv.items():
@@ -202,26 +248,17 @@ def measure(builds, cells, opt, save):
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
         ref = torch_run().float()
-        tgraph = capture(torch_run)
+        tgraph = timer.capture(torch_run)
         for cell in group:
-            page = cell[2]
             t0 = time.time()
             row = {"cell": cell_name(*cell), "runs": {}}
-            if page:
-                per = kv // page
-                table = torch.randperm(b * per, device="cuda", generator=g).to(torch.int32)
-                table = table.view(b, per).contiguous()
-                kp = torch.empty(b * per, page, HKV, D, device="cuda", dtype=torch.bfloat16)
-                vp = torch.empty_like(kp)
-                kp[table.view(-1).long()] = kc.view(b * per, page, HKV, D)
-                vp[table.view(-1).long()] = vc.view(b * per, page, HKV, D)
-                kv_views = (kp.transpose(1, 2), vp.transpose(1, 2))  # {pages, Hkv, page, D}
-                seqs = Seqs(b, None, None, lens.data_ptr(), table.data_ptr(), per, 0, 1, 1, kv)
+            if cell[2]:
+                k_in, v_in, seqs, keep = paged_cache(torch, kc, vc, lens, g, cell[2])
             else:
-                kv_views = (kt, vt)
+                k_in, v_in, keep = kt, vt, ()
                 seqs = Seqs(b, None, None, lens.data_ptr(), None, 0, 0, 1, 1, kv)
             runs = [("torch", torch_run, tgraph)]
-            keep = []
+            calls = []
             for label, ap in pkgs.items():
                 for be in BACKENDS:
                     key = f"{be}:{label}"
@@ -230,11 +267,10 @@ def measure(builds, cells, opt, save):
                         continue
                     o = torch.full_like(q, float("nan"))
                     try:
-                        call = ap.Call(qt, kv_views[0], kv_views[1], o.transpose(1, 2),
-                                       engine=engines[label])
+                        call = ap.Call(qt, k_in, v_in, o.transpose(1, 2), engine=engines[label])
                         call.args.seqs = ctypes.addressof(seqs)
                         fn = grid_worker.runner(ap, call, be)
-                        keep.append((call, o))
+                        calls.append((call, o))
                         fn()
                         torch.cuda.synchronize()
                         err = ((o.transpose(1, 2).float() - ref).norm() / ref.norm()).item()
@@ -245,40 +281,20 @@ def measure(builds, cells, opt, save):
                         row["runs"][key] = {"status": f"FAIL rel_err {err:.3e}", "err": err}
                         continue
                     row["runs"][key] = {"status": "ok", "err": err}
-                    runs.append((key, fn, capture(fn, call)))
-            # A runner is timed by graph replays where it and torch were both
-            # captured, else per call with events, torch then timed the same way.
-            graphed = {name: gr is not None and tgraph is not None for name, _, gr in runs[1:]}
-            plan = [(name, fn, gr if (name == "torch" or graphed[name]) and tgraph is not None
-                     else None) for name, fn, gr in runs]
-            if not all(graphed.values()) and tgraph is not None:
-                plan.append(("torch_ev", torch_run, None))
-            times = {name: [] for name, _, _ in plan}
-            for rnd in range(opt.rounds):
-                for name, fn, gr in (plan if rnd % 2 == 0 else plan[::-1]):
-                    times[name].append(graph_us(gr) if gr is not None else events_us(fn))
-            for name, _, _ in runs[1:]:
-                r = row["runs"][name]
-                tt = times["torch" if graphed[name] or tgraph is None else "torch_ev"]
-                r.update(us=times[name], torch_us=tt, timing="graph" if graphed[name] else "events",
-                         ratio=statistics.median(a / x for a, x in zip(tt, times[name])))
-            row["torch_us"] = times["torch"]
+                    runs.append((key, fn, timer.capture(fn, call)))
+            time_row(row, runs, tgraph, torch_run, timer, opt.rounds)
             row["wall_s"] = round(time.time() - t0, 2)
             rows.append(row)
-            save({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                  "rows": rows})
+            save(dict(head, rows=rows))
             brief = " ".join(f"{n}={x['ratio']:.3f}" if "ratio" in x else f"{n}={x['status'][:40]}"
                              for n, x in row["runs"].items())
-            print(f"{row['cell']:<18} torch {statistics.median(times['torch']):8.1f} us  {brief}",
+            print(f"{row['cell']:<18} torch {statistics.median(row['torch_us']):8.1f} us  {brief}",
                   flush=True)
-            del keep, runs
-            if page:
-                del kp, vp, table
+            del runs, calls, keep
         del q, kc, vc, qt, kt, vt, ref, tgraph
         torch.cuda.empty_cache()
-    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows,
-            "libs": sorted(grid_worker.loaded_libs()),
-            "cudnn_libs": sorted(grid_worker.loaded_libs("libcudnn_graph"))}
+    return dict(head, rows=rows, libs=sorted(grid_worker.loaded_libs()),
+                cudnn_libs=sorted(grid_worker.loaded_libs("libcudnn_graph")))
 
 
 def main(argv=None):

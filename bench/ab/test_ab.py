@@ -292,6 +292,13 @@ def test_workers(lib, tmp):
     ok(runs["flash:old"]["status"] == "ok" and runs["flash:old"]["err"] < 1e-3 and
        runs["flash:old"]["timing"] == "events", "paged decode through the attn_seqs mirror")
     ok(js["libs"] == [os.path.realpath(copy)], "the old run mapped only the old library")
+    r = subprocess.run(base + ["--suite", "serving", "--cells", "B1 KV256 contig", "--runs", "new"],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(env, TORCH_STANDIN_GRAPHS="1"))
+    js = json.load(open(os.path.join(tmp, "serving_new.json")))
+    run = js["rows"][0]["runs"]["flash:new"]
+    ok(run.get("timing") == "graph" and 0.2 < run.get("ratio", 0) < 5,
+       f"the graph-timed path (stand-in replays): {run} {r.stderr[-300:]}")
 
 
 def test_cli(cli, tmp):

@@ -1,5 +1,8 @@
-"""torch.cuda of the stand-in: host clock events, no graphs."""
+"""torch.cuda of the stand-in: host clock events; graphs refuse capture,
+or with TORCH_STANDIN_GRAPHS=1 capture (the calls run once, eagerly) and
+replay as a 50 us sleep, so that the graph-timed path runs too."""
 import contextlib
+import os
 import time
 
 
@@ -26,7 +29,9 @@ class Stream:
 
 class CUDAGraph:
     def replay(self):
-        raise RuntimeError("stand-in: no CUDA graphs")
+        if not os.environ.get("TORCH_STANDIN_GRAPHS"):
+            raise RuntimeError("stand-in: no CUDA graphs")
+        time.sleep(50e-6)
 
 
 def current_stream():
@@ -40,8 +45,9 @@ def stream(s):
 
 @contextlib.contextmanager
 def graph(g, stream=None):
-    raise RuntimeError("stand-in: capture refused")
-    yield  # noqa: unreachable (a generator)
+    if not os.environ.get("TORCH_STANDIN_GRAPHS"):
+        raise RuntimeError("stand-in: capture refused")
+    yield g
 
 
 def synchronize():
