@@ -18,26 +18,16 @@ DIMS = [64, 96, 128, 256]
 # sm_90a only into their own object library (src/attn/cuda/CMakeLists.txt).
 WGMMA_DIMS = [64, 128, 256]
 # The warp-specialized Hopper kernel (fused/flash_fwd_ws_kernel.cuh), sm_90a
-# too: flags WS_ALL (ping-pong + intra-warpgroup overlap) for every D and
-# dtype, each in both tile shapes (WS_TILE_BASE, WS_TILE_FA3: fused/ws_tile.h,
-# flash_ws_fa3_*.cu); the ablation (base tiles) (flags 0, 1 = ping-pong only, 2 = overlap only) for bf16
-# D128 (8 and 11: without setmaxnreg), and flags 7 (WS_ALL + WS_NO_SOFTMAX: the tensor-core floor, wrong
-# results by design) for bf16 D 64/128/256, which the bench picks through
-# ATTNPROF_FLASH_WS_FLAGS.
+# too: every D and dtype in both tile shapes (WS_TILE_BASE, WS_TILE_FA3:
+# fused/ws_tile.h, flash_ws_fa3_*.cu); ws_tile_pick chooses per call.
 WS_DIMS = [64, 128, 256]
-WS_ABLATION = [(0, 128), (1, 128), (2, 128), (8, 128), (11, 128), (7, 64), (7, 128), (7, 256)]
-# The cluster instances (flags WS_ALL | WS_CLUSTER: two CTAs per cluster
-# sharing K and V by TMA multicast), bf16, both tiles, built with the
-# ablation option (bench only, ATTNPROF_FLASH_WS_AB=64).
-WS_CLUSTER_DIMS = [64, 128, 256]
-# The stamps instances (flags WS_ALL | WS_STAMPS, bf16; ablation option): the
-# shapes of the short-S cells (D64 both tiles, D128 base).
-WS_STAMPS = [(64, "WS_TILE_BASE", ""), (64, "WS_TILE_FA3", "fa3_"), (128, "WS_TILE_BASE", "")]
+WS_TILES = (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
 
-def ws_body(ctype, d, flags, tile):
+
+def ws_body(ctype, d, tile):
     """One explicit instance of the ws kernel."""
     return ('#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
-            f"template attn_status ws_run<{ctype}, {d}, {flags}, {tile}>(\n"
+            f"template attn_status ws_run<{ctype}, {d}, {tile}>(\n"
             "    const attn_fused_params &, cudaStream_t);\n")
 
 
@@ -68,79 +58,12 @@ def main():
             write(name, '#include "attn/cuda/fused/flash_fwd_wgmma_kernel.cuh"\n\n'
                   f"template attn_status wgmma_run<{ctype}, {d}>(const attn_fused_params &, cudaStream_t);\n")
             wgmma.append(name)
-    ws = [(f"flash_ws_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL", tile)
-          for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
-          for dt, ctype in DTYPES.items() for d in WS_DIMS]
-    # one file each: they compile in parallel
-    ws += [(f"flash_ws_ablation_f{fl}_d{d}.cu", "__nv_bfloat16", d, fl, "WS_TILE_BASE")
-           for fl, d in WS_ABLATION]
-    ws += [(f"flash_ws_cluster_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_CLUSTER", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_CLUSTER_DIMS]
-    # the softmax-tree instances (row max and sum as trees of partials; ATTNPROF_FLASH_WS_AB=256)
-    ws += [(f"flash_ws_tree_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL | WS_TREE", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
-           for dt, ctype in DTYPES.items() for d in WS_DIMS]
-    # the stamps instances (clock stamps per tile; ATTNPROF_FLASH_WS_AB=2048, bench/fused/ws_phases.py)
-    ws += [(f"flash_ws_stamps_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_STAMPS", tile)
-           for d, tile, tag in WS_STAMPS]
-    # the stale-max softmax instances (ATTNPROF_FLASH_WS_AB=512)
-    ws += [(f"flash_ws_stale_{tag}{dt}_d{d}.cu", ctype, d, "WS_ALL | WS_STALE", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
-           for dt, ctype in DTYPES.items() for d in WS_DIMS]
-    # the FMA-pipe exp2 instances (bf16 D64; ATTNPROF_FLASH_WS_AB=4096 / 8192)
-    ws += [(f"flash_ws_exp_{ex}_{tag}bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_EXP_{ex.upper()}", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for ex in ("fma8", "fma4")]
-    # the stepped-descriptor instances (bf16; ATTNPROF_FLASH_WS_AB=16384)
-    ws += [(f"flash_ws_desc_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DESC", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
-    # the other-turn instances (bf16; ATTNPROF_FLASH_WS_AB=32768: turns around the
-    # product issue where kWsTurnExpDefault puts them around the exps, and the reverse)
-    ws += [(f"flash_ws_turnexp_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_TURN_EXP", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
-    # cuDNN's order per key tile (bf16 D64 base tile; ATTNPROF_FLASH_WS_AB=65536, with 131072
-    # P V waited at once)
-    ws += [(f"flash_ws_serial{w}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_SERIAL{f}", "WS_TILE_BASE")
-           for w, f in (("", ""), ("_wait", " | WS_SERIAL_WAIT"))]
-    # the dynamic schedule compiled in (bf16; ATTNPROF_FLASH_WS_AB=1024, or 262144: on the static one)
-    ws += [(f"flash_ws_dyn_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DYN", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
-    # one key loop body (bf16 D64 and D128 base tiles; ATTNPROF_FLASH_WS_AB=524288, with
-    # 1048576 too: P V waited before the exps)
-    ws += [(f"flash_ws_rolled{w}_bf16_d{d}.cu", "__nv_bfloat16", d, f"WS_ALL | WS_ROLLED{f}", "WS_TILE_BASE")
-           for d in (64, 128) for w, f in (("", ""), ("_pvfirst", " | WS_PV_FIRST"))]
-    # the other row max / sum form (bf16 D64 base tile; ATTNPROF_FLASH_WS_AB=2097152, with
-    # 4096 too: and every 8th stale-max exp2 on the FMA pipe)
-    ws += [(f"flash_ws_split{w}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | WS_SPLIT{f}", "WS_TILE_BASE")
-           for w, f in (("", ""), ("_fma8", " | WS_EXP_FMA8"))]
-    # the next tile's Q prefetched into L2 (bf16 D64 and D128 base tiles, and D64's stamps;
-    # ATTNPROF_FLASH_WS_AB=8388608, with 2048 too: the stamps one)
-    ws += [(f"flash_ws_qpf_bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_QPF", "WS_TILE_BASE")
-           for d in (64, 128)]
-    ws += [("flash_ws_stamps_qpf_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_STAMPS | WS_QPF", "WS_TILE_BASE")]
-    # the tile schedule's divisions as plain / and % (bf16; ATTNPROF_FLASH_WS_AB=16777216)
-    ws += [(f"flash_ws_divq_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DIVQ", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
-    # the other hand-over after the stale-max exps (bf16 D64 base tile; ATTNPROF_FLASH_WS_AB=
-    # 33554432, with 2048: the stamps one), and the stepped descriptors with the rescale's vote
-    # skipped where alpha is 1 (67108864, with 2048: the stamps one)
-    ws += [(f"flash_ws_{n}_bf16_d64.cu", "__nv_bfloat16", 64, f"WS_ALL | {f}", "WS_TILE_BASE")
-           for n, f in (("late", "WS_LATE"), ("late_stamps", "WS_LATE | WS_STAMPS"),
-                        ("rskip", "WS_DESC | WS_RSKIP"), ("rskip_stamps", "WS_DESC | WS_RSKIP | WS_STAMPS"))]
-    # the other first-key-tile softmax (bf16, both tiles, and D64's base stamps;
-    # ATTNPROF_FLASH_WS_AB=134217728, with 2048: the stamps one)
-    ws += [(f"flash_ws_diagfull_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_DIAG_FULL", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in WS_DIMS]
-    ws += [("flash_ws_diagfull_stamps_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_DIAG_FULL | WS_STAMPS",
-            "WS_TILE_BASE")]
-    # the other rule for the stale-max loop's second key tile (bf16 D64 and D128, both tiles,
-    # and D64's base stamps; ATTNPROF_FLASH_WS_AB=536870912, with 2048: the stamps one)
-    ws += [(f"flash_ws_freshskip_{tag}bf16_d{d}.cu", "__nv_bfloat16", d, "WS_ALL | WS_FRESH_SKIP", tile)
-           for tile, tag in (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_")) for d in (64, 128)]
-    ws += [("flash_ws_freshskip_stamps_bf16_d64.cu", "__nv_bfloat16", 64, "WS_ALL | WS_FRESH_SKIP | WS_STAMPS",
-            "WS_TILE_BASE")]
-    for name, ctype, d, flags, tile in ws:
-        write(name, ws_body(ctype, d, flags, tile))
-        wgmma.append(name)
+    for tile, tag in WS_TILES:
+        for dt, ctype in DTYPES.items():
+            for d in WS_DIMS:
+                name = f"flash_ws_{tag}{dt}_d{d}.cu"
+                write(name, ws_body(ctype, d, tile))
+                wgmma.append(name)
     write("instances.cmake", "set(ATTNPROF_FUSED_INSTANCES\n"
           + "".join(f"  instances/{n}\n" for n in names) + ")\n"
           + "set(ATTNPROF_WGMMA_INSTANCES\n"
