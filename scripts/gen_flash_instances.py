@@ -17,7 +17,8 @@ DIMS = [64, 96, 128, 256]
 # Head dims of the Hopper kernel (flash_fwd_wgmma_kernel.cuh), compiled for
 # sm_90a only into their own object library (src/attn/cuda/CMakeLists.txt).
 WGMMA_DIMS = [64, 128, 256]
-# The warp-specialized Hopper kernel (fused/flash_fwd_ws_kernel.cuh), sm_90a
+# The warp-specialized Hopper kernel (fused/flash_fwd_ws_kernel.cuh, launched by
+# fused/hopper/launch.cuh), sm_90a
 # too: every D and dtype in both tile shapes (WS_TILE_BASE, WS_TILE_FA3:
 # fused/ws_tile.h, flash_ws_fa3_*.cu); ws_tile_pick chooses per call.
 WS_DIMS = [64, 128, 256]
@@ -26,7 +27,7 @@ WS_TILES = (("WS_TILE_BASE", ""), ("WS_TILE_FA3", "fa3_"))
 
 def ws_body(ctype, d, tile):
     """One explicit instance of the ws kernel."""
-    return ('#include "attn/cuda/fused/flash_fwd_ws_kernel.cuh"\n\n'
+    return ('#include "attn/cuda/fused/hopper/launch.cuh"\n\n'
             f"template attn_status ws_run<{ctype}, {d}, {tile}>(\n"
             "    const attn_fused_params &, cudaStream_t);\n")
 

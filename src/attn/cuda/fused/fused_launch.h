@@ -23,7 +23,8 @@ attn_status fused_run(const attn_fused_params &p, cudaStream_t stream);
 template <typename T, int kD>
 attn_status wgmma_run(const attn_fused_params &p, cudaStream_t stream);
 
-// Warp-specialized Hopper instance (fused/flash_fwd_ws_kernel.cuh, sm_90a
+// Warp-specialized Hopper instance (fused/flash_fwd_ws_kernel.cuh, launched by
+// fused/hopper/launch.cuh; sm_90a
 // only) for head dims 64, 128, 256; kTile: WS_TILE_* (fused/ws_tile.h;
 // ws_tile_pick chooses).
 template <typename T, int kD, int kTile>
