@@ -2,7 +2,9 @@
 // flash_fwd_kernel.cuh with both products on wgmma, the warpgroup-wide
 // asynchronous tensor-core instruction that mma.sync cannot reach on sm_90
 // (written from the PTX ISA; no code copied). flash_cuda.cu runs it on compute
-// capability 9.0 for D 64/128/256 and the mma.sync kernel everywhere else.
+// capability 9.0 for D 64/128/256 where the ws kernel refuses (strides TMA
+// cannot take: zero, negative or 2^40 bytes and over; a driver without
+// cuTensorMapEncodeTiled), or when opts.flash_kernel = wgmma forces it.
 //
 // Tile: kBM = 128 query rows x kBN keys per step (kBN = 128, 64 at D = 256),
 // 256 threads = 2 warpgroups. Warpgroup w owns query rows 64w..64w+63 of
