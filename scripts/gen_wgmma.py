@@ -16,7 +16,7 @@ import os
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "src", "attn", "cuda", "fused", "wgmma_ops.cuh")
 TYPES = {"__nv_bfloat16": "bf16", "__half": "f16"}
-# 80 and 176: the ws kernel's FA3 key tiles at D256 and D128 (fused/ws_tile.h).
+# 80 and 176: the ws kernel's FA3 key tiles at D256 and D128 (fused/hopper/tile_traits.cuh).
 NS = [64, 80, 128, 176, 256]
 
 

@@ -2,7 +2,9 @@
 // flash_fwd_kernel.cuh with both products on wgmma, the warpgroup-wide
 // asynchronous tensor-core instruction that mma.sync cannot reach on sm_90
 // (written from the PTX ISA; no code copied). flash_cuda.cu runs it on compute
-// capability 9.0 for D 64/128/256 and the mma.sync kernel everywhere else.
+// capability 9.0 for D 64/128/256 where the ws kernel refuses (strides TMA
+// cannot take: zero, negative or 2^40 bytes and over; a driver without
+// cuTensorMapEncodeTiled), or when opts.flash_kernel = wgmma forces it.
 //
 // Tile: kBM = 128 query rows x kBN keys per step (kBN = 128, 64 at D = 256),
 // 256 threads = 2 warpgroups. Warpgroup w owns query rows 64w..64w+63 of
@@ -97,85 +99,38 @@ FUSED_DEV float wg_row_base(float mx, float &m, float &alpha, float c, float tau
   return base;
 }
 
-// 2^x on the FMA pipe, for the special-function unit's share of the softmax
-// (16 exp2 per clock per SM on sm_90; bench/NOTES.md "ws: D64 exp2 on the
-// FMA pipe, stale-max"): n = round(x) from the low bits of x + 1.5 x 2^23,
-// 2^(x - n) by a cubic on [-0.5, 0.5] (relative error 2.9e-4; P is rounded
-// to bf16 / fp16 after), n added to its exponent field. x is clamped to
-// [-127, 127] first: -inf (masked) and x <= -127 give 0; NaN and x >= 127
-// give 2^127 or more, which fails ws_softmax_stale's check as MUFU's would.
-FUSED_DEV float wg_exp2_fma(float x) {
-  x = fmaxf(fminf(x, 127.f), -127.f);
-  const float t = __fadd_rn(x, 12582912.f), f = x - __fadd_rn(t, -12582912.f);
-  const float q = fmaf(fmaf(fmaf(0.05295114f, f, 0.24165067f), f, 0.69353658f), f, 1.f);
-  return __uint_as_float(__float_as_uint(t) * 8388608u + __float_as_uint(q));
-}
-
-// 2^x of score q of a row half: every kFma-th by wg_exp2_fma (kFma > 0),
-// the rest on the special-function unit (fused_exp2).
-template <int kFma>
-FUSED_DEV float wg_exp2_mix(float x, int q) {
-  if constexpr (kFma > 0)
-    if (q % kFma == 0) return wg_exp2_fma(x);
-  return fused_exp2(x);
-}
-
-// Folds kA partial results into a[0] pairwise (log2 kA dependent steps).
-template <int kA, typename F>
-FUSED_DEV float wg_fold(float (&a)[kA], F op) {
-#pragma unroll
-  for (int w = kA / 2; w >= 1; w /= 2)
-#pragma unroll
-    for (int k = 0; k < w; ++k) a[k] = op(a[k], a[k + w]);
-  return a[0];
-}
-
-// The max of m and this lane's scores of row half hh. kA partial maxima
-// (8-key group j into partial j % kA, folded at the end): kA = 1 is one
-// chain of kSR / 4 dependent FMNMX, kA = 4 chains a quarter as long (the
-// max is exact in any order).
-template <int kA = 1, int kSR>
+// The max of m and this lane's scores of row half hh.
+template <int kSR>
 FUSED_DEV float wg_row_max(const float (&s)[kSR], int hh, float m) {
-  float a[kA];
-  a[0] = m;
 #pragma unroll
-  for (int j = 0; j < kSR / 4; ++j) {
-    const float v = fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
-    a[j % kA] = kA > 1 && j < kA ? v : fmaxf(a[j % kA], v);
-  }
-  if constexpr (kA == 1) return a[0];
-  else return fmaxf(wg_fold(a, [](float x, float y) { return fmaxf(x, y); }), m);
+  for (int j = 0; j < kSR / 4; ++j) m = fmaxf(m, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+  return m;
 }
 
 // P = 2^(s c - base) of row half hh into pa; returns this lane's sum of P.
-// kFma: wg_exp2_mix's. kA partial sums, as wg_row_max's partial maxima: the
-// row sum's FADD chain a kA-th as long (rounded in another order, in fp32).
-template <typename T, int kFma = 0, int kA = 1, int kSR>
+template <typename T, int kSR>
 FUSED_DEV float wg_exp_row(const float (&s)[kSR], uint32_t (&pa)[kSR / 8][4], int hh, float c,
                            float base) {
-  float sum[kA];
-  sum[0] = 0.f;
+  float sum = 0.f;
 #pragma unroll
   for (int j = 0; j < kSR / 4; ++j) {
-    const float p0 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh], c, -base), 2 * j);
-    const float p1 = wg_exp2_mix<kFma>(fmaf(s[4 * j + 2 * hh + 1], c, -base), 2 * j + 1);
-    sum[j % kA] = kA > 1 && j < kA ? p0 + p1 : sum[j % kA] + (p0 + p1);
+    const float p0 = fused_exp2(fmaf(s[4 * j + 2 * hh], c, -base));
+    const float p1 = fused_exp2(fmaf(s[4 * j + 2 * hh + 1], c, -base));
+    sum += p0 + p1;
     // 8-key group j is half of fragment j / 2: registers {row g, row g+8}
     // of keys 0-7, then of keys 8-15.
     pa[j / 2][2 * (j % 2) + hh] = fused_pack2<T>(p0, p1);
   }
-  if constexpr (kA == 1) return sum[0];
-  else return wg_fold(sum, [](float x, float y) { return x + y; });
+  return sum;
 }
 
-// kA: wg_row_max's and wg_exp_row's partials (1: one chain each).
-template <typename T, int kA = 1, int kSR>
+template <typename T, int kSR>
 FUSED_DEV void wg_softmax(float (&s)[kSR], float (&m)[2], float (&l)[2], uint32_t (&pa)[kSR / 8][4],
                           float (&alpha)[2], float c, float tau = 0.f) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    const float base = wg_row_base(wg_row_max<kA>(s, hh, m[hh]), m[hh], alpha[hh], c, tau);
-    l[hh] = l[hh] * alpha[hh] + wg_exp_row<T, 0, kA>(s, pa, hh, c, base);
+    const float base = wg_row_base(wg_row_max(s, hh, m[hh]), m[hh], alpha[hh], c, tau);
+    l[hh] = l[hh] * alpha[hh] + wg_exp_row<T>(s, pa, hh, c, base);
   }
 }
 

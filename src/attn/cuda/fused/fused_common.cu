@@ -3,7 +3,6 @@
 // kernel's dynamic shared-memory limit once per device.
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "attn/cuda/fused/fused_params.h"
 #include "attn/cuda/common/cuda_common.h"
@@ -92,18 +91,10 @@ extern "C" attn_status attn_fused_device_ok(const attn_args *a, const char *back
 
 #include "attn/cuda/fused/fused_launch.h"
 
-int attn_fused_ws_ab(void) {
-  const char *ab = getenv("ATTNPROF_FLASH_WS_AB");
-  return ab ? atoi(ab) : 0;
-}
-
 attn_status attn_fused_call(attn_ctx *ctx, fused_fn fn, const attn_args *a) {
   attn_fused_params p;
   attn_fused_params_fill(a, &p);
   p.ctx = ctx;
-#ifdef ATTNPROF_FLASH_WS_ABLATION
-  p.ws_ab = attn_fused_ws_ab();
-#endif
   int prev = 0;
   ATTN_CUDA_TRY(cudaGetDevice(&prev));
   if (prev != a->q.device) ATTN_CUDA_TRY(cudaSetDevice(a->q.device));

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "attn/cuda/fused/hopper/ws_sched.h"
 #include "attnprof/attn.h"
 
 #ifdef __cplusplus
@@ -33,10 +34,7 @@ typedef struct {
   int causal_off;                 /* key j visible to query i when j <= i + off */
   float scale;                    /* softmax scale (true D) */
   float scale_log2;               /* scale * log2(e) */
-  int ws_ab;                      /* bench only (ablation build): WS_AB_* bits; 0 */
-  unsigned int *ws_ctr;           /* bench only: WS_AB_DYN's tile counter (2 words, zero) */
-  unsigned long long *ws_stamps;  /* bench only: WS_STAMPS' clock stamps */
-  unsigned int ws_div[5][2];      /* ws kernel: n / d as a multiply and shift (ws_div_set) */
+  ws_sched ws;                    /* ws kernel: its tile schedule (made by its launcher) */
   attn_ctx *ctx;                  /* host only: the handle (its cache keeps TMA maps) */
 } attn_fused_params;
 

@@ -1,5 +1,6 @@
 // Hopper (sm_90a) synchronisation and copy primitives of the warp-specialized
-// flash kernel (flash_fwd_ws_kernel.cuh), written from the PTX ISA:
+// flash kernel (flash_fwd_ws_kernel.cuh) and the decode kernels, written
+// from the PTX ISA:
 //  - mbarrier: arrive counts plus a transaction byte count, waited on by
 //    phase parity (a barrier that never completed a phase passes a wait on
 //    parity 1, which is how a ring's "empty" slots start free);
@@ -37,9 +38,9 @@ FUSED_DEV void ws_bar_arrive_n(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 
-// Waits for the phase of parity to complete; kCluster: at cluster scope,
-// for arrivals that may come from the other CTA of a cluster
-// (ws_bar_arrive_peer).
+// Waits for the phase of parity to complete; kCluster: with acquire at
+// cluster scope (the producer's waits for free ring slots, the form the
+// kernel's code was tuned with).
 template <bool kCluster = false>
 FUSED_DEV void ws_bar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
@@ -69,34 +70,13 @@ FUSED_DEV void ws_tma_load(uint32_t dst, const void *map, uint32_t bar, int c0, 
                : "memory");
 }
 
-// The same box into shared memory at dst of every CTA in mask (a cluster's
-// CTAs, bit = rank), each completing on its own barrier at offset bar.
-FUSED_DEV void ws_tma_load_mc(uint32_t dst, const void *map, uint32_t bar, int c0, int c1, int c2,
-                              int c3, uint16_t mask) {
-  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
-               "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(mask)
-               : "memory");
-}
-
-// Thread block clusters: this CTA's rank, the cluster's size, an arrival
-// on the barrier at offset bar in the CTA of rank peer, and the barrier of
-// every thread of the cluster (barrier.cluster: all threads, converged).
+// Thread block clusters (the decode kernels): this CTA's rank, and the
+// barrier of every thread of the cluster (barrier.cluster: all threads,
+// converged).
 FUSED_DEV uint32_t ws_cluster_rank(void) {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
   return r;
-}
-FUSED_DEV uint32_t ws_cluster_size(void) {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
-  return r;
-}
-FUSED_DEV void ws_bar_arrive_peer(uint32_t bar, uint32_t peer) {
-  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-               "r"(peer)
-               : "memory");
 }
 FUSED_DEV void ws_cluster_sync(void) {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
@@ -119,14 +99,6 @@ FUSED_DEV void ws_tma_store_wait_read(void) {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
-// The same box into L2 only (no shared memory, no barrier): a later load of
-// it then comes from L2.
-FUSED_DEV void ws_tma_prefetch_l2(const void *map, int c0, int c1, int c2, int c3) {
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(map),
-               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-
 FUSED_DEV void ws_tma_prefetch_map(const void *map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
 }
@@ -139,27 +111,10 @@ FUSED_DEV void ws_named_arrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// A 32-bit word of shared memory at address a (the tile slots the producer
-// hands to the consumers under a dynamic schedule).
-FUSED_DEV void ws_st_shared(uint32_t a, int v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
-}
-FUSED_DEV int ws_ld_shared(uint32_t a) {
-  int v;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a) : "memory");
-  return v;
-}
-
-// The SM's cycle counter and the GPU's nanosecond timer (bench stamps).
+// The SM's cycle counter and the GPU's nanosecond timer (the decode kernels).
 FUSED_DEV unsigned long long ws_clock(void) {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
-  return t;
-}
-// Its low 32 bits (the per-step stamps: one register, differences mod 2^32).
-FUSED_DEV uint32_t ws_clock32(void) {
-  uint32_t t;
-  asm volatile("mov.u32 %0, %%clock;\n" : "=r"(t)::"memory");
   return t;
 }
 FUSED_DEV unsigned long long ws_globaltimer(void) {

@@ -3,6 +3,7 @@
 // why-not, and the encoded maps kept in the engine handle's cache
 // (src/attn/cache.h, kind ATTN_CACHE_TMA_DESC) keyed by the problem.
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,23 @@ typedef CUresult (*ws_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
                                  const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+// The driver's encoder, looked up once per process (as the library loaders
+// are: a property of the driver, not of a handle).
+static pthread_once_t ws_encoder_once = PTHREAD_ONCE_INIT;
+static ws_encode_fn ws_encoder_fn;
+
+static void ws_encoder_load(void) {
+  void *f = NULL;
+  cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+          cudaSuccess &&
+      q == cudaDriverEntryPointSuccess)
+    ws_encoder_fn = (ws_encode_fn)f;
+}
+
 static ws_encode_fn ws_encoder(void) {
-  static ws_encode_fn fn;
-  static int tried;
-  if (!tried) {
-    void *f = NULL;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
-                                         &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = (ws_encode_fn)f;
-    tried = 1;
-  }
-  return fn;
+  pthread_once(&ws_encoder_once, ws_encoder_load);
+  return ws_encoder_fn;
 }
 
 extern "C" int attn_ws_tma_ok(const attn_args *a, char *why, size_t why_len) {
