@@ -44,9 +44,9 @@ CASES = [
                             "--flash-kernel", "mma_sync"]),
     ("2x4x1000x128 none wgmma", ["--shape", "2x4x1000x128", "--causal=none",
                                  "--flash-kernel", "wgmma"]),
-    ("decode KV5000 paged16", DECODE + ["--new-tokens", "1", "--kv-len", "5000",
+    ("decode KV2000 paged16", DECODE + ["--new-tokens", "1", "--kv-len", "2000",
                                         "--page-size", "16", "--causal=none"]),
-    ("decode KV5000 contig", DECODE + ["--new-tokens", "1", "--kv-len", "5000", "--causal=none"]),
+    ("decode KV2000 contig", DECODE + ["--new-tokens", "1", "--kv-len", "2000", "--causal=none"]),
     ("decode q8 KV3000 paged64 br", DECODE + ["--new-tokens", "8", "--kv-len", "3000",
                                               "--page-size", "64", "--causal=bottom-right"]),
 ]
