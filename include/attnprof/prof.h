@@ -177,19 +177,48 @@ enum { PROF_COLLECT_CPU = 1, PROF_COLLECT_GPU = 2 };
 /* Names of the collectors compiled in ("cpu", "cupti"); returns the count. */
 PROF_API size_t prof_collector_list(const char **names, size_t max);
 
-/* Starts recording into t (which the caller owns). Only one session at a time.
+/* Where synchronization records come from (the GPU collector). */
+typedef enum {
+  PROF_SYNC_FROM_CALLBACKS, /* the sync calls' callbacks: costs nothing per launch */
+  PROF_SYNC_FROM_KIND       /* CUPTI's SYNCHRONIZATION activity kind (+0.15-0.5 us a launch) */
+} prof_sync_source;
+
+/* How a session records. Start from prof_session_opts_default() (it sets
+ * size); fields left 0 take the defaults. Only the GPU collector (CUPTI)
+ * reads them. */
+typedef struct {
+  size_t size; /* sizeof(prof_session_opts) */
+  /* 1: every CUDA runtime and driver call (but four that PyTorch makes per
+   * launch to no purpose); 0: the launch, copy, set and sync calls that GPU
+   * work is attributed through, which cost far less to record. */
+  int all_api;
+  prof_sync_source sync;
+  /* CUPTI's activity buffers: KiB each (16 to 1048576; 0: 2048; fixed once a
+   * session has allocated them) and how many at most (1 to 65536; 0: 32).
+   * When all are in use CUPTI drops records, which the trace counts. */
+  size_t buffer_kb, max_buffers;
+  /* MiB of completed buffers kept unconverted until the session stops, so
+   * converting does not run beside the traced work (1 to 1048576; 0: none,
+   * each buffer is converted as it completes). Past the cap, as without. */
+  size_t defer_mb;
+} prof_session_opts;
+
+PROF_API prof_session_opts prof_session_opts_default(void);
+
+/* Starts recording into t (which the caller owns) with the PROF_COLLECT_*
+ * collectors; opts NULL: the defaults. Only one session at a time.
  * Asking for GPU collection where no GPU collector is usable records CPU
  * events only and says why in attn_last_error(), returning ATTN_STATUS_OK. */
-PROF_API attn_status prof_start(prof_trace *t, unsigned collectors);
+PROF_API attn_status prof_start(prof_trace *t, unsigned collectors, const prof_session_opts *opts);
 /* Flushes every collector and stops. */
 PROF_API void prof_stop(void);
 /* The collectors' one-time start-up, done now: a session started and stopped,
- * nothing kept. Call it before the warm-up of work a later session traces.
- * CUPTI's first start in a process slows the next run of a kernel that ran
- * before it (measured: a 53 us kernel ran 60-64 us, once); warm-up after
- * this pays that run instead of the first traced forward. Same errors as
- * prof_start. */
-PROF_API attn_status prof_prepare(unsigned collectors);
+ * nothing kept. Call it before the warm-up of work a later session traces,
+ * with the options that session will use. CUPTI's first start in a process
+ * slows the next run of a kernel that ran before it (measured: a 53 us
+ * kernel ran 60-64 us, once); warm-up after this pays that run instead of
+ * the first traced forward. Same errors as prof_start. */
+PROF_API attn_status prof_prepare(unsigned collectors, const prof_session_opts *opts);
 PROF_API int prof_active(void);
 /* PROF_COLLECT_* bits actually recording in the session now running (0 when
  * none): tells a caller whether its PROF_COLLECT_GPU request was honoured. */
@@ -400,10 +429,21 @@ PROF_API const char *prof_trace_format_name(prof_trace_format f); /* "json", "js
 /* The names above -> a format; -1 for any other name. */
 PROF_API int prof_trace_format_from_name(const char *name);
 PROF_API prof_trace_format prof_trace_format_for_path(const char *path);
-/* The trace in format f (AUTO: by the path's name); streamed to PATH.tmp and
+/* How prof_write_trace writes. Start from prof_write_opts_default() (it sets
+ * size). */
+typedef struct {
+  size_t size;              /* sizeof(prof_write_opts) */
+  prof_trace_format format; /* PROF_FORMAT_AUTO: by the path's name */
+  /* 1: a .pftrace without its zlib batches (about 9x larger; for looking at
+   * the packets with other tools). */
+  int pftrace_plain;
+} prof_write_opts;
+
+PROF_API prof_write_opts prof_write_opts_default(void);
+/* The trace as opts say (NULL: the defaults); streamed to PATH.tmp and
  * renamed, as prof_write_chrome_trace. The Perfetto file holds the same
  * tracks, slices, args and launch flows as the JSON. */
-PROF_API attn_status prof_write_trace(const prof_trace *t, const char *path, prof_trace_format f);
+PROF_API attn_status prof_write_trace(const prof_trace *t, const char *path, const prof_write_opts *opts);
 
 PROF_API void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n);
 PROF_API void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,

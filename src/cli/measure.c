@@ -86,7 +86,7 @@ static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure
   if (!(r->trace = prof_trace_create()))
     return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a trace"));
   unsigned collect = PROF_COLLECT_CPU | (a->q.device >= 0 ? PROF_COLLECT_GPU : 0);
-  if ((st = prof_start(r->trace, collect))) return fail(r, st);
+  if ((st = prof_start(r->trace, collect, NULL))) return fail(r, st);
   for (int i = 0; i < m->profiled && !st; i++) {
     prof_range_push(CLI_RANGE);
     st = attn_forward(cli_engine(NULL), r->backend, a);
@@ -149,7 +149,7 @@ static void prepare_profiler(const attn_args *a, const cli_measure_opts *m) {
   static int prepared;
   if (prepared || !m->profiled || a->q.device < 0) return;
   prepared = 1;
-  (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU);
+  (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL);
 }
 
 void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_measure_opts *m,

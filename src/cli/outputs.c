@@ -35,7 +35,9 @@ int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex) {
 
 int cli_write_trace(const char *path, prof_trace_format f, const prof_trace *t) {
   if (!path) return CLI_OK;
-  if (prof_write_trace(t, path, f)) return cli_failure("--trace: %s", attn_last_error());
+  prof_write_opts o = prof_write_opts_default();
+  o.format = f;
+  if (prof_write_trace(t, path, &o)) return cli_failure("--trace: %s", attn_last_error());
   fprintf(stderr, "attnprof: trace written to %s\n", path);
   return CLI_OK;
 }

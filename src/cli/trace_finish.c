@@ -201,7 +201,9 @@ static void say_collector(const trace_opts *o, const trace_report *rep, size_t e
 
 static int write_empty(const trace_opts *o) {
   prof_trace *t = prof_trace_create();
-  attn_status st = t ? prof_write_trace(t, o->out, o->format) : ATTN_STATUS_OUT_OF_MEMORY;
+  prof_write_opts w = prof_write_opts_default();
+  w.format = o->format;
+  attn_status st = t ? prof_write_trace(t, o->out, &w) : ATTN_STATUS_OUT_OF_MEMORY;
   prof_trace_destroy(t);
   return st ? cli_failure("%s", attn_last_error()) : CLI_OK;
 }
@@ -237,7 +239,9 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
   if (rc) return rc;
   prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
   prof_add_gpu_annotations(t);
-  if (prof_write_trace(t, o->out, o->format)) {
+  prof_write_opts w = prof_write_opts_default();
+  w.format = o->format;
+  if (prof_write_trace(t, o->out, &w)) {
     rc = cli_failure("%s (the streamed trace is kept at %s)", attn_last_error(), p->partial);
   } else {
     unlink(p->partial);

@@ -34,7 +34,7 @@ static op_counts profile_forward(attn_backend backend, attn_dtype dt, attn_causa
   a.causal = causal;
   prof_trace *t = prof_trace_create();
   assert_non_null(t);
-  assert_int_equal(prof_start(t, PROF_COLLECT_CPU), ATTN_STATUS_OK);
+  assert_int_equal(prof_start(t, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   attn_status st = attn_forward(test_engine(), backend, &a);
   prof_stop();
   assert_int_equal(st, ATTN_STATUS_OK);

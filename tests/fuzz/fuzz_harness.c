@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
+#include "prof/io/reader_testing.h"
 
 /* The expectation metrics, kernel ones included, on the first range. */
 static void expect(const prof_trace *t, const prof_range_summary *ranges, int64_t n) {
@@ -47,9 +48,7 @@ static void same_as_yajl(const uint8_t *data, size_t size, attn_status st, const
                          const prof_read_stats *stats) {
   prof_trace *y = NULL;
   prof_read_stats ys;
-  setenv("ATTNPROF_READER_YAJL", "1", 1);
-  attn_status yst = prof_read_chrome_trace_buffer(data, size, &y, &ys);
-  unsetenv("ATTNPROF_READER_YAJL");
+  attn_status yst = prof_testing_read_buffer_yajl(data, size, &y, &ys);
   int same = (st == ATTN_STATUS_OK) == (yst == ATTN_STATUS_OK);
   if (same && !st) {
     same = !memcmp(stats, &ys, sizeof ys) && prof_trace_count(t) == prof_trace_count(y) &&

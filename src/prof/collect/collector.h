@@ -17,9 +17,10 @@ typedef struct {
   /* Whether it can run here (a GPU present, a library loadable); NULL means
    * always. On failure writes one line into why. */
   attn_status (*available)(char *why, size_t why_len);
-  /* Begins recording into t for the PROF_COLLECT_* bits in `collect`; the
-   * session holds its lock, so no other start or stop runs meanwhile. */
-  attn_status (*start)(prof_trace *t, unsigned collect);
+  /* Begins recording into t for the PROF_COLLECT_* bits in `collect`, as
+   * opts (checked, complete) say; the session holds its lock, so no other
+   * start or stop runs meanwhile. */
+  attn_status (*start)(prof_trace *t, unsigned collect, const prof_session_opts *opts);
   /* Moves everything recorded so far into t (buffered GPU records). */
   void (*flush)(prof_trace *t);
   /* Stops; after it returns no more events reach t. */

@@ -122,7 +122,8 @@ void prof_op_end(prof_op_scope *op, int64_t bytes, double flops) {
 
 /* ---- the collector ------------------------------------------------------- */
 
-static attn_status cpu_start(prof_trace *t, unsigned collect) {
+static attn_status cpu_start(prof_trace *t, unsigned collect, const prof_session_opts *opts) {
+  (void)opts;
   pthread_mutex_lock(&cpu_mu);
   cpu_trace = t;
   cpu_session++;

@@ -9,10 +9,10 @@
  * seems to hook every call of its domain, the id filter deciding only what
  * it writes). So by default the launch, copy, set and sync calls (the ones a GPU
  * activity is attributed through) are recorded through the callback API,
- * subscribed by id (cupti_api_cb.c): 0-0.1. ATTNPROF_CUPTI_API=all
+ * subscribed by id (cupti_api_cb.c): 0-0.1. prof_session_opts.all_api
  * records every call through the kinds, except the four that PyTorch makes
- * per launch to no purpose (the same ones Kineto silences);
- * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
+ * per launch to no purpose (the same ones Kineto silences); the bench's
+ * cupti_collector_bench_api_mode("kinds") records the default set the old way.
  * Of the four other GPU kinds only SYNCHRONIZATION costs per launch (+0.15-
  * 0.2 us in the CUDA loop, +0.56 in the PyTorch loop), so by default the
  * sync records come from the sync calls' callbacks instead (-0.24 us per
@@ -40,9 +40,9 @@ static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
 /* Sync records from the sync calls' callbacks (cupti_api_cb.c) instead of the
  * SYNCHRONIZATION kind: the default in callback mode (bench/TRACE_COST.md,
- * ninth pass); ATTNPROF_CUPTI_SYNC=kind keeps the kind. */
+ * ninth pass); prof_session_opts.sync = PROF_SYNC_FROM_KIND keeps the kind. */
 static int sync_cb;
-/* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; bench/TRACE_COST.md). */
+/* How launch calls are recorded (cupti_collector_bench_api_mode; bench/TRACE_COST.md). */
 static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
 #define API_DEFAULT API_CALLBACK
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -58,7 +58,7 @@ static const char *const launch_prefixes[] = {
     "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
     "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch", "cuCtxSynchronize",
     "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent"};
-/* Silenced under ATTNPROF_CUPTI_API=all (exact names). */
+/* Silenced under all_api (exact names). */
 static const char *const chatty[] = {"cudaGetDevice", "cuKernelGetAttribute",
                                      "cuDevicePrimaryCtxGetState", "cuCtxGetCurrent"};
 
@@ -169,7 +169,7 @@ static attn_status subscribe(void) {
 
 /* Which calls are recorded, by callback id: default, only launch, copy, set
  * and sync calls (what GPU activity is attributed through);
- * ATTNPROF_CUPTI_API=all: every call but the chatty four. */
+ * all_api: every call but the chatty four. */
 static uint8_t keep_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], keep_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
 
 static void choose_calls(void) {
@@ -269,9 +269,17 @@ int64_t cupti_collector_bench_set(unsigned mask) {
   return s.records;
 }
 
-static int bench_start_mask = -1;
+static int bench_start_mask = -1, bench_api_mode = -1;
 
 void cupti_collector_bench_start(int mask) { bench_start_mask = mask; }
+
+int cupti_collector_bench_api_mode(const char *mode) {
+  bench_api_mode = !strcmp(mode, "kinds")      ? API_KINDS
+                   : !strcmp(mode, "select")   ? API_SELECT
+                   : !strcmp(mode, "callback") ? API_CALLBACK
+                                               : -1;
+  return bench_api_mode >= 0 ? 0 : -1;
+}
 
 static attn_status enable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) {
@@ -290,23 +298,15 @@ static attn_status enable_all(void) {
 
 static void at_exit(void) { cupti_collector_shutdown(); }
 
-static attn_status cupti_start(prof_trace *t, unsigned collect) {
+static attn_status cupti_start(prof_trace *t, unsigned collect, const prof_session_opts *opts) {
   (void)collect;
   char why[512];
   if (!(F = cupti_lib_load(why, sizeof why))) return attn_fail(ATTN_STATUS_NO_DEVICE, "%s", why);
   if (finalized) return attn_fail(ATTN_STATUS_BACKEND_ERROR, "CUPTI was shut down at exit");
-  const char *api = getenv("ATTNPROF_CUPTI_API");
-  api_all = api && !strcmp(api, "all");
-  const char *mode = getenv("ATTNPROF_CUPTI_API_MODE");
-  api_mode = api_all || (mode && !strcmp(mode, "kinds")) ? API_KINDS
-             : mode && !strcmp(mode, "select")          ? API_SELECT
-             : mode && !strcmp(mode, "callback")        ? API_CALLBACK
-                                                         : API_DEFAULT;
-  const char *sync = getenv("ATTNPROF_CUPTI_SYNC");
-  if (sync && strcmp(sync, "kind") && strcmp(sync, "callback"))
-    fprintf(stderr, "attnprof: ATTNPROF_CUPTI_SYNC='%s' ignored: want kind or callback\n", sync);
-  sync_cb = api_mode == API_CALLBACK && !(sync && !strcmp(sync, "kind"));
-  cupti_buffers_configure(F);
+  api_all = opts->all_api;
+  api_mode = api_all ? API_KINDS : bench_api_mode >= 0 ? bench_api_mode : API_DEFAULT;
+  sync_cb = api_mode == API_CALLBACK && opts->sync == PROF_SYNC_FROM_CALLBACKS;
+  cupti_buffers_configure(F, opts);
   cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();
   if (st) return st;

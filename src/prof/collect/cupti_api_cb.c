@@ -15,7 +15,7 @@
  * us 4 times per launch, bench/TRACE_COST.md ninth pass); its ids stay on for
  * programs that call the driver themselves (Triton's launches).
  *
- * Sync records (the default; ATTNPROF_CUPTI_SYNC=kind leaves them to CUPTI's
+ * Sync records (the default; PROF_SYNC_FROM_KIND leaves them to CUPTI's
  * kind): the exit of a successful sync call also writes the
  * CUpti_ActivitySynchronization2 record that CUPTI's SYNCHRONIZATION kind
  * would have (type from the call, its context, the stream it names, the

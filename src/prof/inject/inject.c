@@ -8,7 +8,11 @@
  *                           that inherits the environment (an exec'd child)
  *                           writes OUT.<pid> and REPORT.<pid> instead
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
- *   ATTNPROF_BENCH(_START)  bench only (bench/TRACE_COST.md)
+ *   ATTNPROF_CUPTI_API=all, ATTNPROF_CUPTI_SYNC=kind|callback,
+ *   ATTNPROF_CUPTI_BUFFER_KB, ATTNPROF_CUPTI_MAX_BUFFERS, ATTNPROF_CUPTI_DEFER
+ *                           the session's options (prof_session_opts), given
+ *                           to prof_start: the library itself reads none
+ *   ATTNPROF_BENCH(_START), ATTNPROF_CUPTI_API_MODE  bench only (bench/TRACE_COST.md)
  *
  * The trace is finished at exit (on_exit, so also exit() from another
  * thread; the report gets the exit status, so a rank that exits non-zero
@@ -174,6 +178,34 @@ static void bench_start(void) {
   cupti_collector_bench_start((int)mask);
 }
 
+/* A bad value is said on stderr and ignored: the traced program runs on. */
+static size_t env_size(const char *name, size_t lo, size_t hi) {
+  const char *v = getenv(name);
+  if (!v) return 0;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*v && *v != '-' && !*end && n >= lo && n <= hi) return (size_t)n;
+  fprintf(stderr, "attnprof: %s='%s' ignored: want a whole number from %zu to %zu\n", name, v, lo, hi);
+  return 0;
+}
+
+/* The session's options from the protocol's variables. */
+static prof_session_opts session_opts(void) {
+  prof_session_opts o = prof_session_opts_default();
+  const char *api = getenv("ATTNPROF_CUPTI_API"), *sync = getenv("ATTNPROF_CUPTI_SYNC");
+  o.all_api = api && !strcmp(api, "all");
+  if (sync && strcmp(sync, "kind") && strcmp(sync, "callback"))
+    fprintf(stderr, "attnprof: ATTNPROF_CUPTI_SYNC='%s' ignored: want kind or callback\n", sync);
+  if (sync && !strcmp(sync, "kind")) o.sync = PROF_SYNC_FROM_KIND;
+  o.buffer_kb = env_size("ATTNPROF_CUPTI_BUFFER_KB", 16, 1 << 20);
+  o.max_buffers = env_size("ATTNPROF_CUPTI_MAX_BUFFERS", 1, 1 << 16);
+  o.defer_mb = env_size("ATTNPROF_CUPTI_DEFER", 1, 1 << 20);
+  const char *mode = getenv("ATTNPROF_CUPTI_API_MODE");
+  if (mode && cupti_collector_bench_api_mode(mode))
+    say("ATTNPROF_CUPTI_API_MODE ignored", "want kinds, select or callback");
+  return o;
+}
+
 static int start(void) {
   char out_buf[4096], report_buf[4096];
   const char *out = own_path("ATTNPROF_TRACE_OUT", out_buf, sizeof out_buf);
@@ -190,7 +222,8 @@ static int start(void) {
   cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
   session = prof_trace_create();
   prof_trace_set_epoch_offset(session, offset);
-  if (!session || prof_start(session, PROF_COLLECT_GPU) || !(prof_collecting() & PROF_COLLECT_GPU)) {
+  prof_session_opts opts = session_opts();
+  if (!session || prof_start(session, PROF_COLLECT_GPU, &opts) || !(prof_collecting() & PROF_COLLECT_GPU)) {
     inject_report_error("GPU collection could not start", attn_last_error());
     say("GPU collection could not start", attn_last_error());
     chrome_stream_close(stream, 0, (int64_t)getpid(), "process");
