@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "cli/cp_launch.h"
 
 void cli_cp_print_header(void) {

@@ -52,19 +52,19 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
   for (int i = 0; i < m->warmup; i++)
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
   if (m->skip_ms > 0) { /* one forward decides whether the rest are timed */
-    int64_t t0 = prof_clock_ns();
+    int64_t t0 = attn_clock_ns();
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
-    if (cli_skip_slow(r, (double)(prof_clock_ns() - t0) / 1e3, m)) return -1;
+    if (cli_skip_slow(r, (double)(attn_clock_ns() - t0) / 1e3, m)) return -1;
   }
   double *t = malloc(sizeof *t * (size_t)m->iters);
   if (!t) return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for timings"));
   for (int i = 0; i < m->iters; i++) {
-    int64_t t0 = prof_clock_ns();
+    int64_t t0 = attn_clock_ns();
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) {
       free(t);
       return fail(r, st);
     }
-    t[i] = (double)(prof_clock_ns() - t0) / 1e3;
+    t[i] = (double)(attn_clock_ns() - t0) / 1e3;
   }
   cli_quartiles(t, m->iters, &r->time_us_q1, &r->time_us_median, &r->time_us_q3);
   r->host_us_median = r->time_us_median;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "cli/ranks.h"
 #include "prof/analysis/nest.h" /* prof_is_comm_kernel */
 #include "cli/summary_json.h"

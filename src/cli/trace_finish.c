@@ -234,7 +234,7 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
                                 int child, size_t *kept) {
   prof_trace *t = NULL;
   prof_read_stats stats;
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   int rc = cli_load_trace(p->partial, &t, &stats);
   if (rc) return rc;
   prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
@@ -246,7 +246,7 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
   } else {
     unlink(p->partial);
     *kept = prof_trace_count(t);
-    if (!child) say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
+    if (!child) say_collector(o, rep, prof_trace_count(t), (double)(attn_clock_ns() - t0) / 1e9);
     rc = child ? CLI_OK : print_summary(o, t, &stats);
   }
   prof_trace_destroy(t);

@@ -3,7 +3,7 @@
  * figures in µs). */
 #include <stdlib.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/analysis/nest.h"
 #include "prof/prof_test.h"
 

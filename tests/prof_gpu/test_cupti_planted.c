@@ -2,7 +2,7 @@
  * the CUPTI collector in-process, and check every field that comes back
  * against what the CUDA runtime says about the same work: kernel footprints,
  * copy and set sizes and kinds, launch APIs by correlation id, timestamps on
- * prof_clock_ns, attribution to the user range and to an NVTX range, device
+ * attn_clock_ns, attribution to the user range and to an NVTX range, device
  * limits, and occupancy against cudaOccupancy*. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/analysis/nest.h"
 
 typedef struct {

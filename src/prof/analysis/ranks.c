@@ -1,9 +1,9 @@
-/* The processes of a trace (prof_trace_pids, attnprof/prof_ranks.h). */
+/* The processes of a trace (prof_trace_pids, attnprof/prof/ranks.h). */
 #include <stdlib.h>
 
 #include "core/error.h"
 #include "prof/analysis/nest.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/model/map.h"
 
 static int cmp_i64(const void *a, const void *b) {

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 
 enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and just repeat */
 

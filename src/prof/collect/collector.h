@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attnprof/prof.h"
+#include "core/clock.h"
 
 typedef struct {
   const char *name; /* "cpu", "cupti": listed by attnprof --version */
@@ -29,8 +30,5 @@ typedef struct {
 
 extern const prof_collector prof_collector_cpu;
 
-/* Unix-epoch ns minus prof_clock_ns, read between two clock reads so the
- * error is at most half their gap (collector_cpu.c). */
-int64_t prof_clock_epoch_offset(void);
 
 #endif

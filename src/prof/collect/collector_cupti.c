@@ -85,7 +85,7 @@ _Static_assert(CUPTI_API_CB_COUNTS == sizeof ((cupti_stats *)0)->callbacks / siz
 void cupti_collector_bench_count_calls(void) { cupti_api_cb_count(1); }
 
 /* The clock CUPTI stamps every record with: the CPU collector's. */
-static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)prof_clock_ns(); }
+static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)attn_clock_ns(); }
 
 /* Reads every device's limits (idempotent; cheap after the first time). */
 static void read_devices(void) {
@@ -317,7 +317,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect, const prof_sessi
    * CLOCK_REALTIME, and the converter moves those times onto ours. */
   int64_t offset = F->ActivityRegisterTimestampCallback(clock_ns) == CUPTI_SUCCESS
                        ? 0
-                       : prof_clock_epoch_offset();
+                       : attn_clock_epoch_offset();
   cupti_buffers_set_clock_offset(offset);
   cupti_api_cb_set_clock_offset(offset);
   CUptiResult r = F->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);

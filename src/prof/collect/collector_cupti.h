@@ -1,6 +1,6 @@
 /* The CUPTI collector: GPU activities (kernels with their footprint, memcpy,
  * memset, synchronization), the runtime/driver calls that launched them, and
- * NVTX push/pop ranges, from CUPTI's Activity API, on prof_clock_ns.
+ * NVTX push/pop ranges, from CUPTI's Activity API, on attn_clock_ns.
  *
  * Two ways to run: inside the library (prof_start with PROF_COLLECT_GPU; the
  * events go into the session's trace) and injected into another program

@@ -195,12 +195,12 @@ void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpt
   if (d->callbackSite == CUPTI_API_ENTER) {
     if (rt) rt_depth++;
     else if (rt_depth) return;
-    *d->correlationData = (uint64_t)(prof_clock_ns() + clock_offset);
+    *d->correlationData = (uint64_t)(attn_clock_ns() + clock_offset);
     return;
   }
   if (rt) rt_depth -= rt_depth > 0;
   else if (rt_depth) return;
-  uint64_t end = (uint64_t)(prof_clock_ns() + clock_offset), start = *d->correlationData;
+  uint64_t end = (uint64_t)(attn_clock_ns() + clock_offset), start = *d->correlationData;
   if (!start || start > end) return; /* entered before we were switched on */
   uint32_t ret = d->functionReturnValue ? *(const uint32_t *)d->functionReturnValue : 0;
   const cupti_fns *f = atomic_load_explicit(&sync_fns, memory_order_relaxed);

@@ -118,7 +118,7 @@ attn_status prof_start(prof_trace *t, unsigned collect, const prof_session_opts 
                      "prof_start: a profiling session is already running; call prof_stop first");
   }
   if (!prof_trace_process_id(t)) name_process(t, (int64_t)getpid());
-  if (!prof_trace_epoch_offset(t)) prof_trace_set_epoch_offset(t, prof_clock_epoch_offset());
+  if (!prof_trace_epoch_offset(t)) prof_trace_set_epoch_offset(t, attn_clock_epoch_offset());
   char why[512] = "";
   unsigned on = 0;
   for (size_t i = 0; i < N_COLLECTORS; i++) on |= start_one(i, t, collect, &o, why, sizeof why);

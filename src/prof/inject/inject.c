@@ -56,9 +56,9 @@ static void on_chunk(prof_trace *chunk, void *ctx) {
     prof_trace_destroy(chunk);
     return;
   }
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   int err = chrome_stream_chunk(stream, chunk);
-  write_ns += prof_clock_ns() - t0;
+  write_ns += attn_clock_ns() - t0;
   inject_report_progress(chrome_stream_safe_offset(stream), chrome_stream_events(stream),
                          chrome_stream_dropped(stream));
   if (err) inject_report_error("writing the trace failed", strerror(err));
@@ -86,9 +86,9 @@ static void finish(void) {
   cupti_collector_stats(&st);
   char name[64];
   process_name(name, sizeof name);
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   int err = chrome_stream_close(stream, 0, (int64_t)getpid(), name);
-  write_ns += prof_clock_ns() - t0;
+  write_ns += attn_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
   if (bench_on()) { /* bench/TRACE_COST.md: does the writing run on the launching thread? */
@@ -211,7 +211,7 @@ static int start(void) {
   const char *out = own_path("ATTNPROF_TRACE_OUT", out_buf, sizeof out_buf);
   if (!out || !*out) return say("ATTNPROF_TRACE_OUT is not set: nothing to trace into", NULL), -1;
   inject_report_open(own_path("ATTNPROF_TRACE_REPORT", report_buf, sizeof report_buf));
-  int64_t offset = prof_clock_epoch_offset(), now = prof_clock_ns() + offset;
+  int64_t offset = attn_clock_epoch_offset(), now = attn_clock_ns() + offset;
   char why[512];
   stream = chrome_stream_open(out, now - now % 1000000, offset, why, sizeof why);
   if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/report/report.h"
 
 /* Rows shown: a trace of thousands of ProfilerStep#N ranges would otherwise

@@ -1,13 +1,13 @@
 /* attnprof profiler, several ranks (one process per GPU): the overlap of
  * communication (NCCL kernels) with compute, per device and per step, and
  * the figures of each process of a trace. Per-rank traces come onto one
- * timeline with prof_merge (prof.h). */
+ * timeline with prof_merge (analysis.h). */
 #ifndef ATTNPROF_PROF_RANKS_H
 #define ATTNPROF_PROF_RANKS_H
 
 #include <stdio.h>
 
-#include "attnprof/prof.h"
+#include "attnprof/prof/analysis.h"
 
 #ifdef __cplusplus
 extern "C" {
