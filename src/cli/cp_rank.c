@@ -141,7 +141,8 @@ static attn_status time_forwards(attn_ctx *ctx, attn_cp_comm *c, const attn_cp_a
 
 static attn_status write_trace(attn_ctx *ctx, attn_cp_comm *c, const attn_cp_args *a, int rank,
                                const char *dir) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   if (!t) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no memory for the trace");
   char name[64], path[700];
   snprintf(name, sizeof name, "attnprof cp rank %d", rank);

@@ -83,8 +83,7 @@ int cli_skip_slow(cli_result *r, double us, const cli_measure_opts *m) {
 static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m) {
   attn_status st;
   if (m->profiled == 0) return 0; /* compare --serving: no trace, device time only */
-  if (!(r->trace = prof_trace_create()))
-    return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a trace"));
+  if ((st = prof_trace_create(&r->trace))) return fail(r, st);
   unsigned collect = PROF_COLLECT_CPU | (a->q.device >= 0 ? PROF_COLLECT_GPU : 0);
   if ((st = prof_start(r->trace, collect, NULL))) return fail(r, st);
   for (int i = 0; i < m->profiled && !st; i++) {
@@ -97,7 +96,8 @@ static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure
   prof_stop();
   if (st) return fail(r, st);
   prof_range_summary *rows = NULL;
-  int64_t n = prof_summarize_ranges(r->trace, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(r->trace, &rows, &n)) n = -1;
   for (int64_t i = 0; i < n; i++)
     if (!strcmp(rows[i].name, CLI_RANGE)) r->per_fwd = rows[i];
   free(rows);

@@ -200,7 +200,8 @@ static void say_collector(const trace_opts *o, const trace_report *rep, size_t e
 /* ---- the trace ------------------------------------------------------------------ */
 
 static int write_empty(const trace_opts *o) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_write_opts w = prof_write_opts_default();
   w.format = o->format;
   attn_status st = t ? prof_write_trace(t, o->out, &w) : ATTN_STATUS_OUT_OF_MEMORY;
@@ -238,7 +239,7 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
   int rc = cli_load_trace(p->partial, &t, &stats);
   if (rc) return rc;
   prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
-  prof_add_gpu_annotations(t);
+  prof_add_gpu_annotations(t, NULL); /* without them (no memory) the trace is still whole */
   prof_write_opts w = prof_write_opts_default();
   w.format = o->format;
   if (prof_write_trace(t, o->out, &w)) {
@@ -260,8 +261,8 @@ static int complete(const trace_opts *o, const trace_paths *p, const trace_repor
   struct stat st;
   if (stat(p->partial, &st)) return child ? CLI_OK : write_empty(o);
   if (!rep->closed) {
-    int err = prof_chrome_trace_repair(p->partial, rep->safe_offset, rep->dropped);
-    if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
+    if (prof_chrome_trace_repair(p->partial, rep->safe_offset, rep->dropped))
+      return cli_failure("cannot complete the trace: %s", attn_last_error());
   }
   if (o->stream_only) {
     if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));

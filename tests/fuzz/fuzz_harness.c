@@ -15,9 +15,11 @@
 static void expect(const prof_trace *t, const prof_range_summary *ranges, int64_t n) {
   static const char text[] = "kernels >= 0, device_us < 1e9, occupancy(top) <= 100%\n"
                              "launch(top) == cudaLaunchKernel\n[]\nmemcpy == 0";
-  prof_expect *e = prof_expect_parse(text);
+  prof_expect *e = NULL;
+  prof_expect_parse(text, &e);
   prof_expect_result r[8];
-  if (e && n > 0 && prof_expect_count(e) <= 8) prof_expect_evaluate(e, t, ranges[0].name, r);
+  int broken;
+  if (e && n > 0 && prof_expect_count(e) <= 8) prof_expect_evaluate(e, t, ranges[0].name, r, &broken);
   prof_expect_free(e);
 }
 
@@ -25,10 +27,12 @@ static void analyse(const prof_trace *t) {
   prof_range_summary *ranges = NULL;
   prof_kernel_summary *kernels = NULL;
   prof_key_average *keys = NULL;
-  int64_t n = prof_summarize_ranges(t, &ranges);
+  int64_t n;
+  if (prof_summarize_ranges(t, &ranges, &n)) n = -1;
   expect(t, ranges, n);
-  prof_summarize_kernels(t, NULL, &kernels);
-  prof_key_averages(t, &keys);
+  int64_t nk;
+  prof_summarize_kernels(t, NULL, &kernels, &nk);
+  prof_key_averages(t, &keys, &nk);
   free(ranges);
   free(kernels);
   free(keys);

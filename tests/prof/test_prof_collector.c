@@ -10,7 +10,8 @@
 #include "prof/prof_test.h"
 
 static void records_ranges_and_ops(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_op_scope early = prof_op_begin("before start", PROF_KIND_OTHER);
   prof_range_push("not recorded");
   assert_false(prof_active());
@@ -54,7 +55,7 @@ static void records_ranges_and_ops(void **state) {
 }
 
 static void one_session_at_a_time(void **state) {
-  prof_trace *a = prof_trace_create(), *b = prof_trace_create();
+  prof_trace *a = new_trace(), *b = new_trace();
   assert_i64(prof_start(a, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   assert_i64(prof_start(b, PROF_COLLECT_CPU, NULL), ATTN_STATUS_INVALID_ARGUMENT);
   assert_contains(attn_last_error(), "already running");
@@ -78,7 +79,8 @@ static void one_session_at_a_time(void **state) {
  * range are refused with the field named; no session starts. */
 static void session_opts_checked(void **state) {
   (void)state;
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_session_opts o = prof_session_opts_default();
   assert_i64(o.size, sizeof o);
   o.size = 4;
@@ -108,7 +110,8 @@ static void gpu_request_falls_back(void **state) {
   size_t n = prof_collector_list(names, 8);
   assert_true(n >= 1);
   assert_str(names[0], "cpu");
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_i64(prof_start(t, PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL), ATTN_STATUS_OK);
   if (prof_collecting() & PROF_COLLECT_GPU) {
     prof_stop();
@@ -125,7 +128,8 @@ static void gpu_request_falls_back(void **state) {
   prof_stop();
   assert_i64(prof_trace_count(t), 2);
   /* GPU only: user ranges still (work is attributed to them), no CPU ops. */
-  prof_trace *g = prof_trace_create();
+  prof_trace *g = NULL;
+  prof_trace_create(&g);
   assert_i64(prof_start(g, PROF_COLLECT_GPU, NULL), ATTN_STATUS_OK);
   prof_range_push("r");
   op = prof_op_begin("op", PROF_KIND_COPY);
@@ -146,7 +150,8 @@ static void prepare_leaves_nothing(void **state) {
   assert_false(prof_active());
   prof_range_push("after prepare, before start"); /* outside any session: dropped */
   prof_range_pop();
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_i64(prof_start(t, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   assert_i64(prof_prepare(PROF_COLLECT_CPU, NULL), ATTN_STATUS_INVALID_ARGUMENT);
   assert_contains(attn_last_error(), "already running");
@@ -162,7 +167,8 @@ static void prepare_leaves_nothing(void **state) {
 }
 
 static void deep_nesting_is_counted(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_i64(prof_start(t, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   for (int i = 0; i < 300; i++) prof_range_push("deep");
   for (int i = 0; i < 300; i++) prof_range_pop();
@@ -191,7 +197,8 @@ static void *worker(void *arg) {
 /* Ops from several threads at once: every op kept, each in its own thread's
  * range, so the summary sees OPS ops per call. */
 static void many_threads(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_i64(prof_start(t, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   pthread_t th[THREADS];
   int64_t tids[THREADS];
@@ -199,7 +206,8 @@ static void many_threads(void **state) {
   for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
   prof_stop();
   assert_i64(prof_trace_count(t), THREADS * FORWARDS * (OPS + 1));
-  int64_t *range = prof_attribute(t);
+  int64_t *range = NULL;
+  prof_attribute(t, &range);
   for (size_t i = 0; i < prof_trace_count(t); i++) {
     const prof_event *e = prof_trace_at(t, i);
     int known = 0;
@@ -211,7 +219,9 @@ static void many_threads(void **state) {
   }
   free(range);
   prof_range_summary *rows;
-  assert_i64(prof_summarize_ranges(t, &rows), 1);
+  int64_t n_rows = 0;
+  assert_i64(prof_summarize_ranges(t, &rows, &n_rows), ATTN_STATUS_OK);
+  assert_i64(n_rows, 1);
   assert_i64(rows[0].calls, THREADS * FORWARDS);
   assert_near(rows[0].per_call_total, OPS, 0);
   assert_near(rows[0].per_call_kind[PROF_KIND_GEMM], OPS / 2, 0);

@@ -91,7 +91,9 @@ static void assert_same_trace(const prof_trace *a, const prof_trace *b) {
 /* The per-range summary of both: same rows, same counts. */
 static void assert_same_summary(const prof_trace *a, const prof_trace *b) {
   prof_range_summary *ra, *rb;
-  int64_t na = prof_summarize_ranges(a, &ra), nb = prof_summarize_ranges(b, &rb);
+  int64_t na = -1, nb = -1;
+  assert_i64(prof_summarize_ranges(a, &ra, &na), ATTN_STATUS_OK);
+  assert_i64(prof_summarize_ranges(b, &rb, &nb), ATTN_STATUS_OK);
   assert_true(na > 0);
   assert_i64(nb, na);
   for (int64_t i = 0; i < na; i++) {
@@ -103,7 +105,8 @@ static void assert_same_summary(const prof_trace *a, const prof_trace *b) {
   free(ra);
   free(rb);
   prof_kernel_summary *ka, *kb;
-  na = prof_summarize_kernels(a, NULL, &ka), nb = prof_summarize_kernels(b, NULL, &kb);
+  assert_i64(prof_summarize_kernels(a, NULL, &ka, &na), ATTN_STATUS_OK);
+  assert_i64(prof_summarize_kernels(b, NULL, &kb, &nb), ATTN_STATUS_OK);
   assert_i64(nb, na);
   for (int64_t i = 0; i < na; i++) {
     assert_i64(kb[i].calls, ka[i].calls);
@@ -141,7 +144,8 @@ static void test_sample_round_trip(void **state) {
  * named, as the JSON's metadata rows name it. */
 static void test_process_without_events(void **state) {
   (void)state;
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_trace_set_process(t, 777, "worker");
   synth_gpu(t, PROF_CAT_KERNEL, "k", 0, 7, 1000, 500, 1);
   prof_trace *json = write_and_read(t, "t.json");
@@ -271,9 +275,13 @@ static void test_format_names(void **state) {
   assert_int_equal(prof_trace_format_for_path("a.pftrace"), PROF_FORMAT_PFTRACE);
   assert_int_equal(prof_trace_format_for_path("a.json.gz"), PROF_FORMAT_JSON_GZ);
   assert_int_equal(prof_trace_format_for_path("a.json"), PROF_FORMAT_JSON);
-  assert_int_equal(prof_trace_format_from_name("pftrace"), PROF_FORMAT_PFTRACE);
-  assert_int_equal(prof_trace_format_from_name("json.gz"), PROF_FORMAT_JSON_GZ);
-  assert_int_equal(prof_trace_format_from_name("protobuf"), -1);
+  prof_trace_format f = PROF_FORMAT_AUTO;
+  assert_int_equal(prof_trace_format_from_name("pftrace", &f), ATTN_STATUS_OK);
+  assert_int_equal(f, PROF_FORMAT_PFTRACE);
+  assert_int_equal(prof_trace_format_from_name("json.gz", &f), ATTN_STATUS_OK);
+  assert_int_equal(f, PROF_FORMAT_JSON_GZ);
+  assert_int_equal(prof_trace_format_from_name("protobuf", &f), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(f, PROF_FORMAT_JSON_GZ);
 }
 
 static int setup(void **state) {

@@ -121,7 +121,8 @@ static run_result run_here(const cupti_fns *f, const char *defer_mb) {
   cupti_buffers_stats(&before);
   got_len = 0, n_chunks = n_events = 0;
   put("");
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_int_equal(cupti_buffers_set_target(t), 0);
   cupti_api_cb_switched();
   cupti_api_cb_set_sync(f);

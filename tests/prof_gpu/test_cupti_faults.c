@@ -19,7 +19,8 @@ enum { FLOOD = 20000 };
 static int dropped_records(void) {
   prof_session_opts o = prof_session_opts_default();
   o.buffer_kb = 16, o.max_buffers = 1;
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   gpu_test_start_opts_or_skip(t, &o);
   CHECK(planted_flood(FLOOD) == 0);
   prof_stop();
@@ -45,7 +46,8 @@ static int held_by_another(void) {
   CHECK(f != NULL);
   CUpti_SubscriberHandle other;
   CHECK(f->Subscribe(&other, (CUpti_CallbackFunc)ignore, NULL) == CUPTI_SUCCESS);
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   CHECK(prof_start(t, PROF_COLLECT_GPU, NULL) == ATTN_STATUS_OK);
   printf("held: %s\n", attn_last_error());
   CHECK(!(prof_collecting() & PROF_COLLECT_GPU));

@@ -12,7 +12,8 @@
 
 int main(void) {
   setenv("ATTNPROF_CUPTI_LIB", "/nonexistent/libcupti.so.13", 1);
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   CHECK(prof_start(t, PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL) == ATTN_STATUS_OK);
   const char *why = attn_last_error();
   printf("reason given: %s\n", why);

@@ -38,7 +38,7 @@ static int syncs_of(const prof_trace *t, int64_t t0, int64_t t1, row *rows) {
 static int traced(const char *sync_mode, prof_trace **t, row *rows) {
   prof_session_opts o = prof_session_opts_default();
   if (sync_mode && !strcmp(sync_mode, "kind")) o.sync = PROF_SYNC_FROM_KIND;
-  *t = prof_trace_create();
+  prof_trace_create(t);
   gpu_test_start_opts_or_skip(*t, &o);
   int64_t t0, t1;
   int rc = planted_syncs(&t0, &t1);

@@ -108,7 +108,8 @@ static void a_trace_against_itself(void **state) {
 
 /* One range "fwd" with GPU work: each kernel launched inside it. */
 static prof_trace *synth(const char *const *names, const int64_t *durs, size_t n, const char *range) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   synth_range(t, range, 1, 0, 1000000);
   for (size_t i = 0; i < n; i++) {
     synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1, 10 + (int64_t)i * 100, 5, (int64_t)i + 1);

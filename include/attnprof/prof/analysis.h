@@ -18,9 +18,9 @@ extern "C" {
 /* Attribution: for each event, the index of the innermost user range on the
  * launching thread that contains it (GPU activities through the correlation id
  * of their launch call, wherever the activity itself falls in time), or -1. A
- * range's own entry is the range around it. Returns a malloc'd array of
- * prof_trace_count entries (NULL on out of memory). O(n log n). */
-PROF_API int64_t *prof_attribute(const prof_trace *t);
+ * range's own entry is the range around it. *out: a malloc'd array of prof_trace_count
+ * entries. O(n log n). */
+PROF_API attn_status prof_attribute(const prof_trace *t, int64_t **out);
 
 /* What linking GPU work to its launch calls, and ranges to each other, could
  * not settle: reported, never hidden. */
@@ -53,7 +53,7 @@ typedef struct {
 } prof_range_summary;
 
 /* One row per distinct user-range name, in order of first appearance (earliest
- * start). Returns the number of rows (malloc'd array in *out), or -1 on error.
+ * start): a malloc'd array in *out, its length in *n.
  * Strings point into t.
  *
  * What a range counts:
@@ -75,14 +75,16 @@ typedef struct {
  * - device_us is the summed duration of the ops counted; host_us the range's
  *   own duration; launch APIs name the call behind each GPU activity
  *   (PROF_MAX_LAUNCH_APIS distinct names; the rest are summed under "other"). */
-PROF_API int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out);
+PROF_API attn_status prof_summarize_ranges(const prof_trace *t, prof_range_summary **out,
+                                           int64_t *n);
 /* The same with choices: PROF_SUMMARY_PER_STEP keeps one row per
  * "ProfilerStep#<n>" (prof_summarize_ranges does); without it they are one
  * row "ProfilerStep#N" with a call per step, as diff counts them. links (may
  * be NULL) receives what the linking could not settle. */
 enum { PROF_SUMMARY_PER_STEP = 1 };
-PROF_API int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags,
-                                          prof_range_summary **out, prof_link_stats *links);
+PROF_API attn_status prof_summarize_ranges_ex(const prof_trace *t, unsigned flags,
+                                              prof_range_summary **out, int64_t *n,
+                                              prof_link_stats *links);
 /* "ProfilerStep#" followed by digits only: a step torch.profiler numbered. */
 PROF_API int prof_is_step_name(const char *name);
 /* The row named `name`, or NULL. */
@@ -102,14 +104,14 @@ typedef struct {
  * total (then cat and name, so the order is stable). Self time is the event's
  * duration minus its direct children's on the same thread. A host event's
  * device time is that of the GPU activities launched inside it (inclusive). */
-PROF_API int64_t prof_key_averages(const prof_trace *t, prof_key_average **out);
+PROF_API attn_status prof_key_averages(const prof_trace *t, prof_key_average **out, int64_t *n);
 
 /* Adds torch.profiler's gpu_user_annotation spans: for each user-range call
  * and each (device, stream) its GPU activities ran on, one span from the
  * first to the last of them (the innermost range of each activity's launch).
- * A trace that has such spans already is left alone. Returns the number
- * added, or -1 (out of memory). */
-PROF_API int64_t prof_add_gpu_annotations(prof_trace *t);
+ * A trace that has such spans already is left alone. *added (may be
+ * NULL): the number added. */
+PROF_API attn_status prof_add_gpu_annotations(prof_trace *t, int64_t *added);
 
 /* ---- many processes (src/prof/analysis/merge.c) ------------------------ */
 
@@ -131,8 +133,9 @@ typedef struct {
  * ids get the input's number in their high bits. Input r's clock moves by
  * the median offset between its NCCL collectives' ends and input 0's (the
  * k-th with the k-th); without collectives, or when they do not pair up
- * (a median residual past 1 ms), it stays, with the reason in info[r].why. info has n entries. A new trace, or NULL (out of memory). */
-PROF_API prof_trace *prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info);
+ * (a median residual past 1 ms), it stays, with the reason in info[r].why. info has n entries. The new trace goes to *out. */
+PROF_API attn_status prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info,
+                                prof_trace **out);
 
 /* ---- occupancy (src/prof/analysis/occupancy.c) ---------------------------------- */
 
@@ -162,10 +165,10 @@ typedef struct {
  * shared memory limit when the kernel opted in or needs more than the
  * default; the carveout the record reports; clusters through CUPTI's
  * max_active_clusters). Device limits left at 0 come from the architecture
- * table. Returns 0; -1 with attn_last_error() when the device is unknown or
- * the footprint cannot be resident at all (then *out holds the limits with
+ * table. UNSUPPORTED when the device is unknown; INVALID_ARGUMENT when the
+ * footprint cannot be resident at all (then *out holds the limits with
  * active_blocks 0). */
-PROF_API int prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev,
+PROF_API attn_status prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev,
                            prof_occupancy *out);
 /* "REGS|SMEM" etc. for the bits; "" for none. */
 PROF_API const char *prof_occupancy_limit_names(unsigned limiting, char *buf, size_t len);
@@ -193,9 +196,10 @@ typedef struct {
 } prof_kernel_summary;
 
 /* One row per kernel name and footprint among the kernels inside a range
- * named `range` (NULL: every kernel), by device time, largest first. Returns
- * the row count (malloc'd array in *out; strings point into t), or -1. */
-PROF_API int64_t prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out);
+ * named `range` (NULL: every kernel), by device time, largest first: a
+ * malloc'd array in *out (strings point into t), its length in *n. */
+PROF_API attn_status prof_summarize_kernels(const prof_trace *t, const char *range,
+                                            prof_kernel_summary **out, int64_t *n);
 
 /* The name two runs share: template argument lists -> "<>", hex addresses
  * -> "0x?", counters after '#' -> "#N" (ProfilerStep#3 -> ProfilerStep#N).
@@ -251,16 +255,16 @@ PROF_API void prof_diff_free(prof_diff *d);
  * `metric(arg) OP value[%]` and name values, for metrics that take them. */
 typedef struct prof_expect prof_expect;
 
-/* Parses text; on error returns NULL and sets attn_last_error(). */
-PROF_API prof_expect *prof_expect_parse(const char *text);
+/* Parses text into *out; INVALID_ARGUMENT naming what was not understood. */
+PROF_API attn_status prof_expect_parse(const char *text, prof_expect **out);
 PROF_API void prof_expect_free(prof_expect *e);
 
 /* Checks every expectation against the range named `range` in t (its per-call
- * figures, see prof_summarize_ranges); prints one line each ("held" / "BROKEN" with the observed value)
- * to f (may be NULL). Returns the number broken, or -1 (attn_last_error) when
- * the range is not in the trace. */
-PROF_API int prof_expect_check(const prof_expect *e, const prof_trace *t, const char *range,
-                      FILE *f);
+ * figures, see prof_summarize_ranges); prints one line each ("held" /
+ * "BROKEN" with the observed value) to f (may be NULL) and sets *broken to
+ * the number broken. INVALID_ARGUMENT when the range is not in the trace. */
+PROF_API attn_status prof_expect_check(const prof_expect *e, const prof_trace *t, const char *range,
+                                       FILE *f, int *broken);
 
 PROF_API size_t prof_expect_count(const prof_expect *e);
 
@@ -273,8 +277,8 @@ typedef struct {
 
 /* As prof_expect_check, into out[prof_expect_count(e)] instead of lines.
  * range NULL: the trace's only range name (an error when there are several). */
-PROF_API int prof_expect_evaluate(const prof_expect *e, const prof_trace *t, const char *range,
-                         prof_expect_result *out);
+PROF_API attn_status prof_expect_evaluate(const prof_expect *e, const prof_trace *t,
+                                          const char *range, prof_expect_result *out, int *broken);
 
 #ifdef __cplusplus
 }

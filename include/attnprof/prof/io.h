@@ -20,8 +20,8 @@ PROF_API attn_status prof_write_chrome_trace(const prof_trace *t, const char *pa
 /* Completes a streamed trace file whose writer never closed it (a traced
  * program that died): cuts it to safe_offset, the end of the last chunk
  * written whole (0: none), and closes the event list and the document,
- * recording `dropped` lost events. 0 or errno. */
-PROF_API int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped);
+ * recording `dropped` lost events. IO_ERROR naming the file and the reason. */
+PROF_API attn_status prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped);
 /* Checks that the trace can be written to path (the writer creates path.tmp
  * and renames it over path, so that is what is tried, then removed); an
  * existing file at path is never touched. ATTN_STATUS_IO_ERROR naming the path
@@ -39,8 +39,8 @@ typedef enum {
 } prof_trace_format;
 
 PROF_API const char *prof_trace_format_name(prof_trace_format f); /* "json", "json.gz", "pftrace" */
-/* The names above -> a format; -1 for any other name. */
-PROF_API int prof_trace_format_from_name(const char *name);
+/* The names above -> a format; INVALID_ARGUMENT for any other name. */
+PROF_API attn_status prof_trace_format_from_name(const char *name, prof_trace_format *out);
 PROF_API prof_trace_format prof_trace_format_for_path(const char *path);
 /* How prof_write_trace writes. Start from prof_write_opts_default() (it sets
  * size). */

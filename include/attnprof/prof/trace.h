@@ -66,8 +66,8 @@ typedef enum {
 } prof_kind;
 
 PROF_API const char *prof_kind_name(prof_kind k);
-/* Accepts the names above; returns -1 for an unknown name. */
-PROF_API int prof_kind_from_name(const char *name);
+/* Accepts the names above; INVALID_ARGUMENT for another. */
+PROF_API attn_status prof_kind_from_name(const char *name, prof_kind *out);
 
 /* Memcpy kinds as CUPTI numbers them (CUpti_ActivityMemcpyKind). */
 typedef enum {
@@ -137,24 +137,26 @@ typedef struct {
 
 typedef struct prof_trace prof_trace;
 
-PROF_API prof_trace *prof_trace_create(void);
+/* A new empty trace in *out (OUT_OF_MEMORY: *out NULL). */
+PROF_API attn_status prof_trace_create(prof_trace **out);
 PROF_API void prof_trace_destroy(prof_trace *t);
-/* Copies the string into the trace's pool; the same text gives the same pointer. */
-PROF_API const char *prof_trace_intern(prof_trace *t, const char *s);
-/* Appends a copy of ev (name interned); returns its index or -1 (out of memory).
- * Thread-safe. */
-PROF_API int64_t prof_trace_append(prof_trace *t, const prof_event *ev);
+/* Copies the string into the trace's pool, the copy into *out; the same text
+ * gives the same pointer (NULL gives NULL). */
+PROF_API attn_status prof_trace_intern(prof_trace *t, const char *s, const char **out);
+/* Appends a copy of ev (name interned); its index goes to *index (may be
+ * NULL). OUT_OF_MEMORY: the event is counted as dropped. Thread-safe. */
+PROF_API attn_status prof_trace_append(prof_trace *t, const prof_event *ev, int64_t *index);
 PROF_API size_t prof_trace_count(const prof_trace *t);
 /* Pointer stays valid until the trace is destroyed. */
 PROF_API const prof_event *prof_trace_at(const prof_trace *t, size_t i);
-PROF_API void prof_trace_add_device(prof_trace *t, const prof_device *d);
+PROF_API attn_status prof_trace_add_device(prof_trace *t, const prof_device *d);
 PROF_API size_t prof_trace_device_count(const prof_trace *t);
 PROF_API const prof_device *prof_trace_device(const prof_trace *t, size_t i);
 /* Counts of events a collector lost (CUPTI dropped records), reported, never hidden. */
 PROF_API void prof_trace_add_dropped(prof_trace *t, int64_t n);
 PROF_API int64_t prof_trace_dropped(const prof_trace *t);
 /* Process id and name written as trace metadata. */
-PROF_API void prof_trace_set_process(prof_trace *t, int64_t pid, const char *name);
+PROF_API attn_status prof_trace_set_process(prof_trace *t, int64_t pid, const char *name);
 PROF_API int64_t prof_trace_process_id(const prof_trace *t);      /* 0 = not set */
 PROF_API const char *prof_trace_process_name(const prof_trace *t); /* NULL = not set */
 /* Unix-epoch ns minus the trace's clock (prof_start sets it from

@@ -5,13 +5,20 @@
 #include "prof/analysis/nest.h"
 #include "attnprof/prof/ranks.h"
 #include "prof/model/map.h"
+#include "prof/analysis/status.h"
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
 }
 
-int64_t prof_trace_pids(const prof_trace *t, int64_t **out) {
+static int64_t trace_pids(const prof_trace *t, int64_t **out);
+
+attn_status prof_trace_pids(const prof_trace *t, int64_t **out, int64_t *n) {
+  return prof_count_status(trace_pids(t, out), n, "process list");
+}
+
+static int64_t trace_pids(const prof_trace *t, int64_t **out) {
   prof_map seen;
   prof_map_init(&seen);
   size_t n = 0, cap = 8;

@@ -57,7 +57,7 @@ static void record(prof_event *e, uint64_t session, int64_t start_ns) {
   if (cpu_trace && (session ? session == cpu_session : start_ns >= cpu_session_start)) {
     e->pid = cpu_pid;
     if (!e->external_id) e->external_id = ++cpu_external_id;
-    prof_trace_append(cpu_trace, e);
+    prof_trace_append(cpu_trace, e, NULL);
   }
   pthread_mutex_unlock(&cpu_mu);
 }
@@ -82,7 +82,7 @@ void prof_range_push(const char *name) {
   pthread_mutex_lock(&cpu_mu);
   if (cpu_trace) {
     /* Interned now: the caller's string may be gone by the pop. */
-    r->name = prof_trace_intern(cpu_trace, name ? name : "");
+    prof_trace_intern(cpu_trace, name ? name : "", &r->name); /* NULL without memory: not recorded */
     r->session = cpu_session;
   }
   pthread_mutex_unlock(&cpu_mu);

@@ -165,7 +165,7 @@ static void drain_api_locked(void) {
 static void hand_off_locked(void) {
   if (!sink || !target) return;
   prof_trace *chunk = target;
-  target = prof_trace_create();
+  prof_trace_create(&target);
   if (target) add_devices_to(target);
   sink(chunk, sink_ctx);
 }
@@ -192,7 +192,7 @@ int cupti_buffers_set_target(prof_trace *t) {
       target = NULL;
       sink(chunk, sink_ctx);
     } else if (t && !target) {
-      target = prof_trace_create();
+      prof_trace_create(&target);
     }
   } else {
     target = t;
@@ -267,7 +267,7 @@ static void take_record(const CUpti_Activity *rec) {
     st.incomplete++;
     lose(1);
   } else if (r > 0 && target) {
-    if (prof_trace_append(target, &e) >= 0) st.events++;
+    if (!prof_trace_append(target, &e, NULL)) st.events++;
   }
 }
 

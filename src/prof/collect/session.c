@@ -145,7 +145,8 @@ void prof_stop(void) {
 }
 
 attn_status prof_prepare(unsigned collect, const prof_session_opts *opts) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   if (!t) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "prof_prepare: no memory for a trace");
   attn_status st = prof_start(t, collect, opts);
   if (!st) prof_stop();

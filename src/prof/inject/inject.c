@@ -220,7 +220,7 @@ static int start(void) {
   if (bench_on()) cupti_collector_bench_count_calls();
   bench_start();
   cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
-  session = prof_trace_create();
+  prof_trace_create(&session);
   prof_trace_set_epoch_offset(session, offset);
   prof_session_opts opts = session_opts();
   if (!session || prof_start(session, PROF_COLLECT_GPU, &opts) || !(prof_collecting() & PROF_COLLECT_GPU)) {

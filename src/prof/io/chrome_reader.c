@@ -135,7 +135,7 @@ static int model_init(rd_model *m, prof_read_stats *stats, const char *what) {
   memset(m, 0, sizeof *m);
   m->stats = stats;
   memset(m->stats, 0, sizeof *m->stats);
-  m->t = prof_trace_create();
+  prof_trace_create(&m->t);
   return m->t ? 0 : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for a trace", what);
 }
 

@@ -20,10 +20,11 @@ const char *prof_trace_format_name(prof_trace_format f) {
   return (unsigned)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "?";
 }
 
-int prof_trace_format_from_name(const char *name) {
+attn_status prof_trace_format_from_name(const char *name, prof_trace_format *out) {
   for (int i = PROF_FORMAT_JSON; name && i <= PROF_FORMAT_PFTRACE; i++)
-    if (!strcmp(name, format_names[i])) return i;
-  return -1;
+    if (!strcmp(name, format_names[i])) return *out = (prof_trace_format)i, ATTN_STATUS_OK;
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "unknown trace format '%s' (json, json.gz or pftrace)",
+                   name ? name : "(null)");
 }
 
 static int ends_with(const char *s, const char *tail) {
