@@ -97,11 +97,11 @@ static attn_status opts_check(const attn_ctx_opts *o) {
 
 attn_status attn_ctx_create(const attn_ctx_opts *opts, attn_ctx **out) {
   attn_ctx_opts o = attn_ctx_opts_default();
+  *out = NULL;
   attn_status st = attn_opts_take(&o, sizeof o, ATTN_OPTS_SIZE(attn_ctx_opts, locked), opts,
                                   "attn_ctx_opts");
   if (!st) st = opts_check(&o);
   if (st) return st;
-  *out = NULL;
   attn_ctx *c = calloc(1, sizeof *c);
   if (!c) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for an engine handle");
   if (!o.cache_capacity) o.cache_capacity = DEFAULT_CACHE_CAPACITY;

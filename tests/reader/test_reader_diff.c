@@ -71,6 +71,11 @@ static void naive_to_inplace(void **state) {
   size_t n_gone = only_in(&oa, &ob, gone), n_came = only_in(&ob, &oa, came);
   prof_trace *a = load("trace_naive.json"), *b = load("trace_naive_inplace.json");
   prof_diff d;
+  prof_diff_opts bad = prof_diff_opts_default();
+  bad.size = 1;
+  assert_int_equal(prof_diff_traces(a, b, &bad, &d), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(attn_last_error(), "prof_diff_opts.size is 1"));
+  prof_diff_free(&d);
   if (prof_diff_traces(a, b, NULL, &d)) fail_msg("%s", attn_last_error());
   const prof_diff_range *r = range_of(&d, "attn_fwd");
   assert_i64(r->calls_a, oa.calls);

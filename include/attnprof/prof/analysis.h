@@ -230,16 +230,20 @@ typedef struct {
   struct prof_diff_store *store; /* owns the names */
 } prof_diff;
 
-/* A time changed when it moved by more than both thresholds. */
+/* A time changed when it moved by more than both thresholds. Start from
+ * prof_diff_opts_default() (it sets size and the defaults below). */
 #define PROF_DIFF_TIME_PCT 10.0
 #define PROF_DIFF_TIME_MIN_US 1.0
 typedef struct {
+  size_t size; /* sizeof(prof_diff_opts) */
   double time_pct, time_min_us;
 } prof_diff_opts;
 
+PROF_API prof_diff_opts prof_diff_opts_default(void);
+
 /* Per range name (normalized), the ops of A and B matched by exact name, then
  * by normalized name; counts and device time per call (the summary's
- * counting rules). opts NULL: the defaults above. */
+ * counting rules). opts NULL: the defaults. */
 PROF_API attn_status prof_diff_traces(const prof_trace *a, const prof_trace *b, const prof_diff_opts *opts,
                              prof_diff *out);
 PROF_API void prof_diff_free(prof_diff *d);
