@@ -120,8 +120,9 @@ static int sync_forwards(const attn_args *a) {
 
 /* A session before the measured ones, its trace dropped. */
 static int prime(int fill) {
-  prof_trace *tr = prof_trace_create();
-  if (!tr || prof_start(tr, PROF_COLLECT_CPU | PROF_COLLECT_GPU)) return -1;
+  prof_trace *tr = NULL;
+  prof_trace_create(&tr);
+  if (!tr || prof_start(tr, PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL)) return -1;
   int rc = fill && (attn_cuda_fill_uniform(0, g_scratch, ATTN_DTYPE_BF16, 1024, 1) ||
                     attn_cuda_synchronize(0));
   prof_stop();
@@ -132,10 +133,11 @@ static int prime(int fill) {
 
 static int profiled(const attn_args *a, const char *name, int settle) {
   double ev[MAX_FWD], k[MAX_FWD];
-  prof_trace *tr = prof_trace_create();
+  prof_trace *tr = NULL;
+  prof_trace_create(&tr);
   int prime_now = primer_at_session && !primed++ && strcmp(primer_, "none");
   if (!tr || sync_forwards(a) || (prime_now && prime(!strcmp(primer_, "fill"))) ||
-      prof_start(tr, PROF_COLLECT_CPU | PROF_COLLECT_GPU)) {
+      prof_start(tr, PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL)) {
     fprintf(stderr, "%s: %s\n", name, attn_last_error());
     prof_trace_destroy(tr);
     return -1;

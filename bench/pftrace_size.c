@@ -22,11 +22,11 @@ static double now_s(void) {
 static int one(const prof_trace *t, int64_t n, const char *dir, const char *name, int plain) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (plain) setenv("ATTNPROF_PFTRACE_PLAIN", "1", 1);
+  prof_write_opts o = prof_write_opts_default();
+  o.pftrace_plain = plain;
   double t0 = now_s();
-  attn_status st = prof_write_trace(t, path, PROF_FORMAT_AUTO);
+  attn_status st = prof_write_trace(t, path, &o);
   double w = now_s() - t0;
-  unsetenv("ATTNPROF_PFTRACE_PLAIN");
   if (st) return fprintf(stderr, "%s\n", attn_last_error()), 1;
   struct stat sb;
   stat(path, &sb);

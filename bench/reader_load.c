@@ -175,7 +175,8 @@ static int load(const char *path) {
   if (prof_read_chrome_trace(path, &t, &st)) return fprintf(stderr, "%s\n", attn_last_error()), 1;
   double t1 = now_s(), rss_read = peak_rss_mb(), cpu_read = cpu_s();
   prof_range_summary *rows;
-  int64_t n = prof_summarize_ranges(t, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(t, &rows, &n)) n = -1;
   double t2 = now_s();
   const prof_range_summary *f = prof_range_summary_find(rows, n, "attn_fwd");
   printf("reader: %lld events in %.2f s (%.2f s CPU; %.0f events/s); peak RSS %.0f MB after "

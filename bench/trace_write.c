@@ -70,11 +70,12 @@ typedef struct {
 
 static int take(cupti_conv *cv, const CUpti_Activity *rec, prof_trace *chunk) {
   prof_event e;
-  return cupti_conv_record(cv, rec, &e) > 0 && prof_trace_append(chunk, &e) >= 0;
+  return cupti_conv_record(cv, rec, &e) > 0 && !prof_trace_append(chunk, &e, NULL);
 }
 
 static prof_trace *new_chunk(void) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   if (t) add_device(t);
   return t;
 }

@@ -200,6 +200,9 @@ typedef enum {
 } attn_cudnn_graph;
 
 typedef struct {
+  /* sizeof(attn_ctx_opts), set by attn_ctx_opts_default: a handle refuses
+   * options whose size it does not know (built against another attn.h). */
+  size_t size;
   /* Device bytes of scratch and workspace the handle may hold per device
    * (scores of the S x S baselines, cuBLAS and cuDNN workspaces); a call
    * needing more is refused with the figures. 0: no limit. */
@@ -218,7 +221,8 @@ typedef struct {
   int locked;                     /* 1: calls from several threads take turns */
 } attn_ctx_opts;
 
-/* The defaults: no limit, 64 cache entries, eager launches, every choice auto. */
+/* The defaults (size set): no limit, 64 cache entries, eager launches, every
+ * choice auto. */
 ATTN_API attn_ctx_opts attn_ctx_opts_default(void);
 /* Overrides opts from the environment, for command lines (ATTNPROF_FLASH_KERNEL,
  * ATTNPROF_CUDA_GRAPHS, ATTNPROF_CUDNN_GRAPH, ATTNPROF_CACHE_CAPACITY,

@@ -1,6 +1,8 @@
 """The C API through ctypes: attn_tensor / attn_args / attn_ctx_opts field
-for field, and the functions the package calls. Engines (attn_ctx handles)
-live in _engine.py."""
+for field, and the functions the package calls. Each mirror is checked
+against the size the library reports (attn_struct_size, attnprof/abi.h) when
+the package loads: a library built from other headers is refused with the
+sizes that differ. Engines (attn_ctx handles) live in _engine.py."""
 
 import ctypes
 
@@ -30,7 +32,8 @@ class Args(ctypes.Structure):
 
 class CtxOpts(ctypes.Structure):
     """attn_ctx_opts, field for field (ctypes pads as the C compiler does)."""
-    _fields_ = [("workspace_limit", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
+    _fields_ = [("size", ctypes.c_size_t),  # set by attn_ctx_opts_default
+                ("workspace_limit", ctypes.c_size_t), ("cache_capacity", ctypes.c_size_t),
                 ("cuda_graphs", ctypes.c_int), ("flash_kernel", ctypes.c_int),
                 ("cudnn_graph", ctypes.c_int), ("cpu_threads", ctypes.c_int),
                 ("cpu_isa", ctypes.c_char_p), ("locked", ctypes.c_int)]
@@ -52,6 +55,32 @@ class BackendInfo(ctypes.Structure):
     """attn_backend_info."""
     _fields_ = [("backend", ctypes.c_int), ("name", ctypes.c_char_p), ("impl", ctypes.c_char_p),
                 ("device_kind", ctypes.c_int), ("summary", ctypes.c_char_p)]
+
+
+# Each mirror and the attn_struct value (attnprof/abi.h) the library reports its size by.
+MIRRORS = [("attn_tensor", 0, Tensor), ("attn_args", 1, Args), ("attn_ctx_opts", 2, CtxOpts),
+           ("attn_ctx_stats", 3, CtxStats), ("attn_backend_info", 4, BackendInfo)]
+
+
+class LayoutError(ImportError):
+    """The ctypes mirrors do not match the library's structs."""
+
+
+def check_layouts(l, where, mirrors=None):
+    """Raises LayoutError naming every mirror whose size differs from the
+    library's (or when the library reports none)."""
+    try:
+        size = l.attn_struct_size
+    except AttributeError:
+        raise LayoutError(f"attnprof: the library at {where} reports no struct sizes "
+                          "(attn_struct_size): it is older than this package; rebuild or "
+                          "reinstall them together") from None
+    size.argtypes, size.restype = [ctypes.c_int], ctypes.c_size_t
+    bad = [f"{name}: {ctypes.sizeof(cls)} bytes here, {size(code)} in the library"
+           for name, code, cls in (mirrors or MIRRORS) if ctypes.sizeof(cls) != size(code)]
+    if bad:
+        raise LayoutError(f"attnprof: this package's struct mirrors do not match the library at "
+                          f"{where} ({'; '.join(bad)}): rebuild or reinstall them together")
 
 
 def _bind(l):
@@ -96,6 +125,7 @@ def _bind(l):
 
 
 lib, path = _loader.load()
+check_layouts(lib, path)
 lib = _bind(lib)
 
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attn/backend.h"
+#include "core/opts.h"
 
 enum { DEFAULT_CACHE_CAPACITY = 64 };
 
@@ -16,6 +17,7 @@ static const char *const cpu_isas[] = {"auto", "portable", "avx2", "avx512"};
 attn_ctx_opts attn_ctx_opts_default(void) {
   attn_ctx_opts o;
   memset(&o, 0, sizeof o);
+  o.size = sizeof o;
   o.cache_capacity = DEFAULT_CACHE_CAPACITY;
   return o;
 }
@@ -56,6 +58,9 @@ attn_status attn_ctx_opts_from_env(attn_ctx_opts *o) {
   static const char *const kernels[] = {"auto", "mma_sync", "wgmma", "ws"};
   static const char *const graphs[] = {"auto", "composite", "node"};
   static const char *const onoff[] = {"0", "1"};
+  size_t oldest = ATTN_OPTS_SIZE(attn_ctx_opts, locked);
+  if (o->size < oldest || o->size > sizeof *o) /* it writes only fields every known size has */
+    return attn_opts_take(o, sizeof *o, oldest, o, "attn_ctx_opts");
   int k = (int)o->flash_kernel, g = (int)o->cudnn_graph, cg = o->cuda_graphs != 0, isa = -1;
   attn_status st;
   if ((st = env_choice("ATTNPROF_FLASH_KERNEL", kernels, 4, &k)) ||
@@ -91,10 +96,12 @@ static attn_status opts_check(const attn_ctx_opts *o) {
 }
 
 attn_status attn_ctx_create(const attn_ctx_opts *opts, attn_ctx **out) {
-  attn_ctx_opts o = opts ? *opts : attn_ctx_opts_default();
-  attn_status st = opts_check(&o);
-  if (st) return st;
+  attn_ctx_opts o = attn_ctx_opts_default();
   *out = NULL;
+  attn_status st = attn_opts_take(&o, sizeof o, ATTN_OPTS_SIZE(attn_ctx_opts, locked), opts,
+                                  "attn_ctx_opts");
+  if (!st) st = opts_check(&o);
+  if (st) return st;
   attn_ctx *c = calloc(1, sizeof *c);
   if (!c) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for an engine handle");
   if (!o.cache_capacity) o.cache_capacity = DEFAULT_CACHE_CAPACITY;

@@ -90,11 +90,12 @@ int cli_backends_for(int device, attn_backend *out) {
 /* One trace holding every backend's profiled forwards, each group inside a
  * range named after its backend. */
 static prof_trace *merge_traces(const cli_result *rs, int n) {
-  prof_trace *all = prof_trace_create();
+  prof_trace *all = NULL;
+  prof_trace_create(&all);
   for (int i = 0; all && i < n; i++) {
     if (rs[i].status || !rs[i].trace || !prof_trace_count(rs[i].trace)) continue;
     const prof_trace *t = rs[i].trace;
-    for (size_t j = 0; j < prof_trace_count(t); j++) prof_trace_append(all, prof_trace_at(t, j));
+    for (size_t j = 0; j < prof_trace_count(t); j++) prof_trace_append(all, prof_trace_at(t, j), NULL);
     cli_roof_group(all, &rs[i]);
   }
   return all;

@@ -20,7 +20,7 @@
 
 #include "attnprof/cp.h"
 #include "attnprof/device.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "cli/cli.h"
 #include "cli/cp_launch.h"
 

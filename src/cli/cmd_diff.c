@@ -164,7 +164,7 @@ static int show(const diff_opts *o, const prof_diff *d) {
 }
 
 int cmd_diff(int argc, char **argv) {
-  diff_opts o = {{NULL, NULL}, NULL, 0, 0, {PROF_DIFF_TIME_PCT, PROF_DIFF_TIME_MIN_US}};
+  diff_opts o = {{NULL, NULL}, NULL, 0, 0, prof_diff_opts_default()};
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(diff_usage, stdout), CLI_OK;
   int rc = parse_diff(argc, argv, &o);

@@ -82,8 +82,9 @@ int cmd_merge(int argc, char **argv) {
   prof_merge_input *info = calloc(n, sizeof *info);
   int rc = traces && info ? cli_load_traces(files, n, traces) : cli_failure("no memory");
   if (!rc) {
-    prof_trace *m = prof_merge(traces, n, info);
-    if (!m || prof_add_gpu_annotations(m) < 0 || prof_write_chrome_trace(m, out)) {
+    prof_trace *m = NULL;
+    if (prof_merge(traces, n, info, &m) || prof_add_gpu_annotations(m, NULL) ||
+        prof_write_chrome_trace(m, out)) {
       rc = cli_failure("%s", attn_last_error());
     } else {
       say_inputs(files, info, n);

@@ -60,7 +60,8 @@ static int check_range(const char *range, prof_report_input *in, int n) {
   size_t len = 0;
   for (int i = 0; i < n; i++) {
     prof_range_summary *rows = NULL;
-    int64_t k = prof_summarize_ranges(in[i].t, &rows);
+    int64_t k;
+    if (prof_summarize_ranges(in[i].t, &rows, &k)) k = -1;
     int found = k > 0 && prof_range_summary_find(rows, k, range);
     for (int64_t j = 0; !found && j < k && len < sizeof names - 1; j++)
       if (!strstr(names, rows[j].name))

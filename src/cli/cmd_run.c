@@ -40,7 +40,8 @@ static void print_run(const cli_problem *p, const cli_measure_opts *m, const cli
   cli_print_results(stdout, r, 1);
   cli_print_roof(stdout, cli_roof_for(p->device, p->dtype, m));
   prof_key_average *rows = NULL;
-  int64_t n = prof_key_averages(r->trace, &rows);
+  int64_t n;
+  if (prof_key_averages(r->trace, &rows, &n)) n = -1;
   if (n > 0) {
     printf("\nkey averages over %lld profiled forwards:\n", (long long)r->per_fwd.calls);
     prof_print_key_averages(stdout, rows, n, 20);

@@ -66,10 +66,9 @@ static int parse(int argc, char **argv, trace_opts *o) {
       o->out = v;
       o->out_given = 1;
     } else if ((r = cli_opt_value(argc, argv, &i, "--format", &v))) {
-      int f = r < 0 ? -1 : prof_trace_format_from_name(v);
       if (r < 0) return CLI_USAGE;
-      if (f < 0) return cli_usage_error("trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
-      o->format = (prof_trace_format)f;
+      if (prof_trace_format_from_name(v, &o->format))
+        return cli_usage_error("trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
     } else if ((r = cli_opt_value(argc, argv, &i, "--defer", &v))) {
       if (r < 0) return CLI_USAGE;
       if (!defer_mb_ok(v)) return cli_usage_error("trace: --defer: '%s' is not a size in MB (1 to 1048576)", v);

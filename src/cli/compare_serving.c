@@ -195,11 +195,11 @@ int cli_compare_serving(const cli_problem *base, const cli_measure_opts *m0, dou
   memset(rates, 0, sizeof rates);
   json_t *rows = m.json ? json_array() : NULL;
   if (!m.json) print_header(base, &m);
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   for (int ib = 0; ib < g.nb; ib++)
     for (int ikv = 0; ikv < g.nkv; ikv++)
       measure_pair(base, &g, ib, ikv, list, nbk, &m, mem_limit, rates, rows);
-  double secs = (double)(prof_clock_ns() - t0) / 1e9;
+  double secs = (double)(attn_clock_ns() - t0) / 1e9;
   if (rows) {
     char dev[160];
     cli_device_describe(base->device, dev, sizeof dev);

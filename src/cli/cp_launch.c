@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "cli/cp_launch.h"
 
 void cli_cp_print_header(void) {
@@ -77,14 +77,16 @@ static int merge_traces(const char *trace_dir, int gpus) {
     if (prof_read_chrome_trace(path, &t[r], NULL) != ATTN_STATUS_OK)
       rc = cli_failure("cp: cannot read rank %d's trace: %s", r, attn_last_error());
   }
-  prof_trace *m = rc == CLI_OK ? prof_merge(t, (size_t)gpus, info) : NULL;
-  if (rc == CLI_OK && !m) rc = cli_failure("cp: merge: out of memory");
+  prof_trace *m = NULL;
+  if (rc == CLI_OK && prof_merge(t, (size_t)gpus, info, &m))
+    rc = cli_failure("cp: merge: %s", attn_last_error());
   char path[600];
   snprintf(path, sizeof path, "%s/merged.json", trace_dir);
   if (rc == CLI_OK && prof_write_chrome_trace(m, path) != ATTN_STATUS_OK)
     rc = cli_failure("cp: cannot write %s: %s", path, attn_last_error());
   prof_overlap_row *rows = NULL;
-  int64_t n = rc == CLI_OK ? prof_overlap_summarize(m, &rows) : -1;
+  int64_t n = -1;
+  if (rc == CLI_OK && prof_overlap_summarize(m, &rows, &n)) n = -1;
   if (n >= 0) {
     printf("\nmerged trace: %s (rank clocks shifted by", path);
     for (int r = 0; r < gpus; r++) printf(" %+lld", (long long)info[r].offset_ns);

@@ -141,11 +141,12 @@ static attn_status time_forwards(attn_ctx *ctx, attn_cp_comm *c, const attn_cp_a
 
 static attn_status write_trace(attn_ctx *ctx, attn_cp_comm *c, const attn_cp_args *a, int rank,
                                const char *dir) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   if (!t) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no memory for the trace");
   char name[64], path[700];
   snprintf(name, sizeof name, "attnprof cp rank %d", rank);
-  attn_status st = prof_start(t, PROF_COLLECT_CPU | PROF_COLLECT_GPU);
+  attn_status st = prof_start(t, PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL);
   for (int i = 0; st == ATTN_STATUS_OK && i < 3; i++) st = attn_cp_forward(ctx, c, a);
   if (st == ATTN_STATUS_OK) st = attn_cuda_synchronize(rank);
   prof_stop();
@@ -183,7 +184,7 @@ int cli_cp_rank(const cli_problem *p, int n, int rank, attn_cp_variant variant, 
   a.shard.scale = p->scale;
   double ms = NAN, err_ref = NAN, err_flash = NAN;
   /* Before the warm-up, as cli_measure does (prof_prepare says why). */
-  if (st == ATTN_STATUS_OK && trace_dir) (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU);
+  if (st == ATTN_STATUS_OK && trace_dir) (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL);
   if (st == ATTN_STATUS_OK) st = time_forwards(ctx, comm, &a, rank, iters, warmup, &ms);
   if (st == ATTN_STATUS_OK && trace_dir) st = write_trace(ctx, comm, &a, rank, trace_dir);
   if (st == ATTN_STATUS_OK && check) {

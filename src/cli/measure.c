@@ -53,19 +53,19 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
   for (int i = 0; i < m->warmup; i++)
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
   if (m->skip_ms > 0) { /* one forward decides whether the rest are timed */
-    int64_t t0 = prof_clock_ns();
+    int64_t t0 = attn_clock_ns();
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) return fail(r, st);
-    if (cli_skip_slow(r, (double)(prof_clock_ns() - t0) / 1e3, m)) return -1;
+    if (cli_skip_slow(r, (double)(attn_clock_ns() - t0) / 1e3, m)) return -1;
   }
   double *t = malloc(sizeof *t * (size_t)m->iters);
   if (!t) return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for timings"));
   for (int i = 0; i < m->iters; i++) {
-    int64_t t0 = prof_clock_ns();
+    int64_t t0 = attn_clock_ns();
     if ((st = attn_forward(cli_engine(NULL), r->backend, a))) {
       free(t);
       return fail(r, st);
     }
-    t[i] = (double)(prof_clock_ns() - t0) / 1e3;
+    t[i] = (double)(attn_clock_ns() - t0) / 1e3;
   }
   cli_quartiles(t, m->iters, &r->time_us_q1, &r->time_us_median, &r->time_us_q3);
   r->host_us_median = r->time_us_median;
@@ -84,10 +84,9 @@ int cli_skip_slow(cli_result *r, double us, const cli_measure_opts *m) {
 static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure_opts *m) {
   attn_status st;
   if (m->profiled == 0) return 0; /* compare --serving: no trace, device time only */
-  if (!(r->trace = prof_trace_create()))
-    return fail(r, attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a trace"));
+  if ((st = prof_trace_create(&r->trace))) return fail(r, st);
   unsigned collect = PROF_COLLECT_CPU | (a->q.device >= 0 ? PROF_COLLECT_GPU : 0);
-  if ((st = prof_start(r->trace, collect))) return fail(r, st);
+  if ((st = prof_start(r->trace, collect, NULL))) return fail(r, st);
   for (int i = 0; i < m->profiled && !st; i++) {
     prof_range_push(CLI_RANGE);
     st = attn_forward(cli_engine(NULL), r->backend, a);
@@ -98,7 +97,8 @@ static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure
   prof_stop();
   if (st) return fail(r, st);
   prof_range_summary *rows = NULL;
-  int64_t n = prof_summarize_ranges(r->trace, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(r->trace, &rows, &n)) n = -1;
   for (int64_t i = 0; i < n; i++)
     if (!strcmp(rows[i].name, CLI_RANGE)) r->per_fwd = rows[i];
   free(rows);
@@ -150,7 +150,7 @@ static void prepare_profiler(const attn_args *a, const cli_measure_opts *m) {
   static int prepared;
   if (prepared || !m->profiled || a->q.device < 0) return;
   prepared = 1;
-  (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU);
+  (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL);
 }
 
 void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_measure_opts *m,

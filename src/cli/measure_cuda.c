@@ -72,9 +72,9 @@ static attn_status host_times(attn_backend b, const attn_args *a, int n, double 
   attn_status st;
   for (int i = 0; i < n; i++) {
     if ((st = attn_cuda_synchronize(a->q.device))) return st;
-    int64_t t0 = prof_clock_ns();
+    int64_t t0 = attn_clock_ns();
     if ((st = attn_forward(cli_engine(NULL), b, a))) return st;
-    us[i] = (double)(prof_clock_ns() - t0) / 1e3;
+    us[i] = (double)(attn_clock_ns() - t0) / 1e3;
   }
   return attn_cuda_synchronize(a->q.device);
 }

@@ -225,9 +225,9 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
   if ((r = cli_opt_value(argc, argv, i, "--trace", &v))) return r < 0 ? r : (m->trace_path = v, 1);
   if ((r = cli_opt_value(argc, argv, i, "--format", &v))) {
     if (r < 0) return r;
-    int f = prof_trace_format_from_name(v);
-    if (f < 0) return cli_usage_error("--format: unknown trace format '%s' (json, json.gz or pftrace)", v), -1;
-    return m->trace_format = (prof_trace_format)f, 1;
+    if (prof_trace_format_from_name(v, &m->trace_format))
+      return cli_usage_error("--format: unknown trace format '%s' (json, json.gz or pftrace)", v), -1;
+    return 1;
   }
   if ((r = cli_opt_value(argc, argv, i, "--expect", &v))) return r < 0 ? r : (m->expect_text = v, 1);
   if (cli_opt_flag(argc, argv, i, "--json")) return m->json = 1, 1;

@@ -16,9 +16,9 @@ int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex) {
   if (m->expect_text) {
     char *text = cli_expect_text(m->expect_text);
     if (!text) return CLI_USAGE;
-    *ex = prof_expect_parse(text);
+    attn_status st = prof_expect_parse(text, ex);
     free(text);
-    if (!*ex) return cli_usage_error("--expect: %s", attn_last_error());
+    if (st) return cli_usage_error("--expect: %s", attn_last_error());
   }
   if (m->trace_format != PROF_FORMAT_AUTO && !m->trace_path) {
     prof_expect_free(*ex);
@@ -35,7 +35,9 @@ int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex) {
 
 int cli_write_trace(const char *path, prof_trace_format f, const prof_trace *t) {
   if (!path) return CLI_OK;
-  if (prof_write_trace(t, path, f)) return cli_failure("--trace: %s", attn_last_error());
+  prof_write_opts o = prof_write_opts_default();
+  o.format = f;
+  if (prof_write_trace(t, path, &o)) return cli_failure("--trace: %s", attn_last_error());
   fprintf(stderr, "attnprof: trace written to %s\n", path);
   return CLI_OK;
 }
@@ -43,8 +45,8 @@ int cli_write_trace(const char *path, prof_trace_format f, const prof_trace *t) 
 int cli_check_expect(const prof_expect *ex, const prof_trace *t, FILE *f) {
   if (!ex) return CLI_OK;
   fprintf(f, "\nexpectations (per %s):\n", CLI_RANGE);
-  int broken = prof_expect_check(ex, t, CLI_RANGE, f);
-  if (broken < 0) return cli_failure("%s", attn_last_error());
+  int broken = 0;
+  if (prof_expect_check(ex, t, CLI_RANGE, f, &broken)) return cli_failure("%s", attn_last_error());
   fprintf(f, "%s\n", broken ? "some expectations BROKE" : "all expectations held");
   return broken ? CLI_EXPECT_BROKEN : CLI_OK;
 }

@@ -69,11 +69,11 @@ static double seconds_per_flop(const cli_problem *p, attn_backend b, int ref) {
     attn_status st = ref ? (out ? ATTN_STATUS_OK : ATTN_STATUS_OUT_OF_MEMORY)
                          : attn_forward(cli_engine(NULL), b, &in.args); /* warm-up */
     /* Repeated up to 50 ms, so start-up costs do not pass for the rate. */
-    int64_t t0 = prof_clock_ns(), t1 = t0;
+    int64_t t0 = attn_clock_ns(), t1 = t0;
     int reps = 0;
     while (!st && reps < 20 && t1 - t0 < 50000000) {
       st = ref ? attn_reference_f64(&in.host, out, NULL) : attn_forward(cli_engine(NULL), b, &in.args);
-      reps++, t1 = prof_clock_ns();
+      reps++, t1 = attn_clock_ns();
     }
     if (!st) spf = (double)(t1 - t0) / 1e9 / reps / attn_flops(&in.args);
     free(out);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "cli/ranks.h"
 #include "cli/summary_json.h"
 #include "cli/traces.h"
@@ -15,10 +15,11 @@
 
 static int build_one(const cli_rank *r, cli_rank_tables *o) {
   memset(o, 0, sizeof *o);
-  o->n_ranges = prof_summarize_ranges_pid(r->t, 0, r->pid, &o->ranges);
-  o->n_kernels = o->n_ranges < 0 ? -1 : prof_summarize_kernels_pid(r->t, NULL, r->pid, &o->kernels);
-  o->n_keys = o->n_kernels < 0 ? -1 : prof_key_averages_pid(r->t, r->pid, &o->keys);
-  return o->n_keys < 0 ? -1 : 0;
+  if (prof_summarize_ranges_pid(r->t, 0, r->pid, &o->ranges, &o->n_ranges) ||
+      prof_summarize_kernels_pid(r->t, NULL, r->pid, &o->kernels, &o->n_kernels) ||
+      prof_key_averages_pid(r->t, r->pid, &o->keys, &o->n_keys))
+    return -1;
+  return 0;
 }
 
 static void free_tables(cli_rank_tables *tb, size_t n) {
@@ -35,7 +36,8 @@ static cli_rank_tables *build_all(const cli_rank *ranks, size_t n) {
 }
 
 int64_t cli_ranks_of_trace(const prof_trace *t, cli_rank **out) {
-  int64_t *pids = NULL, n = prof_trace_pids(t, &pids);
+  int64_t *pids = NULL, n = -1;
+  if (prof_trace_pids(t, &pids, &n)) n = -1;
   *out = n > 0 ? calloc((size_t)n, sizeof **out) : NULL;
   if (n > 0 && !*out) n = -1;
   for (int64_t i = 0; i < n; i++) (*out)[i] = (cli_rank){t, pids[i], NULL};

@@ -198,5 +198,5 @@ void cli_roof_group(prof_trace *dst, const cli_result *r) {
   g.start_ns = lo, g.dur_ns = hi - lo, g.pid = first->pid, g.tid = first->tid;
   g.bytes = (int64_t)r->bytes, g.flops = r->flops;
   g.roof = (prof_roof){r->time_us_median, r->copy_gbps, r->peak_tflops};
-  prof_trace_append(dst, &g);
+  prof_trace_append(dst, &g, NULL);
 }

@@ -34,10 +34,9 @@ int cli_summary_build(const prof_trace *t, const char *range, cli_summary *s) {
 int cli_summary_build_ex(const prof_trace *t, const char *range, unsigned flags, cli_summary *s) {
   memset(s, 0, sizeof *s);
   if (range && prof_is_step_name(range)) flags |= PROF_SUMMARY_PER_STEP;
-  s->n_ranges = prof_summarize_ranges_ex(t, flags, &s->ranges, &s->links);
-  s->n_kernels = s->n_ranges < 0 ? -1 : prof_summarize_kernels(t, range, &s->kernels);
-  s->n_keys = s->n_kernels < 0 ? -1 : prof_key_averages(t, &s->keys);
-  if (s->n_keys < 0) {
+  if (prof_summarize_ranges_ex(t, flags, &s->ranges, &s->n_ranges, &s->links) ||
+      prof_summarize_kernels(t, range, &s->kernels, &s->n_kernels) ||
+      prof_key_averages(t, &s->keys, &s->n_keys)) {
     cli_summary_free(s);
     return cli_failure("%s", attn_last_error());
   }
@@ -193,15 +192,16 @@ void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n) {
 int cli_parse_expect(const char *value, prof_expect **out) {
   char *text = cli_expect_text(value);
   if (!text) return CLI_USAGE;
-  *out = prof_expect_parse(text);
+  attn_status st = prof_expect_parse(text, out);
   free(text);
-  return *out ? CLI_OK : cli_usage_error("--expect: %s", attn_last_error());
+  return st ? cli_usage_error("--expect: %s", attn_last_error()) : CLI_OK;
 }
 
 const char *cli_expect_range(const prof_trace *t, const char *range) {
   if (range) return range;
   prof_range_summary *rows = NULL;
-  int64_t n = prof_summarize_ranges(t, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(t, &rows, &n)) n = -1;
   int has = n > 0 && prof_range_summary_find(rows, n, CLI_RANGE);
   free(rows);
   return has ? CLI_RANGE : NULL;
@@ -210,8 +210,8 @@ const char *cli_expect_range(const prof_trace *t, const char *range) {
 int cli_expect_print(FILE *f, const prof_expect *ex, const prof_trace *t, const char *range) {
   range = cli_expect_range(t, range);
   fprintf(f, "\nexpectations%s%s:\n", range ? " per " : "", range ? range : "");
-  int broken = prof_expect_check(ex, t, range, f);
-  if (broken < 0) return cli_usage_error("--expect: %s", attn_last_error());
+  int broken = 0;
+  if (prof_expect_check(ex, t, range, f, &broken)) return cli_usage_error("--expect: %s", attn_last_error());
   fprintf(f, "%s\n", broken ? "some expectations BROKE" : "all expectations held");
   return broken ? CLI_EXPECT_BROKEN : CLI_OK;
 }
@@ -219,7 +219,8 @@ int cli_expect_print(FILE *f, const prof_expect *ex, const prof_trace *t, const 
 json_t *cli_expect_json(const prof_expect *ex, const prof_trace *t, const char *range, int *rc) {
   size_t n = prof_expect_count(ex);
   prof_expect_result *r = calloc(n ? n : 1, sizeof *r);
-  int broken = r ? prof_expect_evaluate(ex, t, cli_expect_range(t, range), r) : -1;
+  int broken = -1;
+  if (r && prof_expect_evaluate(ex, t, cli_expect_range(t, range), r, &broken)) broken = -1;
   json_t *a = json_array();
   for (size_t i = 0; broken >= 0 && i < n; i++)
     json_array_append_new(a,

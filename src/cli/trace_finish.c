@@ -200,8 +200,11 @@ static void say_collector(const trace_opts *o, const trace_report *rep, size_t e
 /* ---- the trace ------------------------------------------------------------------ */
 
 static int write_empty(const trace_opts *o) {
-  prof_trace *t = prof_trace_create();
-  attn_status st = t ? prof_write_trace(t, o->out, o->format) : ATTN_STATUS_OUT_OF_MEMORY;
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
+  prof_write_opts w = prof_write_opts_default();
+  w.format = o->format;
+  attn_status st = t ? prof_write_trace(t, o->out, &w) : ATTN_STATUS_OUT_OF_MEMORY;
   prof_trace_destroy(t);
   return st ? cli_failure("%s", attn_last_error()) : CLI_OK;
 }
@@ -232,17 +235,19 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
                                 int child, size_t *kept) {
   prof_trace *t = NULL;
   prof_read_stats stats;
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   int rc = cli_load_trace(p->partial, &t, &stats);
   if (rc) return rc;
   prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
-  prof_add_gpu_annotations(t);
-  if (prof_write_trace(t, o->out, o->format)) {
+  prof_add_gpu_annotations(t, NULL); /* without them (no memory) the trace is still whole */
+  prof_write_opts w = prof_write_opts_default();
+  w.format = o->format;
+  if (prof_write_trace(t, o->out, &w)) {
     rc = cli_failure("%s (the streamed trace is kept at %s)", attn_last_error(), p->partial);
   } else {
     unlink(p->partial);
     *kept = prof_trace_count(t);
-    if (!child) say_collector(o, rep, prof_trace_count(t), (double)(prof_clock_ns() - t0) / 1e9);
+    if (!child) say_collector(o, rep, prof_trace_count(t), (double)(attn_clock_ns() - t0) / 1e9);
     rc = child ? CLI_OK : print_summary(o, t, &stats);
   }
   prof_trace_destroy(t);
@@ -256,8 +261,8 @@ static int complete(const trace_opts *o, const trace_paths *p, const trace_repor
   struct stat st;
   if (stat(p->partial, &st)) return child ? CLI_OK : write_empty(o);
   if (!rep->closed) {
-    int err = prof_chrome_trace_repair(p->partial, rep->safe_offset, rep->dropped);
-    if (err) return cli_failure("cannot complete the trace %s: %s", p->partial, strerror(err));
+    if (prof_chrome_trace_repair(p->partial, rep->safe_offset, rep->dropped))
+      return cli_failure("cannot complete the trace: %s", attn_last_error());
   }
   if (o->stream_only) {
     if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));

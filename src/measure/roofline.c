@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "attnprof/device.h"
-#include "attnprof/prof.h"
+#include "attnprof/clock.h"
 #include "core/error.h"
 
 #ifdef ATTNPROF_HAVE_CUDA
@@ -46,9 +46,9 @@ static attn_status host_copy_bandwidth(size_t bytes, int reps, double *gbps) {
   memset(src, 1, bytes), memset(dst, 2, bytes);
   memcpy(dst, src, bytes);
   for (int i = 0; i < reps; i++) {
-    int64_t t0 = prof_clock_ns();
+    int64_t t0 = attn_clock_ns();
     memcpy(dst, src, bytes);
-    t[i] = (double)(prof_clock_ns() - t0);
+    t[i] = (double)(attn_clock_ns() - t0);
     src[i % bytes] ^= dst[(size_t)i * 4099 % bytes]; /* the copy's result is used */
   }
   double ns = median(t, reps);

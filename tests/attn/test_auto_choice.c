@@ -36,9 +36,10 @@ static attn_backend expected_cpu(int64_t d, int scores_fit) {
 /* The backend a trace shows: one fused op is flash, GEMMs without a fused
  * op are math's composition. */
 static attn_backend traced_backend(attn_ctx *ctx, test_problem *p, attn_status *st) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_non_null(t);
-  assert_int_equal(prof_start(t, PROF_COLLECT_CPU), ATTN_STATUS_OK);
+  assert_int_equal(prof_start(t, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   *st = attn_forward(ctx, ATTN_BACKEND_AUTO, &p->args);
   prof_stop();
   int fused = 0, gemm = 0;

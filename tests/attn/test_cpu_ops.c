@@ -32,9 +32,10 @@ static op_counts profile_forward(attn_backend backend, attn_dtype dt, attn_causa
                                attn_tensor_bhsd(v, dt, ATTN_DEVICE_CPU, B, H, S, D),
                                attn_tensor_bhsd(o, dt, ATTN_DEVICE_CPU, B, H, S, D));
   a.causal = causal;
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_non_null(t);
-  assert_int_equal(prof_start(t, PROF_COLLECT_CPU), ATTN_STATUS_OK);
+  assert_int_equal(prof_start(t, PROF_COLLECT_CPU, NULL), ATTN_STATUS_OK);
   attn_status st = attn_forward(test_engine(), backend, &a);
   prof_stop();
   assert_int_equal(st, ATTN_STATUS_OK);

@@ -57,6 +57,14 @@ static void test_create_refuses_bad_options(void **state) {
   /* attn.h lists the names cpu_isa takes; another must not pass as "auto" */
   o = attn_ctx_opts_default(), o.cpu_isa = "sse9";
   expect_create_refused(&o, "cpu_isa", "portable");
+  /* a size this library does not know: built against another attn.h */
+  o = attn_ctx_opts_default();
+  assert_int_equal(o.size, sizeof o);
+  o.size = sizeof o - sizeof(int) - 8;
+  expect_create_refused(&o, "attn_ctx_opts.size", "accepted");
+  o.size = sizeof o + 8;
+  expect_create_refused(&o, "attn_ctx_opts.size", "attn_ctx_opts_default");
+  assert_int_equal(attn_ctx_opts_from_env(&o), ATTN_STATUS_INVALID_ARGUMENT);
 }
 
 static void test_options_read_back(void **state) {

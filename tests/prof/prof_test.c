@@ -9,7 +9,9 @@ int64_t synth_host(prof_trace *t, prof_cat cat, const char *name, int64_t tid, i
                    int64_t dur) {
   prof_event e = prof_event_init(cat, name);
   e.pid = TEST_PID, e.tid = tid, e.start_ns = start, e.dur_ns = dur;
-  return prof_trace_append(t, &e);
+  int64_t index = -1;
+  prof_trace_append(t, &e, &index);
+  return index;
 }
 
 int64_t synth_range(prof_trace *t, const char *name, int64_t tid, int64_t start, int64_t dur) {
@@ -20,7 +22,9 @@ int64_t synth_op(prof_trace *t, const char *name, prof_kind kind, int64_t tid, i
                  int64_t dur) {
   prof_event e = prof_event_init(PROF_CAT_CPU_OP, name);
   e.pid = TEST_PID, e.tid = tid, e.start_ns = start, e.dur_ns = dur, e.kind = kind;
-  return prof_trace_append(t, &e);
+  int64_t index = -1;
+  prof_trace_append(t, &e, &index);
+  return index;
 }
 
 int64_t synth_launch(prof_trace *t, prof_cat cat, const char *name, int64_t tid, int64_t start,
@@ -29,7 +33,9 @@ int64_t synth_launch(prof_trace *t, prof_cat cat, const char *name, int64_t tid,
   e.pid = TEST_PID, e.tid = tid, e.start_ns = start, e.dur_ns = dur;
   e.correlation = correlation;
   e.cbid = cat == PROF_CAT_CUDA_RUNTIME ? 211 : 307;
-  return prof_trace_append(t, &e);
+  int64_t index = -1;
+  prof_trace_append(t, &e, &index);
+  return index;
 }
 
 int64_t synth_gpu(prof_trace *t, prof_cat cat, const char *name, int device, int stream,
@@ -40,13 +46,16 @@ int64_t synth_gpu(prof_trace *t, prof_cat cat, const char *name, int device, int
   e.kind = cat == PROF_CAT_KERNEL ? PROF_KIND_KERNEL
            : cat == PROF_CAT_GPU_MEMCPY ? PROF_KIND_MEMCPY
                                         : PROF_KIND_MEMSET;
-  return prof_trace_append(t, &e);
+  int64_t index = -1;
+  prof_trace_append(t, &e, &index);
+  return index;
 }
 
 /* A trace of one forward on a GPU with a CPU op, a launch without GPU work,
  * and a GPU activity without a launch. */
 prof_trace *synth_gpu_sample(void) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_trace_set_process(t, TEST_PID, "python3");
   prof_trace_set_epoch_offset(t, 0);
   prof_device d = {.id = 0, .name = "NVIDIA H200", .compute_major = 9, .num_sms = 132,
@@ -59,7 +68,7 @@ prof_trace *synth_gpu_sample(void) {
   prof_event e = prof_event_init(PROF_CAT_CPU_OP, "gemm_qk");
   e.pid = TEST_PID, e.tid = 11, e.start_ns = T0 + 1234567, e.dur_ns = 1001, e.kind = PROF_KIND_GEMM;
   e.bytes = 4096, e.flops = 2.5e9;
-  prof_trace_append(t, &e);
+  prof_trace_append(t, &e, NULL);
   synth_launch(t, PROF_CAT_CUDA_DRIVER, "cuLaunchKernelEx", 11, T0 + 2000000, 5000, 91);
   synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaMemcpyAsync", 12, T0 + 2100000, 3000, 92);
   synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaGetDevice", 11, T0 + 2200000, 100, 93);
@@ -69,7 +78,7 @@ prof_trace *synth_gpu_sample(void) {
   e.fp = (prof_footprint){.grid = {264, 1, 1}, .block = {384, 1, 1}, .cluster = {2, 1, 1},
                           .registers_per_thread = 168, .static_shared_memory = 0,
                           .dynamic_shared_memory = 213188, .occupancy_pct_in_file = 0};
-  prof_trace_append(t, &e);
+  prof_trace_append(t, &e, NULL);
   synth_gpu(t, PROF_CAT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)", 0, 7, T0 + 4000000, 2000, 92);
   prof_event *m = (prof_event *)prof_trace_at(t, prof_trace_count(t) - 1);
   m->bytes = 268435456;

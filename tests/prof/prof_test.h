@@ -66,6 +66,20 @@ int64_t synth_gpu(prof_trace *t, prof_cat cat, const char *name, int device, int
  * launch is not in the trace (555, stream 8). */
 prof_trace *synth_gpu_sample(void);
 
+/* A new trace; the test fails without one. */
+static inline prof_trace *new_trace(void) {
+  prof_trace *t = NULL;
+  if (prof_trace_create(&t)) fail_msg("%s", attn_last_error());
+  return t;
+}
+
+/* prof_expect_evaluate's broken count, or -1 when it failed. */
+static inline int expect_broken(const prof_expect *e, const prof_trace *t, const char *range,
+                                prof_expect_result *out) {
+  int broken = -1;
+  return prof_expect_evaluate(e, t, range, out, &broken) ? -1 : broken;
+}
+
 /* The whole content of a file (malloc'd, NUL-terminated), or NULL. */
 char *slurp(const char *path);
 /* Whether path exists. */

@@ -48,11 +48,12 @@ static void add_kernel(prof_trace *t, uint64_t *s, int64_t start, int64_t corr) 
                           .static_shared_memory = k == 4 ? 4096 : 0,
                           .shared_memory_limit_optin = k == 3,
                           .occupancy_pct_in_file = -1};
-  prof_trace_append(t, &e);
+  prof_trace_append(t, &e, NULL);
 }
 
 prof_trace *synth_launch_loop(int64_t n, uint64_t seed) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   if (!t) return NULL;
   prof_trace_set_process(t, SYNTH_LOOP_PID, "python3");
   prof_trace_set_epoch_offset(t, 0);
@@ -66,7 +67,7 @@ prof_trace *synth_launch_loop(int64_t n, uint64_t seed) {
     l.start_ns = now + 300 + (int64_t)(next(&s) % 400);
     l.dur_ns = 2000 + (int64_t)(next(&s) % 2500);
     l.correlation = i + 1;
-    if (prof_trace_append(t, &l) < 0) return prof_trace_destroy(t), NULL;
+    if (prof_trace_append(t, &l, NULL)) return prof_trace_destroy(t), NULL;
     int64_t k_start = l.start_ns + 3000 > gpu_free ? l.start_ns + 3000 : gpu_free;
     add_kernel(t, &s, k_start, l.correlation);
     gpu_free = k_start + prof_trace_at(t, prof_trace_count(t) - 1)->dur_ns + 500;
@@ -75,7 +76,7 @@ prof_trace *synth_launch_loop(int64_t n, uint64_t seed) {
       prof_event r = prof_event_init(PROF_CAT_USER_ANNOTATION, "attn_fwd");
       r.pid = SYNTH_LOOP_PID, r.tid = SYNTH_LOOP_TID;
       r.start_ns = range_start, r.dur_ns = now - range_start;
-      prof_trace_append(t, &r);
+      prof_trace_append(t, &r, NULL);
       now += 100;
     }
   }

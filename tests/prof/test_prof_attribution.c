@@ -7,7 +7,8 @@
 #include "prof/prof_test.h"
 
 static void nested_ranges(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   /* Appended in the order the collector appends: a range when it closes. */
   int64_t a = synth_op(t, "a", PROF_KIND_GEMM, 1, 20, 10);       /* in inner */
   int64_t inner = synth_range(t, "inner", 1, 10, 40);            /* [10, 50] */
@@ -15,7 +16,8 @@ static void nested_ranges(void **state) {
   int64_t outer = synth_range(t, "outer", 1, 0, 100);            /* [0, 100] */
   int64_t c = synth_op(t, "c", PROF_KIND_COPY, 1, 200, 10);      /* in none */
   int64_t edge = synth_op(t, "edge", PROF_KIND_COPY, 1, 50, 0);  /* at inner's end */
-  int64_t *r = prof_attribute(t);
+  int64_t *r = NULL;
+  prof_attribute(t, &r);
   assert_non_null(r);
   assert_i64(r[a], inner);
   assert_i64(r[b], outer);
@@ -28,14 +30,17 @@ static void nested_ranges(void **state) {
 }
 
 static void other_threads_and_processes(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   int64_t range = synth_range(t, "fwd", 1, 0, 100);
   int64_t other_tid = synth_op(t, "worker", PROF_KIND_GEMM, 2, 10, 10);
   prof_event e = prof_event_init(PROF_CAT_CPU_OP, "other process");
   e.pid = TEST_PID + 1, e.tid = 1, e.start_ns = 10, e.dur_ns = 10;
-  int64_t other_pid = prof_trace_append(t, &e);
+  int64_t other_pid = -1;
+  prof_trace_append(t, &e, &other_pid);
   int64_t same = synth_op(t, "main", PROF_KIND_GEMM, 1, 30, 10);
-  int64_t *r = prof_attribute(t);
+  int64_t *r = NULL;
+  prof_attribute(t, &r);
   assert_i64(r[other_tid], -1);
   assert_i64(r[other_pid], -1);
   assert_i64(r[same], range);
@@ -44,7 +49,8 @@ static void other_threads_and_processes(void **state) {
 }
 
 static void gpu_through_correlation(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   int64_t fwd = synth_range(t, "attn_fwd", 1, 0, 100);
   int64_t other = synth_range(t, "other", 2, 0, 1000); /* another thread, spans the kernels */
   synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1, 10, 5, 7);
@@ -56,7 +62,8 @@ static void gpu_through_correlation(void **state) {
   int64_t cp = synth_gpu(t, PROF_CAT_GPU_MEMCPY, "Memcpy DtoD", 0, 7, 700, 10, 9);
   int64_t orphan = synth_gpu(t, PROF_CAT_KERNEL, "orphan", 0, 7, 50, 10, 99);
   int64_t none = synth_gpu(t, PROF_CAT_GPU_MEMSET, "no correlation", 0, 7, 50, 10, 0);
-  int64_t *r = prof_attribute(t);
+  int64_t *r = NULL;
+  prof_attribute(t, &r);
   assert_i64(r[k1], fwd);
   assert_i64(r[k2], fwd);
   assert_i64(r[cp], other);
@@ -67,10 +74,12 @@ static void gpu_through_correlation(void **state) {
 }
 
 static void equal_spans(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   int64_t op = synth_op(t, "op", PROF_KIND_FUSED, 1, 10, 10);
   int64_t range = synth_range(t, "r", 1, 10, 10); /* the same span: the range holds the op */
-  int64_t *r = prof_attribute(t);
+  int64_t *r = NULL;
+  prof_attribute(t, &r);
   assert_i64(r[op], range);
   assert_i64(r[range], -1);
   free(r);
@@ -80,7 +89,8 @@ static void equal_spans(void **state) {
 /* Many ranges and ops in shuffled order: each op lands in its own range. */
 static void big_shuffled(void **state) {
   enum { N = 50000 };
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   int64_t *range_of_op = malloc(N * sizeof *range_of_op), *op_idx = malloc(N * sizeof *op_idx);
   srand(7);
   for (int i = N - 1; i >= 0; i--) { /* appended newest first */
@@ -88,7 +98,8 @@ static void big_shuffled(void **state) {
     op_idx[i] = synth_op(t, "op", PROF_KIND_GEMM, 1 + i % 3, base + 100 + rand() % 500, 50);
     range_of_op[i] = synth_range(t, i % 2 ? "odd" : "even", 1 + i % 3, base, 900);
   }
-  int64_t *r = prof_attribute(t);
+  int64_t *r = NULL;
+  prof_attribute(t, &r);
   for (int i = 0; i < N; i++)
     if (r[op_idx[i]] != range_of_op[i])
       fail_msg("op %d attributed to %lld, expected %lld", i, (long long)r[op_idx[i]],
@@ -100,8 +111,10 @@ static void big_shuffled(void **state) {
 }
 
 static void empty_trace(void **state) {
-  prof_trace *t = prof_trace_create();
-  int64_t *r = prof_attribute(t);
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
+  int64_t *r = NULL;
+  prof_attribute(t, &r);
   assert_non_null(r);
   free(r);
   prof_trace_destroy(t);
@@ -111,7 +124,8 @@ static void empty_trace(void **state) {
  * events, a new one once a live trace grew, the old one still whole for a
  * caller that holds it. */
 static void shared_nest_follows_growth(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   int64_t fwd = synth_range(t, "fwd", 1, 0, 100);
   int64_t op = synth_op(t, "op", PROF_KIND_GEMM, 1, 10, 10);
   const prof_nest *a = prof_nest_acquire(t), *b = prof_nest_acquire(t);

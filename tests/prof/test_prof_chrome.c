@@ -231,7 +231,8 @@ static void hostile_names(void **state) {
                          "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80", "void k<float, 8>(int)"};
   char path[128];
   path_in_dir(path, sizeof path, "hostile.json");
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   for (int i = 0; i < 5; i++) synth_op(t, names[i], PROF_KIND_OTHER, 1, 1000 * i, 10);
   synth_op(t, "bad\xff\xfeutf8\xc3", PROF_KIND_OTHER, 1, 9000, 10);
   prof_trace_set_process(t, TEST_PID, "proc\"<name>");
@@ -256,7 +257,8 @@ static void hostile_names(void **state) {
 static void empty_trace_is_valid(void **state) {
   char path[128];
   path_in_dir(path, sizeof path, "empty.json");
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_i64(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
   json_t *j = load(path);
   assert_i64(json_array_size(json_object_get(j, "traceEvents")), 0);
@@ -300,7 +302,8 @@ static void failure_midway_keeps_old_file(void **state) {
   FILE *f = fopen(path, "w");
   fputs("old content", f);
   fclose(f);
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   for (int i = 0; i < 20000; i++) synth_op(t, "op", PROF_KIND_GEMM, 1, i * 10, 5);
   struct rlimit old, small = {64 * 1024, 0};
   getrlimit(RLIMIT_FSIZE, &old);

@@ -19,9 +19,16 @@ static const char *path_in_dir(const char *name) {
   return p;
 }
 
+static attn_status write_as(const prof_trace *t, const char *path, prof_trace_format f, int plain) {
+  prof_write_opts o = prof_write_opts_default();
+  o.format = f;
+  o.pftrace_plain = plain;
+  return prof_write_trace(t, path, &o);
+}
+
 static prof_trace *write_and_read(const prof_trace *t, const char *name) {
   const char *p = path_in_dir(name);
-  if (prof_write_trace(t, p, PROF_FORMAT_AUTO)) fail_msg("write %s: %s", name, attn_last_error());
+  if (prof_write_trace(t, p, NULL)) fail_msg("write %s: %s", name, attn_last_error());
   prof_trace *back = NULL;
   prof_read_stats st;
   if (prof_read_chrome_trace(p, &back, &st)) fail_msg("read %s: %s", name, attn_last_error());
@@ -84,7 +91,9 @@ static void assert_same_trace(const prof_trace *a, const prof_trace *b) {
 /* The per-range summary of both: same rows, same counts. */
 static void assert_same_summary(const prof_trace *a, const prof_trace *b) {
   prof_range_summary *ra, *rb;
-  int64_t na = prof_summarize_ranges(a, &ra), nb = prof_summarize_ranges(b, &rb);
+  int64_t na = -1, nb = -1;
+  assert_i64(prof_summarize_ranges(a, &ra, &na), ATTN_STATUS_OK);
+  assert_i64(prof_summarize_ranges(b, &rb, &nb), ATTN_STATUS_OK);
   assert_true(na > 0);
   assert_i64(nb, na);
   for (int64_t i = 0; i < na; i++) {
@@ -96,7 +105,8 @@ static void assert_same_summary(const prof_trace *a, const prof_trace *b) {
   free(ra);
   free(rb);
   prof_kernel_summary *ka, *kb;
-  na = prof_summarize_kernels(a, NULL, &ka), nb = prof_summarize_kernels(b, NULL, &kb);
+  assert_i64(prof_summarize_kernels(a, NULL, &ka, &na), ATTN_STATUS_OK);
+  assert_i64(prof_summarize_kernels(b, NULL, &kb, &nb), ATTN_STATUS_OK);
   assert_i64(nb, na);
   for (int64_t i = 0; i < na; i++) {
     assert_i64(kb[i].calls, ka[i].calls);
@@ -134,7 +144,8 @@ static void test_sample_round_trip(void **state) {
  * named, as the JSON's metadata rows name it. */
 static void test_process_without_events(void **state) {
   (void)state;
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_trace_set_process(t, 777, "worker");
   synth_gpu(t, PROF_CAT_KERNEL, "k", 0, 7, 1000, 500, 1);
   prof_trace *json = write_and_read(t, "t.json");
@@ -185,15 +196,15 @@ static void test_cut_pftrace_refused(void **state) {
   prof_trace *t = synth_launch_loop(3000, 3);
   char src[256];
   snprintf(src, sizeof src, "%s", path_in_dir("c.pftrace"));
-  assert_int_equal(prof_write_trace(t, src, PROF_FORMAT_PFTRACE), ATTN_STATUS_OK);
+  assert_int_equal(write_as(t, src, PROF_FORMAT_PFTRACE, 0), ATTN_STATUS_OK);
   long n = file_size(src);
   for (long cut = 1; cut < n; cut += n / 37 + 1) assert_cut_refused(src, cut, "truncated");
   assert_cut_refused(src, n - 1, "truncated");
   /* Uncompressed, the file can be cut exactly between packets: the missing
    * end marker tells. */
-  setenv("ATTNPROF_PFTRACE_PLAIN", "1", 1);
-  assert_int_equal(prof_write_trace(t, src, PROF_FORMAT_PFTRACE), ATTN_STATUS_OK);
-  unsetenv("ATTNPROF_PFTRACE_PLAIN");
+  long packed = file_size(src);
+  assert_int_equal(write_as(t, src, PROF_FORMAT_PFTRACE, 1), ATTN_STATUS_OK);
+  assert_true(file_size(src) > 2 * packed); /* the option took: no zlib batches */
   unsigned char *d = (unsigned char *)slurp(src);
   long len = file_size(src), pos = 0, boundary = 0;
   while (pos < len / 2) { /* walk the framing: key 0x0a, then a varint length */
@@ -216,7 +227,7 @@ static void test_cut_gzip_refused(void **state) {
   prof_trace *t = synth_launch_loop(3000, 3);
   char src[256];
   snprintf(src, sizeof src, "%s", path_in_dir("c.json.gz"));
-  assert_int_equal(prof_write_trace(t, src, PROF_FORMAT_JSON_GZ), ATTN_STATUS_OK);
+  assert_int_equal(write_as(t, src, PROF_FORMAT_JSON_GZ, 0), ATTN_STATUS_OK);
   long n = file_size(src);
   for (long cut = 3; cut < n; cut += n / 23 + 1) assert_cut_refused(src, cut, "gzip");
   prof_trace_destroy(t);
@@ -240,14 +251,37 @@ static void test_sniffing(void **state) {
   assert_contains(attn_last_error(), "Perfetto");
 }
 
+/* Options of a size the library does not know are refused, naming the
+ * accepted sizes; the path is not written. */
+static void test_write_opts_size(void **state) {
+  (void)state;
+  prof_trace *t = synth_launch_loop(10, 1);
+  const char *p = path_in_dir("size.json");
+  prof_write_opts o = prof_write_opts_default();
+  assert_int_equal(o.size, sizeof o);
+  o.size = sizeof(size_t);
+  assert_int_equal(prof_write_trace(t, p, &o), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(attn_last_error(), "prof_write_opts.size"));
+  o.size = sizeof o + 8;
+  assert_int_equal(prof_write_trace(t, p, &o), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(file_size(p), -1);
+  o.size = sizeof o;
+  assert_int_equal(prof_write_trace(t, p, &o), ATTN_STATUS_OK);
+  prof_trace_destroy(t);
+}
+
 static void test_format_names(void **state) {
   (void)state;
   assert_int_equal(prof_trace_format_for_path("a.pftrace"), PROF_FORMAT_PFTRACE);
   assert_int_equal(prof_trace_format_for_path("a.json.gz"), PROF_FORMAT_JSON_GZ);
   assert_int_equal(prof_trace_format_for_path("a.json"), PROF_FORMAT_JSON);
-  assert_int_equal(prof_trace_format_from_name("pftrace"), PROF_FORMAT_PFTRACE);
-  assert_int_equal(prof_trace_format_from_name("json.gz"), PROF_FORMAT_JSON_GZ);
-  assert_int_equal(prof_trace_format_from_name("protobuf"), -1);
+  prof_trace_format f = PROF_FORMAT_AUTO;
+  assert_int_equal(prof_trace_format_from_name("pftrace", &f), ATTN_STATUS_OK);
+  assert_int_equal(f, PROF_FORMAT_PFTRACE);
+  assert_int_equal(prof_trace_format_from_name("json.gz", &f), ATTN_STATUS_OK);
+  assert_int_equal(f, PROF_FORMAT_JSON_GZ);
+  assert_int_equal(prof_trace_format_from_name("protobuf", &f), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(f, PROF_FORMAT_JSON_GZ);
 }
 
 static int setup(void **state) {
@@ -257,7 +291,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  const char *names[] = {"t.json", "t.json.gz", "t.pftrace", "c.pftrace", "c.json.gz", "cut"};
+  const char *names[] = {"t.json", "t.json.gz", "t.pftrace", "c.pftrace", "c.json.gz", "cut", "size.json"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(path_in_dir(names[i]));
   return rmdir(dir);
 }
@@ -271,6 +305,7 @@ int main(void) {
       cmocka_unit_test(test_cut_gzip_refused),
       cmocka_unit_test(test_sniffing),
       cmocka_unit_test(test_format_names),
+      cmocka_unit_test(test_write_opts_size),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

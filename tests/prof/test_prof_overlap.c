@@ -3,7 +3,7 @@
  * figures in µs). */
 #include <stdlib.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/analysis/nest.h"
 #include "prof/prof_test.h"
 
@@ -69,12 +69,14 @@ static void check_rank_rows(const prof_overlap_row *rows, int64_t n, int device,
 }
 
 static void overlap_per_step(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   one_rank(t, 0, 0, 1);
   /* device 1 transfers while device 0 computes: nothing of it is hidden */
   synth_gpu(t, PROF_CAT_KERNEL, "ncclDevKernel_SendRecv", 1, 9, 1000, 1000, 0);
   prof_overlap_row *rows = NULL;
-  int64_t n = prof_overlap_summarize(t, &rows);
+  int64_t n;
+  if (prof_overlap_summarize(t, &rows, &n)) n = -1;
   assert_i64(n, 5); /* device 0: all, 2 steps; device 1: all, (none) */
   assert_str(rows[0].step, "(all)");
   assert_str(rows[1].step, "cp.step 0");
@@ -92,7 +94,7 @@ static void overlap_per_step(void **state) {
 /* Two ranks' traces (own devices, the same host pid and correlation ids, rank
  * 1's clock 500 ns ahead) merged: each keeps its rows, on one clock. */
 static void overlap_after_merge(void **state) {
-  prof_trace *r0 = prof_trace_create(), *r1 = prof_trace_create();
+  prof_trace *r0 = new_trace(), *r1 = new_trace();
   one_rank(r0, 0, 0, 1);
   one_rank(r1, 1, 500, 1);
   /* a jittered third collective on each: ends differ by 490 and 510 */
@@ -100,11 +102,13 @@ static void overlap_after_merge(void **state) {
   synth_gpu(r1, PROF_CAT_KERNEL, "ncclDevKernel_SendRecv", 1, 9, 4510, 100, 0);
   prof_trace *ranks[2] = {r0, r1};
   prof_merge_input info[2];
-  prof_trace *m = prof_merge(ranks, 2, info);
+  prof_trace *m = NULL;
+  assert_i64(prof_merge(ranks, 2, info, &m), ATTN_STATUS_OK);
   assert_non_null(m);
   assert_i64(info[1].offset_ns, -500); /* median of -500, -500, -510 */
   prof_overlap_row *rows = NULL;
-  int64_t n = prof_overlap_summarize(m, &rows);
+  int64_t n;
+  if (prof_overlap_summarize(m, &rows, &n)) n = -1;
   assert_i64(n, 8); /* per device: all, 2 steps, (none) for the lone collective */
   check_rank_rows(rows, n, 0, 0.1);
   check_rank_rows(rows, n, 1, 0.1);

@@ -24,7 +24,8 @@ static const prof_range_summary *row(const prof_range_summary *rows, int64_t n, 
 }
 
 static void cpu_counts_and_times(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   for (int step = 0; step < 3; step++) {
     int64_t t0 = 10000 * (step + 1);
     cpu_forward(t, t0);
@@ -34,7 +35,8 @@ static void cpu_counts_and_times(void **state) {
     synth_range(t, name, 1, t0 - 100, 1000);
   }
   prof_range_summary *rows;
-  int64_t n = prof_summarize_ranges(t, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(t, &rows, &n)) n = -1;
   assert_i64(n, 4);
   assert_str(rows[0].name, "ProfilerStep#2"); /* order of first appearance */
   const prof_range_summary *f = row(rows, n, "attn_fwd");
@@ -60,14 +62,16 @@ static void cpu_counts_and_times(void **state) {
 }
 
 static void sub_ranges_and_nested_ops(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   synth_op(t, "inner_helper", PROF_KIND_ELEMENTWISE, 1, 20, 5); /* inside "fused" op */
   synth_op(t, "fused", PROF_KIND_FUSED, 1, 10, 50);
   synth_range(t, "tile", 1, 5, 60); /* a backend's own sub-range */
   synth_op(t, "tail", PROF_KIND_COPY, 1, 80, 10);
   synth_range(t, "attn_fwd", 1, 0, 100);
   prof_range_summary *rows;
-  int64_t n = prof_summarize_ranges(t, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(t, &rows, &n)) n = -1;
   const prof_range_summary *f = row(rows, n, "attn_fwd");
   assert_near(f->per_call_total, 2, 0); /* fused + tail; the helper is part of fused */
   assert_near(f->per_call_kind[PROF_KIND_FUSED], 1, 0);
@@ -96,11 +100,13 @@ static void gpu_forward(prof_trace *t, int64_t t0, int64_t corr) {
 }
 
 static void gpu_counts_and_launch_apis(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   gpu_forward(t, 0, 100);
   gpu_forward(t, 100000, 200);
   prof_range_summary *rows;
-  int64_t n = prof_summarize_ranges(t, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(t, &rows, &n)) n = -1;
   assert_i64(n, 1);
   const prof_range_summary *f = &rows[0];
   assert_i64(f->gpu, 1);
@@ -129,7 +135,8 @@ static void gpu_counts_and_launch_apis(void **state) {
 }
 
 static void key_averages_self_and_device(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   synth_op(t, "child", PROF_KIND_GEMM, 1, 10, 20);
   synth_op(t, "child", PROF_KIND_GEMM, 1, 40, 10);
   synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1, 60, 5, 1);
@@ -137,7 +144,8 @@ static void key_averages_self_and_device(void **state) {
   synth_gpu(t, PROF_CAT_KERNEL, "kern", 0, 7, 500, 300, 1);
   synth_range(t, "fwd", 1, 0, 200);
   prof_key_average *rows;
-  int64_t n = prof_key_averages(t, &rows);
+  int64_t n;
+  if (prof_key_averages(t, &rows, &n)) n = -1;
   assert_i64(n, 5);
   /* Sorted by device time, then host time: fwd, parent, launch, kern (300 device each), child. */
   const prof_key_average *parent = NULL, *child = NULL, *kern = NULL, *fwd = NULL, *launch = NULL;
@@ -187,12 +195,14 @@ static void print_summary(FILE *f, const void *rows, int64_t n) { prof_print_ran
 static void print_keys(FILE *f, const void *rows, int64_t n) { prof_print_key_averages(f, rows, n, 3); }
 
 static void tables(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   cpu_forward(t, 0);
   synth_op(t, "evil\x1b[31mred\nname", PROF_KIND_OTHER, 1, 1000, 10);
   synth_op(t, "a_very_long_operator_name_that_will_not_fit_in_the_table_column_at_all", PROF_KIND_OTHER, 1, 2000, 10);
   prof_range_summary *rows;
-  int64_t n = prof_summarize_ranges(t, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(t, &rows, &n)) n = -1;
   char *s = capture(print_summary, rows, n);
   assert_contains(s, "attn_fwd");
   assert_contains(s, "gemm");
@@ -201,7 +211,7 @@ static void tables(void **state) {
   free(s);
   free(rows);
   prof_key_average *keys;
-  n = prof_key_averages(t, &keys);
+  if (prof_key_averages(t, &keys, &n)) n = -1;
   s = capture(print_keys, keys, n);
   assert_contains(s, "more rows");
   free(s);
@@ -223,10 +233,13 @@ static void tables(void **state) {
 }
 
 static void no_ranges(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   synth_op(t, "lonely", PROF_KIND_GEMM, 1, 0, 10);
   prof_range_summary *rows;
-  assert_i64(prof_summarize_ranges(t, &rows), 0);
+  int64_t n_rows = -1;
+  assert_i64(prof_summarize_ranges(t, &rows, &n_rows), ATTN_STATUS_OK);
+  assert_i64(n_rows, 0);
   free(rows);
   prof_trace_destroy(t);
 }

@@ -6,7 +6,8 @@
 #include "prof/prof_test.h"
 
 static void pointers_stay_valid(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   synth_op(t, "first", PROF_KIND_GEMM, 1, 10, 20);
   const prof_event *first = prof_trace_at(t, 0);
   for (int i = 1; i < 300000; i++) synth_op(t, "more", PROF_KIND_COPY, 1, i, 1);
@@ -21,7 +22,8 @@ static void pointers_stay_valid(void **state) {
 }
 
 static void names_are_interned(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   char buf[32];
   snprintf(buf, sizeof buf, "%s", "gemm_qk");
   synth_op(t, buf, PROF_KIND_GEMM, 1, 0, 1);
@@ -29,8 +31,11 @@ static void names_are_interned(void **state) {
   synth_op(t, "gemm_qk", PROF_KIND_GEMM, 1, 2, 1);
   assert_true(prof_trace_at(t, 0)->name == prof_trace_at(t, 1)->name);
   assert_str(prof_trace_at(t, 0)->name, "gemm_qk");
-  assert_true(prof_trace_intern(t, "gemm_qk") == prof_trace_at(t, 0)->name);
-  assert_null(prof_trace_intern(t, NULL));
+  const char *in = NULL;
+  assert_i64(prof_trace_intern(t, "gemm_qk", &in), ATTN_STATUS_OK);
+  assert_true(in == prof_trace_at(t, 0)->name);
+  assert_i64(prof_trace_intern(t, NULL, &in), ATTN_STATUS_OK);
+  assert_null(in);
   /* Many distinct names, and a long one, all kept. */
   char name[64];
   for (int i = 0; i < 5000; i++) {
@@ -40,7 +45,8 @@ static void names_are_interned(void **state) {
   char long_name[100000];
   memset(long_name, 'x', sizeof long_name - 1);
   long_name[sizeof long_name - 1] = 0;
-  const char *kept = prof_trace_intern(t, long_name);
+  const char *kept = NULL;
+  assert_i64(prof_trace_intern(t, long_name, &kept), ATTN_STATUS_OK);
   assert_i64(strlen(kept), sizeof long_name - 1);
   for (int i = 0; i < 5000; i++) {
     snprintf(name, sizeof name, "op_%d", i);
@@ -60,7 +66,8 @@ static void event_init_is_unknown(void **state) {
 }
 
 static void devices_dropped_process(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_device d = {.id = 0, .name = "Test GPU", .num_sms = 132};
   prof_trace_add_device(t, &d);
   d.id = 1;
@@ -86,9 +93,14 @@ static void name_tables(void **state) {
   for (int c = 0; c < PROF_CAT_COUNT; c++)
     assert_i64(prof_cat_from_name(prof_cat_name((prof_cat)c)), c);
   assert_i64(prof_cat_from_name("python_function"), PROF_CAT_OTHER);
-  for (int k = 0; k < PROF_KIND_COUNT; k++)
-    assert_i64(prof_kind_from_name(prof_kind_name((prof_kind)k)), k);
-  assert_i64(prof_kind_from_name("nope"), -1);
+  prof_kind got = PROF_KIND_COUNT;
+  for (int k = 0; k < PROF_KIND_COUNT; k++) {
+    assert_i64(prof_kind_from_name(prof_kind_name((prof_kind)k), &got), ATTN_STATUS_OK);
+    assert_i64(got, k);
+  }
+  got = PROF_KIND_KERNEL;
+  assert_i64(prof_kind_from_name("nope", &got), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_i64(got, PROF_KIND_KERNEL);
   assert_str(prof_kind_name(PROF_KIND_SOFTMAX), "softmax");
 }
 
@@ -101,7 +113,8 @@ static void *append_many(void *arg) {
 }
 
 static void concurrent_appends(void **state) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   pthread_t th[THREADS];
   for (int i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, append_many, t);
   for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);

@@ -70,7 +70,7 @@ static void add_launch(prof_trace *t, int i, int n) {
                                  i % 5 ? "cudaLaunchKernel" : names[i % N_NAMES]);
   l.pid = 4242, l.tid = i % 3 ? 11 : INT64_MAX, l.start_ns = start, l.dur_ns = i % 7 ? 2711 : -5;
   l.correlation = i + 1, l.cbid = i % 4 ? 211 : -1, l.external_id = i % 3 ? 0 : INT64_MIN + i;
-  prof_trace_append(t, &l);
+  prof_trace_append(t, &l, NULL);
   static const prof_cat gpu[] = {PROF_CAT_KERNEL, PROF_CAT_GPU_MEMCPY, PROF_CAT_KERNEL,
                                  PROF_CAT_GPU_MEMSET, PROF_CAT_CUDA_SYNC};
   prof_event g = prof_event_init(gpu[i % 5], names[(i * 7) % N_NAMES]);
@@ -78,20 +78,20 @@ static void add_launch(prof_trace *t, int i, int n) {
   g.start_ns = start + 5003, g.dur_ns = i % 11 ? 1984 + i : 0, g.correlation = i + 1;
   g.bytes = i % 2 ? INT64_MAX / (i + 1) : 3 * i;
   g.fp = footprint(i % 10 < 6 ? 0 : i);
-  prof_trace_append(t, &g);
+  prof_trace_append(t, &g, NULL);
   if (i % 3 == 0) {
     prof_event c = prof_event_init(PROF_CAT_CPU_OP, names[(i + 3) % N_NAMES]);
     c.kind = (prof_kind)(i % PROF_KIND_COUNT);
     c.pid = 4242, c.tid = 11, c.start_ns = start, c.dur_ns = 100;
     c.flops = doubles[(i / 3) % N_DOUBLES], c.bytes = i;
-    prof_trace_append(t, &c);
+    prof_trace_append(t, &c, NULL);
   }
   if (i % 4 == 1) {
     prof_event r = prof_event_init(PROF_CAT_USER_ANNOTATION, names[(i + 5) % N_NAMES]);
     r.pid = 4242, r.tid = 11, r.start_ns = start, r.dur_ns = 9000;
     r.roof = (prof_roof){1.0 + i / 7.0, doubles[(i + 2) % N_DOUBLES], doubles[(i + 3) % N_DOUBLES]};
     r.flops = doubles[(i + 4) % N_DOUBLES], r.bytes = i * 1000003;
-    prof_trace_append(t, &r);
+    prof_trace_append(t, &r, NULL);
   }
 }
 
@@ -100,7 +100,8 @@ enum { N_LAUNCHES = 96, PER_CHUNK = 5 };
 /* The chunk the stream gets for launches [i, i + PER_CHUNK): device 0's SM
  * count changes halfway, so a footprint seen before is seen on new figures. */
 static prof_trace *chunk_at(int i) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_device d0 = device(0, i < N_LAUNCHES / 2 ? 132 : 7), d1 = device(1, 1);
   prof_trace_add_device(t, &d0);
   prof_trace_add_device(t, &d1);
@@ -132,7 +133,8 @@ static int write_stream_split(const char *path) {
   if (!s) return 1;
   int err = 0;
   for (int g = 0; g < N_LAUNCHES; g += 4) {
-    prof_trace *group = prof_trace_create();
+    prof_trace *group = NULL;
+    prof_trace_create(&group);
     for (int i = g; i < g + 4 && i < N_LAUNCHES; i++) add_launch(group, i, N_LAUNCHES);
     for (int gpu_first = 1; gpu_first >= 0; gpu_first--)
       for (size_t i = 0; i < prof_trace_count(group); i++) {
@@ -141,7 +143,7 @@ static int write_stream_split(const char *path) {
         prof_trace *chunk = chunk_at(N_LAUNCHES); /* its devices only */
         prof_device d0 = device(0, g < N_LAUNCHES / 2 ? 132 : 7);
         prof_trace_add_device(chunk, &d0);
-        prof_trace_append(chunk, e);
+        prof_trace_append(chunk, e, NULL);
         err |= chrome_stream_chunk(s, chunk);
       }
     prof_trace_destroy(group);

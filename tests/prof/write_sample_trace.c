@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   }
   attn_status st = ATTN_STATUS_OK;
   for (int i = first; i < argc && !st; i++)
-    if ((st = prof_write_trace(t, argv[i], PROF_FORMAT_AUTO))) fprintf(stderr, "%s\n", attn_last_error());
+    if ((st = prof_write_trace(t, argv[i], NULL))) fprintf(stderr, "%s\n", attn_last_error());
   prof_trace_destroy(t);
   return st ? 1 : 0;
 }

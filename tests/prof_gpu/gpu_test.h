@@ -21,9 +21,10 @@ enum { GPU_TEST_SKIP = 77 };
     }                                                                    \
   } while (0)
 
-/* Starts a GPU session into t, or exits 77 saying why it cannot. */
-static inline void gpu_test_start_or_skip(prof_trace *t) {
-  if (prof_start(t, PROF_COLLECT_GPU) != ATTN_STATUS_OK) {
+/* Starts a GPU session into t with opts (NULL: the defaults), or exits 77
+ * saying why it cannot. */
+static inline void gpu_test_start_opts_or_skip(prof_trace *t, const prof_session_opts *opts) {
+  if (prof_start(t, PROF_COLLECT_GPU, opts) != ATTN_STATUS_OK) {
     printf("SKIP: prof_start failed: %s\n", attn_last_error());
     exit(GPU_TEST_SKIP);
   }
@@ -33,6 +34,8 @@ static inline void gpu_test_start_or_skip(prof_trace *t) {
     exit(GPU_TEST_SKIP);
   }
 }
+
+static inline void gpu_test_start_or_skip(prof_trace *t) { gpu_test_start_opts_or_skip(t, NULL); }
 
 /* The first event of category cat whose name contains part, or NULL. */
 static inline const prof_event *gpu_test_find(const prof_trace *t, prof_cat cat, const char *part) {

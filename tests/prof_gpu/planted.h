@@ -27,7 +27,7 @@ typedef struct {
 
 typedef struct {
   planted_kernel k[PLANTED_KERNELS];
-  int64_t t_begin, t_end; /* prof_clock_ns around the work (synchronized) */
+  int64_t t_begin, t_end; /* attn_clock_ns around the work (synchronized) */
 } planted_result;
 
 /* Devices the runtime sees (0 on any error). */

@@ -169,7 +169,7 @@ extern "C" int planted_run(const char *range, const char *nvtx_range, planted_re
   TRY(cudaMallocHost(&pinned, PLANTED_COPY_BYTES));
   TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   TRY(cudaDeviceSynchronize());
-  r->t_begin = prof_clock_ns();
+  r->t_begin = attn_clock_ns();
   prof_range_push(range);
   TRY(cudaMemcpy(dev, host_src, PLANTED_COPY_BYTES, cudaMemcpyHostToDevice));
   TRY(cudaMemsetAsync(dev, 0, PLANTED_SET_BYTES, s));
@@ -177,7 +177,7 @@ extern "C" int planted_run(const char *range, const char *nvtx_range, planted_re
   TRY(cudaMemcpyAsync(pinned, dev, PLANTED_COPY_BYTES, cudaMemcpyDeviceToHost, s));
   TRY(cudaStreamSynchronize(s));
   prof_range_pop();
-  r->t_end = prof_clock_ns();
+  r->t_end = attn_clock_ns();
   TRY(cudaStreamDestroy(s));
   TRY(cudaFreeHost(pinned));
   TRY(cudaFree(dev));
@@ -272,7 +272,7 @@ extern "C" int planted_syncs(int64_t *t_begin, int64_t *t_end) {
   CUresult (*ctx_sync)(void) = (CUresult(*)(void))driver_fn("cuCtxSynchronize");
   if (!stream_sync || !event_sync || !wait_event || !ctx_sync)
     return fprintf(stderr, "a driver sync call is missing\n"), -1;
-  *t_begin = prof_clock_ns();
+  *t_begin = attn_clock_ns();
   planted_tiny<<<1, 32, 0, sync_s>>>(NULL, 1.f);
   TRY(cudaEventRecord(sync_ev, sync_s));
   TRY(cudaEventSynchronize(sync_ev));
@@ -285,6 +285,6 @@ extern "C" int planted_syncs(int64_t *t_begin, int64_t *t_end) {
   DTRY(wait_event((CUstream)sync_s2, (CUevent)sync_ev, 0));
   DTRY(stream_sync((CUstream)sync_s));
   DTRY(ctx_sync());
-  *t_end = prof_clock_ns();
+  *t_end = attn_clock_ns();
   return 0;
 }

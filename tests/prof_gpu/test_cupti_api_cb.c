@@ -1,5 +1,5 @@
-/* The callback path's sync records (cupti_api_cb.c, ATTNPROF_CUPTI_SYNC=
- * callback), and its nested driver calls, on callbacks built by hand, through the converter that CUPTI's
+/* The callback path's sync records (cupti_api_cb.c, PROF_SYNC_FROM_CALLBACKS),
+ * and its nested driver calls, on callbacks built by hand, through the converter that CUPTI's
  * own records go through: which calls make one, its type, context, stream
  * (the special stream handles included), correlation and times, and that a
  * failed call or a launch makes none. Needs CUPTI's headers, not a GPU;

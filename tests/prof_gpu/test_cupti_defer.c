@@ -1,4 +1,4 @@
-/* Deferred conversion (ATTNPROF_CUPTI_DEFER, cupti_buffers.c) on buffers and
+/* Deferred conversion (prof_session_opts.defer_mb, cupti_buffers.c) on buffers and
  * callbacks made by hand, through the collector's own completion path: the
  * same launches and syncs streamed, deferred under a cap never reached, and
  * deferred under a cap reached mid-run must give the same chunks (events,
@@ -112,15 +112,17 @@ typedef struct {
  * buffer, records dropped once, a hand-off (a flush) once. */
 static run_result run_here(const cupti_fns *f, const char *defer_mb) {
   run_result r = {0};
-  if (defer_mb) setenv("ATTNPROF_CUPTI_DEFER", defer_mb, 1);
-  else unsetenv("ATTNPROF_CUPTI_DEFER");
-  cupti_buffers_configure(f);
+  prof_session_opts o = prof_session_opts_default();
+  o.buffer_kb = 64; /* 128 KB held per buffer with its calls */
+  o.defer_mb = defer_mb ? (size_t)atoll(defer_mb) : 0;
+  cupti_buffers_configure(f, &o);
   cupti_buffers_set_sink(on_chunk, NULL, CHUNK);
   cupti_stats before, after;
   cupti_buffers_stats(&before);
   got_len = 0, n_chunks = n_events = 0;
   put("");
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   assert_int_equal(cupti_buffers_set_target(t), 0);
   cupti_api_cb_switched();
   cupti_api_cb_set_sync(f);
@@ -185,7 +187,6 @@ static void deferred_equals_streamed(void **state) {
   f.GetContextId = fake_context_id;
   f.ActivityGetNextRecord = fake_next;
   f.ActivityGetNumDroppedRecords = fake_dropped;
-  setenv("ATTNPROF_CUPTI_BUFFER_KB", "64", 1); /* 128 KB held per buffer with its calls */
   cupti_api_cb_classify(CUPTI_CB_DOMAIN_RUNTIME_API, CB_DEVICE, "cudaDeviceSynchronize");
 
   run_result s = run(&f, NULL), d = run(&f, "1024"), c = run(&f, "1");

@@ -17,10 +17,11 @@
 enum { FLOOD = 20000 };
 
 static int dropped_records(void) {
-  setenv("ATTNPROF_CUPTI_BUFFER_KB", "16", 1);
-  setenv("ATTNPROF_CUPTI_MAX_BUFFERS", "1", 1);
-  prof_trace *t = prof_trace_create();
-  gpu_test_start_or_skip(t);
+  prof_session_opts o = prof_session_opts_default();
+  o.buffer_kb = 16, o.max_buffers = 1;
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
+  gpu_test_start_opts_or_skip(t, &o);
   CHECK(planted_flood(FLOOD) == 0);
   prof_stop();
   size_t kernels = 0;
@@ -45,14 +46,15 @@ static int held_by_another(void) {
   CHECK(f != NULL);
   CUpti_SubscriberHandle other;
   CHECK(f->Subscribe(&other, (CUpti_CallbackFunc)ignore, NULL) == CUPTI_SUCCESS);
-  prof_trace *t = prof_trace_create();
-  CHECK(prof_start(t, PROF_COLLECT_GPU) == ATTN_STATUS_OK);
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
+  CHECK(prof_start(t, PROF_COLLECT_GPU, NULL) == ATTN_STATUS_OK);
   printf("held: %s\n", attn_last_error());
   CHECK(!(prof_collecting() & PROF_COLLECT_GPU));
   CHECK(strstr(attn_last_error(), "already held by another tool") != NULL);
   prof_stop();
   CHECK(f->Unsubscribe(other) == CUPTI_SUCCESS);
-  CHECK(prof_start(t, PROF_COLLECT_GPU) == ATTN_STATUS_OK);
+  CHECK(prof_start(t, PROF_COLLECT_GPU, NULL) == ATTN_STATUS_OK);
   CHECK(prof_collecting() & PROF_COLLECT_GPU);
   prof_stop();
   prof_trace_destroy(t);

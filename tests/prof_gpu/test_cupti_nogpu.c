@@ -12,8 +12,9 @@
 
 int main(void) {
   setenv("ATTNPROF_CUPTI_LIB", "/nonexistent/libcupti.so.13", 1);
-  prof_trace *t = prof_trace_create();
-  CHECK(prof_start(t, PROF_COLLECT_CPU | PROF_COLLECT_GPU) == ATTN_STATUS_OK);
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
+  CHECK(prof_start(t, PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL) == ATTN_STATUS_OK);
   const char *why = attn_last_error();
   printf("reason given: %s\n", why);
   CHECK(!(prof_collecting() & PROF_COLLECT_GPU));

@@ -1,5 +1,5 @@
 /* GPU test (label "gpu"): sync records from the sync calls' callbacks (the
- * default) against CUPTI's SYNCHRONIZATION kind (ATTNPROF_CUPTI_SYNC=kind), on the same 10 sync calls (planted_syncs) in two sessions of one
+ * default) against CUPTI's SYNCHRONIZATION kind (PROF_SYNC_FROM_KIND), on the same 10 sync calls (planted_syncs) in two sessions of one
  * process, so the streams and their ids are the same in both. The trace must
  * hold the same sync events either way: one per call, in call order, with the
  * same name, stream, lane and device, tied by correlation id to the call that
@@ -36,10 +36,10 @@ static int syncs_of(const prof_trace *t, int64_t t0, int64_t t1, row *rows) {
 }
 
 static int traced(const char *sync_mode, prof_trace **t, row *rows) {
-  if (sync_mode) setenv("ATTNPROF_CUPTI_SYNC", sync_mode, 1);
-  else unsetenv("ATTNPROF_CUPTI_SYNC");
-  *t = prof_trace_create();
-  gpu_test_start_or_skip(*t);
+  prof_session_opts o = prof_session_opts_default();
+  if (sync_mode && !strcmp(sync_mode, "kind")) o.sync = PROF_SYNC_FROM_KIND;
+  prof_trace_create(t);
+  gpu_test_start_opts_or_skip(*t, &o);
   int64_t t0, t1;
   int rc = planted_syncs(&t0, &t1);
   prof_stop();

@@ -66,11 +66,12 @@ static void forward(prof_trace *t, int64_t t0, int64_t corr) {
   prof_event s = gpu(PROF_CAT_GPU_MEMSET, "Memset (Device)", t0 + 52000, 500, corr + 2);
   s.bytes = 4096;
   prof_event evs[] = {r, l1, l2, l3, nvjet(t0 + 6000, corr), m, s};
-  for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) prof_trace_append(t, &evs[i]);
+  for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) prof_trace_append(t, &evs[i], NULL);
 }
 
 static prof_trace *trace_with_device(void) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   prof_device d = prof_device_h200();
   prof_trace_add_device(t, &d);
   prof_trace_set_process(t, PID, "python3");
@@ -108,7 +109,9 @@ static void kernel_args_and_occupancy(void **state) {
   (void)state;
   prof_trace *t = trace_with_device();
   forward(t, 1000000, 10);
-  assert_int_equal(prof_add_gpu_annotations(t), 1); /* one range call, one stream */
+  int64_t added = -1;
+  assert_int_equal(prof_add_gpu_annotations(t, &added), ATTN_STATUS_OK);
+  assert_int_equal(added, 1); /* one range call, one stream */
   char path[] = "/tmp/attnprof_gpu_json_XXXXXX";
   close(mkstemp(path));
   assert_int_equal(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
@@ -149,8 +152,10 @@ static void flows_spans_lanes(void **state) {
   (void)state;
   prof_trace *t = trace_with_device();
   forward(t, 1000000, 10);
-  prof_add_gpu_annotations(t);
-  assert_int_equal(prof_add_gpu_annotations(t), 0); /* idempotent */
+  int64_t added = -1;
+  assert_int_equal(prof_add_gpu_annotations(t, NULL), ATTN_STATUS_OK);
+  assert_int_equal(prof_add_gpu_annotations(t, &added), ATTN_STATUS_OK);
+  assert_int_equal(added, 0); /* idempotent */
   char path[] = "/tmp/attnprof_gpu_json_XXXXXX";
   close(mkstemp(path));
   assert_int_equal(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
@@ -195,7 +200,7 @@ static void stream_keeps_flows_and_footprint(void **state) {
   assert_non_null(s);
   for (size_t i = 0; i < prof_trace_count(all); i++) {
     prof_trace *chunk = trace_with_device();
-    prof_trace_append(chunk, prof_trace_at(all, i));
+    prof_trace_append(chunk, prof_trace_at(all, i), NULL);
     if (i == 3) prof_trace_add_dropped(chunk, 5);
     assert_int_equal(chrome_stream_chunk(s, chunk), 0);
   }
@@ -220,7 +225,8 @@ static void stream_keeps_flows_and_footprint(void **state) {
   }
   assert_int_equal(kernels, 2);
   prof_range_summary *rows = NULL;
-  int64_t n = prof_summarize_ranges(back, &rows);
+  int64_t n;
+  if (prof_summarize_ranges(back, &rows, &n)) n = -1;
   const prof_range_summary *r = prof_range_summary_find(rows, n, "fwd");
   assert_non_null(r);
   assert_int_equal(r->calls, 2);
@@ -246,14 +252,14 @@ static void repair_after_a_crash(void **state) {
   FILE *f = fopen(path, "a");
   fputs(",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"na", f); /* half an event */
   fclose(f);
-  assert_int_equal(prof_chrome_trace_repair(path, safe, 3), 0);
+  assert_int_equal(prof_chrome_trace_repair(path, safe, 3), ATTN_STATUS_OK);
   json_t *doc = load(path);
   assert_non_null(find(doc, "X", "kernel", "nvjet_sm90_tst_128x256", 0));
   assert_non_null(find(doc, "X", "user_annotation", "fwd", 0));
   assert_int_equal((int)num(doc, "attnprof_dropped_events"), 3);
   json_decref(doc);
   /* Nothing written whole: an empty but valid trace. */
-  assert_int_equal(prof_chrome_trace_repair(path, 0, 0), 0);
+  assert_int_equal(prof_chrome_trace_repair(path, 0, 0), ATTN_STATUS_OK);
   doc = load(path);
   assert_int_equal((int)json_array_size(json_object_get(doc, "traceEvents")), 0);
   json_decref(doc);

@@ -27,7 +27,7 @@ static prof_footprint fp_of(int threads, int regs, int static_smem, int dyn_smem
   return f;
 }
 
-static prof_occupancy occ(const prof_footprint *f, const prof_device *d, int expect_rc) {
+static prof_occupancy occ(const prof_footprint *f, const prof_device *d, attn_status expect_rc) {
   prof_occupancy o;
   assert_int_equal(prof_occupancy_compute(f, d, &o), expect_rc);
   return o;
@@ -125,7 +125,7 @@ static void register_granularity(void **state) {
   assert_float_equal(occ(&f, &d, 0).theoretical_pct, 75.0, 1e-9);
   /* 255 regs, 1024 threads: 8192 * 32 warps > 65,536 regs per block: none fits. */
   prof_footprint big = fp_of(1024, 255, 0, 0, 1);
-  prof_occupancy o = occ(&big, &d, -1);
+  prof_occupancy o = occ(&big, &d, ATTN_STATUS_INVALID_ARGUMENT);
   assert_int_equal(o.limit_regs, 0);
   assert_float_equal(o.active_blocks, 0.0, 0);
 }
@@ -145,7 +145,7 @@ static void smem_granularity_and_carveout(void **state) {
   assert_float_equal(o.theoretical_pct, 100.0 * 6 / 64, 1e-9);
   /* More than the opt-in limit (227 KiB + 1 KiB): nothing fits. */
   prof_footprint h = fp_of(128, 32, 0, 232449, 1);
-  assert_int_equal(occ(&h, &d, -1).limit_smem, 0);
+  assert_int_equal(occ(&h, &d, ATTN_STATUS_INVALID_ARGUMENT).limit_smem, 0);
 }
 
 /* sm_86 (48 warps, 16 blocks/SM): 512 threads, 64 regs -> 2048 per warp,
@@ -166,7 +166,7 @@ static void ampere_and_ada(void **state) {
   assert_float_equal(o.theoretical_pct, 50.0, 1e-9);
   /* sm_86's opt-in limit is 99 KiB: 100 KiB dynamic does not fit. */
   prof_footprint h = fp_of(128, 32, 0, 102400, 1);
-  assert_int_equal(occ(&h, &d86, -1).limit_smem, 0);
+  assert_int_equal(occ(&h, &d86, ATTN_STATUS_INVALID_ARGUMENT).limit_smem, 0);
 }
 
 /* A device as a torch trace describes it lacks block slots and the reserved
@@ -183,7 +183,7 @@ static void device_completion(void **state) {
   prof_device old = {.compute_major = 6, .compute_minor = 1};
   prof_footprint f = fp_of(128, 32, 0, 0, 1);
   prof_occupancy o;
-  assert_int_equal(prof_occupancy_compute(&f, &old, &o), -1);
+  assert_int_equal(prof_occupancy_compute(&f, &old, &o), ATTN_STATUS_UNSUPPORTED);
   assert_non_null(strstr(attn_last_error(), "6.1"));
 }
 

@@ -71,6 +71,11 @@ static void naive_to_inplace(void **state) {
   size_t n_gone = only_in(&oa, &ob, gone), n_came = only_in(&ob, &oa, came);
   prof_trace *a = load("trace_naive.json"), *b = load("trace_naive_inplace.json");
   prof_diff d;
+  prof_diff_opts bad = prof_diff_opts_default();
+  bad.size = 1;
+  assert_int_equal(prof_diff_traces(a, b, &bad, &d), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(attn_last_error(), "prof_diff_opts.size is 1"));
+  prof_diff_free(&d);
   if (prof_diff_traces(a, b, NULL, &d)) fail_msg("%s", attn_last_error());
   const prof_diff_range *r = range_of(&d, "attn_fwd");
   assert_i64(r->calls_a, oa.calls);
@@ -108,7 +113,8 @@ static void a_trace_against_itself(void **state) {
 
 /* One range "fwd" with GPU work: each kernel launched inside it. */
 static prof_trace *synth(const char *const *names, const int64_t *durs, size_t n, const char *range) {
-  prof_trace *t = prof_trace_create();
+  prof_trace *t = NULL;
+  prof_trace_create(&t);
   synth_range(t, range, 1, 0, 1000000);
   for (size_t i = 0; i < n; i++) {
     synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1, 10 + (int64_t)i * 100, 5, (int64_t)i + 1);

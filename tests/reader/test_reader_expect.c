@@ -46,11 +46,12 @@ static void sections_and_kernel_metrics(void **state) {
            "occupancy(nvjet) > 0%%\noccupancy(\"nvjet\") < 20%%\nlaunch(nvjet) == %s\n"
            "[ProfilerStep#3]  # a range name with '#'\ncalls == 1\n[]\nmemcpy == 0\n",
            o.kernels, o.memcpy, o.launch[nv]);
-  prof_expect *e = prof_expect_parse(text);
+  prof_expect *e = NULL;
+  prof_expect_parse(text, &e);
   if (!e) fail_msg("%s", attn_last_error());
   assert_i64(prof_expect_count(e), 8);
   prof_expect_result r[8];
-  int broken = prof_expect_evaluate(e, t, "attn_fwd", r);
+  int broken = expect_broken(e, t, "attn_fwd", r);
   assert_i64(broken, 1); /* the last: after "[]" the caller's attn_fwd, which has a memcpy */
   assert_str(r[0].text, "[attn_fwd] kernels == 5");
   assert_str(r[6].text, "[ProfilerStep#3] calls == 1");
@@ -70,13 +71,14 @@ static void sections_and_kernel_metrics(void **state) {
 static void kernel_metric_without_a_match(void **state) {
   oracle o;
   prof_trace *t = naive(&o);
-  prof_expect *e = prof_expect_parse("launch(no_such_kernel) == cudaLaunchKernel");
+  prof_expect *e = NULL;
+  prof_expect_parse("launch(no_such_kernel) == cudaLaunchKernel", &e);
   prof_expect_result r;
-  assert_i64(prof_expect_evaluate(e, t, "attn_fwd", &r), 1);
+  assert_i64(expect_broken(e, t, "attn_fwd", &r), 1);
   assert_contains(r.observed, "no kernel named like 'no_such_kernel'");
   prof_expect_free(e);
-  e = prof_expect_parse("[absent]\nkernels == 1");
-  assert_i64(prof_expect_evaluate(e, t, "attn_fwd", &r), -1);
+  prof_expect_parse("[absent]\nkernels == 1", &e);
+  assert_i64(expect_broken(e, t, "attn_fwd", &r), -1);
   assert_contains(attn_last_error(), "range 'absent' is not in the trace");
   prof_expect_free(e);
   prof_trace_destroy(t);
@@ -84,11 +86,15 @@ static void kernel_metric_without_a_match(void **state) {
 }
 
 static void bad_sections(void **state) {
-  assert_null(prof_expect_parse("[attn_fwd\nkernels == 1"));
+  prof_expect *e = NULL;
+  assert_i64(prof_expect_parse("[attn_fwd\nkernels == 1", &e), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_null(e);
   assert_contains(attn_last_error(), "'[' without ']'");
-  assert_null(prof_expect_parse("[attn_fwd] kernels == 1"));
+  assert_i64(prof_expect_parse("[attn_fwd] kernels == 1", &e), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_null(e);
   assert_contains(attn_last_error(), "put expectations on the lines below it");
-  assert_null(prof_expect_parse("[attn_fwd]\n# nothing"));
+  assert_i64(prof_expect_parse("[attn_fwd]\n# nothing", &e), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_null(e);
   assert_contains(attn_last_error(), "no expectations given");
 }
 

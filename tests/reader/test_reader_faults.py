@@ -5,7 +5,7 @@ recounted from the trace events with Python (the rule of tests/reader: a GPU
 event belongs to a range when its launch call starts inside the range on the
 same thread of the same process), never taken from attnprof's output.
 
-usage: test_reader_faults.py PATH_TO_ATTNPROF
+usage: test_reader_faults.py PATH_TO_ATTNPROF PATH_TO_READ_BOTH
 """
 import json
 import os
@@ -15,6 +15,7 @@ import tempfile
 import unittest
 
 ATTNPROF = None
+READ_BOTH = None  # tests/reader/read_both.c
 
 
 def run(*args, rc=0):
@@ -226,17 +227,16 @@ class Faults(unittest.TestCase):
 
 
 class Tokenizer(unittest.TestCase):
-    """The fast tokenizer (chrome_scan.c) and yajl (ATTNPROF_READER_YAJL=1) read alike."""
+    """The fast tokenizer (chrome_scan.c) and yajl (the reader's testing
+    surface, through read_both) read alike: status, error line, counts and
+    every event."""
 
     def both(self, path, *args):
-        out = []
-        for force in ("0", "1"):
-            env = dict(os.environ, ATTNPROF_READER_YAJL=force)
-            p = subprocess.run([ATTNPROF, "summary", path, "--json", *args], capture_output=True,
-                               text=True, timeout=120, env=env)
-            out.append((p.returncode, p.stdout, p.stderr))
-        self.assertEqual(out[0], out[1], path)
-        return out[0]
+        p = subprocess.run([READ_BOTH, path], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, f"{path}: {p.stdout}{p.stderr}")
+        p = subprocess.run([ATTNPROF, "summary", path, "--json", *args], capture_output=True,
+                           text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
 
     def test_fixtures(self):
         fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "prof", "fixtures")
@@ -353,8 +353,8 @@ class Graphs(unittest.TestCase):
 
 
 def main():
-    global ATTNPROF
-    ATTNPROF = sys.argv[1]
+    global ATTNPROF, READ_BOTH
+    ATTNPROF, READ_BOTH = sys.argv[1], sys.argv[2]
     unittest.main(argv=sys.argv[:1], verbosity=2)
 
 

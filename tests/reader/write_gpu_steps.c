@@ -45,12 +45,13 @@ static void step(prof_trace *t, int k, int64_t t0, int64_t *corr) {
 int main(int argc, char **argv) {
   if (argc != 2) return fprintf(stderr, "usage: write_gpu_steps OUT.json\n"), 2;
   prof_trace *t = synth_gpu_sample();
-  prof_trace *s = prof_trace_create();
+  prof_trace *s = NULL;
+  prof_trace_create(&s);
   prof_trace_set_process(s, TEST_PID, "python3");
   prof_trace_add_device(s, prof_trace_device(t, 0));
   int64_t corr = 1000;
   for (int k = 1; k <= 3; k++) step(s, k, T0 + (int64_t)k * 1000000, &corr);
-  attn_status st = prof_write_trace(s, argv[1], PROF_FORMAT_AUTO); /* .json or .json.gz */
+  attn_status st = prof_write_trace(s, argv[1], NULL); /* .json or .json.gz */
   if (st) fprintf(stderr, "write_gpu_steps: %s\n", attn_last_error());
   prof_trace_destroy(t);
   prof_trace_destroy(s);

@@ -352,11 +352,12 @@ void prof_nest_release(const prof_nest *nest) {
   if (nest) shared_unref((shared_nest *)((char *)nest - offsetof(shared_nest, nest)));
 }
 
-int64_t *prof_attribute(const prof_trace *t) {
+attn_status prof_attribute(const prof_trace *t, int64_t **out) {
   prof_nest nest;
-  if (prof_nest_build(t, &nest)) return NULL;
-  int64_t *range = nest.range;
+  *out = NULL;
+  if (prof_nest_build(t, &nest)) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "attribution: out of memory");
+  *out = nest.range;
   nest.range = NULL;
   prof_nest_free(&nest);
-  return range;
+  return ATTN_STATUS_OK;
 }

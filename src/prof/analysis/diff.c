@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/opts.h"
 #include "prof/analysis/diff.h"
 
 enum { NORM_MAX = 4096 };
@@ -204,14 +205,22 @@ static int diff_all(match_ctx *c, const diff_tally *ta, const diff_tally *tb, pr
   return rc;
 }
 
+prof_diff_opts prof_diff_opts_default(void) {
+  prof_diff_opts o = {sizeof o, PROF_DIFF_TIME_PCT, PROF_DIFF_TIME_MIN_US};
+  return o;
+}
+
 attn_status prof_diff_traces(const prof_trace *a, const prof_trace *b, const prof_diff_opts *opts,
                              prof_diff *d) {
-  static const prof_diff_opts defaults = {PROF_DIFF_TIME_PCT, PROF_DIFF_TIME_MIN_US};
+  prof_diff_opts o = prof_diff_opts_default();
   memset(d, 0, sizeof *d);
+  attn_status st = attn_opts_take(&o, sizeof o, ATTN_OPTS_SIZE(prof_diff_opts, time_min_us), opts,
+                                  "prof_diff_opts");
+  if (st) return st;
   d->store = calloc(1, sizeof *d->store);
   if (!d->store) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a diff");
   prof_strpool_init(&d->store->pool);
-  match_ctx c = {NULL, 0, opts ? opts : &defaults, &d->store->pool, malloc(NORM_MAX)};
+  match_ctx c = {NULL, 0, &o, &d->store->pool, malloc(NORM_MAX)};
   diff_tally ta, tb;
   int rc = -1;
   if (c.buf && !diff_tally_build(a, c.pool, &ta)) {

@@ -274,22 +274,27 @@ static int parse_all(prof_expect *e, char *s) {
   return rc ? -1 : 0;
 }
 
-prof_expect *prof_expect_parse(const char *text) {
-  if (!text) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "no expectations given"), NULL;
+attn_status prof_expect_parse(const char *text, prof_expect **out) {
+  *out = NULL;
+  if (!text) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "no expectations given");
   prof_expect *e = calloc(1, sizeof *e);
   char *copy = dup_range(text, strlen(text));
   if (!e || !copy) {
     free(e), free(copy);
-    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory"), NULL;
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory");
   }
-  int rc = parse_all(e, copy);
+  int rc = parse_all(e, copy); /* on failure it said why */
   free(copy);
   if (!rc && !e->n)
     rc = -1, attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                        "no expectations given (only blanks and comments); write comparisons "
                        "such as 'ops == 5, copies == 0'");
-  if (rc) prof_expect_free(e), e = NULL;
-  return e;
+  if (rc) {
+    prof_expect_free(e);
+    return ATTN_STATUS_INVALID_ARGUMENT;
+  }
+  *out = e;
+  return ATTN_STATUS_OK;
 }
 
 void prof_expect_free(prof_expect *e) {

@@ -73,33 +73,35 @@ static const prof_range_summary *pick_range(const prof_range_summary *rows, int6
   return NULL;
 }
 
-int prof_expect_evaluate(const prof_expect *e, const prof_trace *t, const char *range,
-                         prof_expect_result *out) {
+attn_status prof_expect_evaluate(const prof_expect *e, const prof_trace *t, const char *range,
+                                 prof_expect_result *out, int *broken) {
   prof_range_summary *rows = NULL;
-  int64_t n = prof_summarize_ranges(t, &rows);
-  if (n < 0) return -1;
-  int broken = 0;
-  for (size_t i = 0; broken >= 0 && i < e->n; i++) {
+  int64_t n = 0;
+  attn_status st = prof_summarize_ranges(t, &rows, &n);
+  int count = 0;
+  for (size_t i = 0; !st && i < e->n; i++) {
     /* An expectation under a "[range]" section checks that range. */
     const prof_range_summary *row = pick_range(rows, n, e->v[i].range ? e->v[i].range : range);
     if (!row) {
-      broken = -1;
+      st = ATTN_STATUS_INVALID_ARGUMENT; /* pick_range said why */
       break;
     }
     prof_expect_ctx ctx = {t, row};
     check_one(&e->v[i], &ctx, &out[i]);
-    broken += !out[i].held;
+    count += !out[i].held;
   }
   free(rows);
-  return broken;
+  if (!st) *broken = count;
+  return st;
 }
 
-int prof_expect_check(const prof_expect *e, const prof_trace *t, const char *range, FILE *f) {
+attn_status prof_expect_check(const prof_expect *e, const prof_trace *t, const char *range, FILE *f,
+                              int *broken) {
   prof_expect_result *r = calloc(e->n ? e->n : 1, sizeof *r);
-  if (!r) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-  int broken = prof_expect_evaluate(e, t, range, r);
-  for (size_t i = 0; f && broken >= 0 && i < e->n; i++)
+  if (!r) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory");
+  attn_status st = prof_expect_evaluate(e, t, range, r, broken);
+  for (size_t i = 0; f && !st && i < e->n; i++)
     fprintf(f, "%-6s %s (observed %s)\n", r[i].held ? "held" : "BROKEN", r[i].text, r[i].observed);
   free(r);
-  return broken;
+  return st;
 }

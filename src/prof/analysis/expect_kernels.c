@@ -17,7 +17,8 @@ static int pick_kernel(const prof_expect_ctx *c, const char *arg, prof_kernel_su
   if (n >= 2 && (arg[0] == '"' || arg[0] == '\'') && arg[n - 1] == arg[0]) arg++, n -= 2;
   snprintf(key, sizeof key, "%.*s", (int)n, arg ? arg : "");
   prof_kernel_summary *rows = NULL;
-  int64_t rn = prof_summarize_kernels(c->t, c->row->name, &rows), hit = -1;
+  int64_t rn = -1, hit = -1;
+  if (prof_summarize_kernels(c->t, c->row->name, &rows, &rn)) rn = -1;
   for (int64_t i = 0; i < rn && hit < 0; i++)
     if (!strcmp(key, "top") || strstr(rows[i].name, key)) hit = i;
   if (hit >= 0) *out = rows[hit];

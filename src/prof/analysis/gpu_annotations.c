@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
+#include "prof/analysis/status.h"
 
 typedef struct {
   int64_t range, start, end;
@@ -49,12 +50,21 @@ static int64_t collect(const prof_trace *t, const int64_t *range, size_t n, span
   return (int64_t)m;
 }
 
-int64_t prof_add_gpu_annotations(prof_trace *t) {
+static int64_t add_gpu_annotations(prof_trace *t);
+
+attn_status prof_add_gpu_annotations(prof_trace *t, int64_t *added) {
+  int64_t n = 0;
+  attn_status st = prof_count_status(add_gpu_annotations(t), &n, "GPU annotations");
+  if (!st && added) *added = n;
+  return st;
+}
+
+static int64_t add_gpu_annotations(prof_trace *t) {
   if (has_annotations(t)) return 0; /* torch.profiler's own, or added already */
   size_t n = prof_trace_count(t);
-  int64_t *range = prof_attribute(t);
+  int64_t *range = NULL;
   span *v = NULL;
-  int64_t m = range ? collect(t, range, n, &v) : -1;
+  int64_t m = prof_attribute(t, &range) ? -1 : collect(t, range, n, &v);
   free(range);
   if (m < 0) {
     free(v);
@@ -68,7 +78,7 @@ int64_t prof_add_gpu_annotations(prof_trace *t) {
     e.stream = v[k].stream;
     e.pid = v[k].device;
     e.tid = v[k].stream;
-    prof_trace_append(t, &e);
+    prof_trace_append(t, &e, NULL);
   }
   free(v);
   return m;

@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
 #include "prof/analysis/occupancy.h"
+#include "prof/analysis/status.h"
 
 typedef struct {
   prof_kernel_summary *rows;
@@ -104,12 +105,21 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
   return 0;
 }
 
-int64_t prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out) {
-  return prof_summarize_kernels_pid(t, range, -1, out);
+static int64_t summarize_kernels(const prof_trace *t, const char *range, int64_t pid,
+                                 prof_kernel_summary **out);
+
+attn_status prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out,
+                                   int64_t *n) {
+  return prof_summarize_kernels_pid(t, range, -1, out, n);
 }
 
-int64_t prof_summarize_kernels_pid(const prof_trace *t, const char *range, int64_t pid,
-                                   prof_kernel_summary **out) {
+attn_status prof_summarize_kernels_pid(const prof_trace *t, const char *range, int64_t pid,
+                                       prof_kernel_summary **out, int64_t *n) {
+  return prof_count_status(summarize_kernels(t, range, pid, out), n, "kernel table");
+}
+
+static int64_t summarize_kernels(const prof_trace *t, const char *range, int64_t pid,
+                                 prof_kernel_summary **out) {
   *out = NULL;
   const prof_nest *nest = prof_nest_acquire(t);
   if (!nest) return -1;

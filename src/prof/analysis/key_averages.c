@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
+#include "prof/analysis/status.h"
 
 typedef struct {
   prof_key_average *rows;
@@ -81,11 +82,18 @@ static int fill_rows(const prof_trace *t, const prof_nest *nest, const int64_t *
   return 0;
 }
 
-int64_t prof_key_averages(const prof_trace *t, prof_key_average **out) {
-  return prof_key_averages_pid(t, -1, out);
+static int64_t key_averages(const prof_trace *t, int64_t pid, prof_key_average **out);
+
+attn_status prof_key_averages(const prof_trace *t, prof_key_average **out, int64_t *n) {
+  return prof_key_averages_pid(t, -1, out, n);
 }
 
-int64_t prof_key_averages_pid(const prof_trace *t, int64_t pid, prof_key_average **out) {
+attn_status prof_key_averages_pid(const prof_trace *t, int64_t pid, prof_key_average **out,
+                                  int64_t *n) {
+  return prof_count_status(key_averages(t, pid, out), n, "key averages");
+}
+
+static int64_t key_averages(const prof_trace *t, int64_t pid, prof_key_average **out) {
   *out = NULL;
   const prof_nest *nest = prof_nest_acquire(t);
   if (!nest) return -1;

@@ -138,7 +138,7 @@ static int add_input(prof_trace *out, const prof_trace *t, size_t r, prof_merge_
       e.pid = nd;
       if (info->device < 0) info->device = (int)nd;
     }
-    rc = prof_trace_append(out, &e) < 0;
+    rc = prof_trace_append(out, &e, NULL);
   }
   prof_trace_add_dropped(out, prof_trace_dropped(t));
   prof_map_free(&m.pid_of);
@@ -146,8 +146,10 @@ static int add_input(prof_trace *out, const prof_trace *t, size_t r, prof_merge_
   return rc;
 }
 
-prof_trace *prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info) {
-  prof_trace *out = prof_trace_create();
+attn_status prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info, prof_trace **merged) {
+  prof_trace *out = NULL;
+  *merged = NULL;
+  prof_trace_create(&out);
   size_t n_ref = 0;
   int64_t *ref = n ? collective_ends(in[0], &n_ref) : NULL;
   prof_map pids, devs;
@@ -171,8 +173,8 @@ prof_trace *prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info) 
   prof_map_free(&devs);
   if (rc) {
     prof_trace_destroy(out);
-    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to merge %zu traces", n);
-    return NULL;
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to merge %zu traces", n);
   }
-  return out;
+  *merged = out;
+  return ATTN_STATUS_OK;
 }

@@ -131,18 +131,18 @@ static void mark_limits(prof_occupancy *o) {
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
-int prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev, prof_occupancy *out) {
+attn_status prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev, prof_occupancy *out) {
   memset(out, 0, sizeof *out);
   out->limit_cluster = -1;
   prof_device d;
   const prof_arch *a = prof_arch_find(dev->compute_major, dev->compute_minor);
   if (!a || prof_device_complete(dev, &d))
     return attn_fail(ATTN_STATUS_UNSUPPORTED, "occupancy: compute capability %d.%d is not in the "
-                     "table (sm_70 and newer are)", dev->compute_major, dev->compute_minor), -1;
+                     "table (sm_70 and newer are)", dev->compute_major, dev->compute_minor);
   long long threads = (long long)fp->block[0] * fp->block[1] * fp->block[2];
   if (threads <= 0 || threads > d.max_threads_per_block)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "occupancy: block of %lld threads (1 to %d are "
-                     "accepted)", threads, d.max_threads_per_block), -1;
+                     "accepted)", threads, d.max_threads_per_block);
   int warps = (int)((threads + d.warp_size - 1) / d.warp_size);
   int max_warps = d.max_threads_per_sm / d.warp_size;
   out->smem_per_sm = fp->shared_memory_executed > 0 ? fp->shared_memory_executed : d.shared_memory_per_sm;
@@ -158,13 +158,13 @@ int prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev, pro
   if (out->active_blocks <= 0)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "occupancy: no block of this kernel fits on an "
                      "SM (%d registers/thread, %d B shared memory per block)",
-                     fp->registers_per_thread, out->smem_per_block), -1;
+                     fp->registers_per_thread, out->smem_per_block);
   out->theoretical_pct = 100.0 * out->active_blocks * warps / max_warps;
   long long grid = (long long)fp->grid[0] * fp->grid[1] * fp->grid[2];
   double wave = out->active_blocks * d.num_sms; /* blocks the whole GPU holds at once */
   double fill = grid > 0 && wave > 0 && (double)grid < wave ? (double)grid / wave : 1.0;
   out->achieved_est_pct = out->theoretical_pct * fill;
-  return 0;
+  return ATTN_STATUS_OK;
 }
 
 const char *prof_occupancy_limit_names(unsigned limiting, char *buf, size_t len) {

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/analysis/nest.h"
+#include "prof/analysis/status.h"
 
 typedef struct {
   int64_t a, b;
@@ -109,10 +110,16 @@ static int row_cmp(const void *x, const void *y) {
   return (strcmp(q->step, "(all)") == 0) - (strcmp(p->step, "(all)") == 0);
 }
 
-int64_t prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out) {
+static int64_t overlap_summarize(const prof_trace *t, prof_overlap_row **out);
+
+attn_status prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out, int64_t *n) {
+  return prof_count_status(overlap_summarize(t, out), n, "overlap");
+}
+
+static int64_t overlap_summarize(const prof_trace *t, prof_overlap_row **out) {
   *out = NULL;
-  int64_t *attr = prof_attribute(t);
-  if (!attr && prof_trace_count(t)) return -1;
+  int64_t *attr = NULL;
+  if (prof_attribute(t, &attr)) return -1;
   groups gs = {0};
   int bad = 0;
   for (size_t i = 0; !bad && i < prof_trace_count(t); i++) {

@@ -1,12 +1,13 @@
 /* The processes of a trace and NCCL kernel names (prof_trace_pids,
- * prof_is_comm_kernel: attnprof/prof_ranks.h). */
+ * prof_is_comm_kernel: attnprof/prof/ranks.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "prof/analysis/nest.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/model/map.h"
+#include "prof/analysis/status.h"
 
 /* NCCL's kernels (ncclDevKernel_AllReduce_..., ncclKernel_...): communication,
  * also as "void ncclKernel_..." and mangled, as CUPTI records them
@@ -27,7 +28,13 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int64_t prof_trace_pids(const prof_trace *t, int64_t **out) {
+static int64_t trace_pids(const prof_trace *t, int64_t **out);
+
+attn_status prof_trace_pids(const prof_trace *t, int64_t **out, int64_t *n) {
+  return prof_count_status(trace_pids(t, out), n, "process list");
+}
+
+static int64_t trace_pids(const prof_trace *t, int64_t **out) {
   prof_map seen;
   prof_map_init(&seen);
   size_t n = 0, cap = 8;

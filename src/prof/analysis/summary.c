@@ -12,7 +12,8 @@
 #include "core/error.h"
 #include "prof/model/map.h"
 #include "prof/analysis/nest.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
+#include "prof/analysis/status.h"
 
 enum { MAX_DEPTH = 64 }; /* rows told apart per op; deeper chains are rare and just repeat */
 
@@ -211,20 +212,20 @@ static int64_t summarize(summary_ctx c, prof_range_summary **out, prof_link_stat
   return n;
 }
 
-int64_t prof_summarize_ranges(const prof_trace *t, prof_range_summary **out) {
-  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, NULL);
+attn_status prof_summarize_ranges(const prof_trace *t, prof_range_summary **out, int64_t *n) {
+  return prof_summarize_ranges_ex(t, PROF_SUMMARY_PER_STEP, out, n, NULL);
 }
 
-int64_t prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
-                                 prof_link_stats *links) {
+attn_status prof_summarize_ranges_ex(const prof_trace *t, unsigned flags, prof_range_summary **out,
+                                     int64_t *n, prof_link_stats *links) {
   summary_ctx c = {.t = t, .flags = flags};
-  return summarize(c, out, links);
+  return prof_count_status(summarize(c, out, links), n, "range summary");
 }
 
-int64_t prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
-                                  prof_range_summary **out) {
+attn_status prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
+                                      prof_range_summary **out, int64_t *n) {
   summary_ctx c = {.t = t, .flags = flags, .one_pid = pid >= 0, .pid = pid};
-  return summarize(c, out, NULL);
+  return prof_count_status(summarize(c, out, NULL), n, "range summary");
 }
 
 const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,

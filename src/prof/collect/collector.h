@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attnprof/prof.h"
+#include "core/clock.h"
 
 typedef struct {
   const char *name; /* "cpu", "cupti": listed by attnprof --version */
@@ -17,9 +18,10 @@ typedef struct {
   /* Whether it can run here (a GPU present, a library loadable); NULL means
    * always. On failure writes one line into why. */
   attn_status (*available)(char *why, size_t why_len);
-  /* Begins recording into t for the PROF_COLLECT_* bits in `collect`; the
-   * session holds its lock, so no other start or stop runs meanwhile. */
-  attn_status (*start)(prof_trace *t, unsigned collect);
+  /* Begins recording into t for the PROF_COLLECT_* bits in `collect`, as
+   * opts (checked, complete) say; the session holds its lock, so no other
+   * start or stop runs meanwhile. */
+  attn_status (*start)(prof_trace *t, unsigned collect, const prof_session_opts *opts);
   /* Moves everything recorded so far into t (buffered GPU records). */
   void (*flush)(prof_trace *t);
   /* Stops; after it returns no more events reach t. */
@@ -28,8 +30,5 @@ typedef struct {
 
 extern const prof_collector prof_collector_cpu;
 
-/* Unix-epoch ns minus prof_clock_ns, read between two clock reads so the
- * error is at most half their gap (collector_cpu.c). */
-int64_t prof_clock_epoch_offset(void);
 
 #endif

@@ -57,7 +57,7 @@ static void record(prof_event *e, uint64_t session, int64_t start_ns) {
   if (cpu_trace && (session ? session == cpu_session : start_ns >= cpu_session_start)) {
     e->pid = cpu_pid;
     if (!e->external_id) e->external_id = ++cpu_external_id;
-    prof_trace_append(cpu_trace, e);
+    prof_trace_append(cpu_trace, e, NULL);
   }
   pthread_mutex_unlock(&cpu_mu);
 }
@@ -82,11 +82,11 @@ void prof_range_push(const char *name) {
   pthread_mutex_lock(&cpu_mu);
   if (cpu_trace) {
     /* Interned now: the caller's string may be gone by the pop. */
-    r->name = prof_trace_intern(cpu_trace, name ? name : "");
+    prof_trace_intern(cpu_trace, name ? name : "", &r->name); /* NULL without memory: not recorded */
     r->session = cpu_session;
   }
   pthread_mutex_unlock(&cpu_mu);
-  r->start_ns = prof_clock_ns();
+  r->start_ns = attn_clock_ns();
 }
 
 void prof_range_pop(void) {
@@ -96,7 +96,7 @@ void prof_range_pop(void) {
   const range_entry *r = &tls_ranges[d];
   prof_event e = prof_event_init(PROF_CAT_USER_ANNOTATION, r->name);
   e.start_ns = r->start_ns;
-  e.dur_ns = prof_clock_ns() - r->start_ns;
+  e.dur_ns = attn_clock_ns() - r->start_ns;
   record(&e, r->session, 0);
 }
 
@@ -104,7 +104,7 @@ void prof_range_pop(void) {
 
 prof_op_scope prof_op_begin(const char *name, prof_kind kind) {
   prof_op_scope op = {name, kind, 0};
-  if (mode_now() & MODE_OPS) op.start_ns = prof_clock_ns();
+  if (mode_now() & MODE_OPS) op.start_ns = attn_clock_ns();
   return op;
 }
 
@@ -113,7 +113,7 @@ void prof_op_end(prof_op_scope *op, int64_t bytes, double flops) {
   prof_event e = prof_event_init(PROF_CAT_CPU_OP, op->name ? op->name : "");
   e.kind = op->kind;
   e.start_ns = op->start_ns;
-  e.dur_ns = prof_clock_ns() - op->start_ns;
+  e.dur_ns = attn_clock_ns() - op->start_ns;
   e.bytes = bytes;
   e.flops = flops;
   op->start_ns = 0; /* ending twice records once */
@@ -122,13 +122,14 @@ void prof_op_end(prof_op_scope *op, int64_t bytes, double flops) {
 
 /* ---- the collector ------------------------------------------------------- */
 
-static attn_status cpu_start(prof_trace *t, unsigned collect) {
+static attn_status cpu_start(prof_trace *t, unsigned collect, const prof_session_opts *opts) {
+  (void)opts;
   pthread_mutex_lock(&cpu_mu);
   cpu_trace = t;
   cpu_session++;
   cpu_external_id = 0;
   cpu_pid = (int64_t)getpid();
-  cpu_session_start = prof_clock_ns();
+  cpu_session_start = attn_clock_ns();
   /* Ranges always: attribution needs them even when only GPU work is asked for. */
   atomic_store_explicit(&cpu_mode, MODE_RANGES | (collect & PROF_COLLECT_CPU ? MODE_OPS : 0),
                         memory_order_release);

@@ -7,12 +7,12 @@
  * through) are recorded through the callback API, subscribed by id
  * (cupti_api_cb.c): with the RUNTIME or DRIVER kind on, CUPTI hooks every call
  * of its domain, which costs each launch (docs/design/profiler-cost.md has the
- * figures). ATTNPROF_CUPTI_API=all
- * records every call through the kinds, except the four that PyTorch makes
- * per launch to no purpose (the same ones Kineto silences);
- * ATTNPROF_CUPTI_API_MODE=kinds records the default set the old way.
- * Of the four other GPU kinds only SYNCHRONIZATION costs per launch, so by
- * default the sync records come from the sync calls' callbacks instead. */
+ * figures). prof_session_opts.all_api records every call through the kinds,
+ * except the four that PyTorch makes per launch to no purpose (the same ones
+ * Kineto silences); the bench's cupti_collector_bench_api_mode("kinds")
+ * records the default set the old way. Of the four other GPU kinds only
+ * SYNCHRONIZATION costs per launch, so by default the sync records come from
+ * the sync calls' callbacks instead. */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
@@ -33,9 +33,9 @@ static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
 /* Sync records from the sync calls' callbacks (cupti_api_cb.c) instead of the
  * SYNCHRONIZATION kind: the default in callback mode (docs/design/profiler-cost.md);
- * ATTNPROF_CUPTI_SYNC=kind keeps the kind. */
+ * prof_session_opts.sync = PROF_SYNC_FROM_KIND keeps the kind. */
 static int sync_cb;
-/* How launch calls are recorded (ATTNPROF_CUPTI_API_MODE; docs/design/profiler-cost.md). */
+/* How launch calls are recorded (cupti_collector_bench_api_mode). */
 static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
 #define API_DEFAULT API_CALLBACK
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -51,7 +51,7 @@ static const char *const launch_prefixes[] = {
     "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
     "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch", "cuCtxSynchronize",
     "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent"};
-/* Silenced under ATTNPROF_CUPTI_API=all (exact names). */
+/* Silenced under all_api (exact names). */
 static const char *const chatty[] = {"cudaGetDevice", "cuKernelGetAttribute",
                                      "cuDevicePrimaryCtxGetState", "cuCtxGetCurrent"};
 
@@ -78,7 +78,7 @@ _Static_assert(CUPTI_API_CB_COUNTS == sizeof ((cupti_stats *)0)->callbacks / siz
 void cupti_collector_bench_count_calls(void) { cupti_api_cb_count(1); }
 
 /* The clock CUPTI stamps every record with: the CPU collector's. */
-static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)prof_clock_ns(); }
+static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)attn_clock_ns(); }
 
 /* Reads every device's limits (idempotent; cheap after the first time). */
 static void read_devices(void) {
@@ -162,7 +162,7 @@ static attn_status subscribe(void) {
 
 /* Which calls are recorded, by callback id: default, only launch, copy, set
  * and sync calls (what GPU activity is attributed through);
- * ATTNPROF_CUPTI_API=all: every call but the chatty four. */
+ * all_api: every call but the chatty four. */
 static uint8_t keep_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], keep_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
 
 static void choose_calls(void) {
@@ -261,9 +261,17 @@ int64_t cupti_collector_bench_set(unsigned mask) {
   return s.records;
 }
 
-static int bench_start_mask = -1;
+static int bench_start_mask = -1, bench_api_mode = -1;
 
 void cupti_collector_bench_start(int mask) { bench_start_mask = mask; }
+
+int cupti_collector_bench_api_mode(const char *mode) {
+  bench_api_mode = !strcmp(mode, "kinds")      ? API_KINDS
+                   : !strcmp(mode, "select")   ? API_SELECT
+                   : !strcmp(mode, "callback") ? API_CALLBACK
+                                               : -1;
+  return bench_api_mode >= 0 ? 0 : -1;
+}
 
 static attn_status enable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) {
@@ -282,23 +290,15 @@ static attn_status enable_all(void) {
 
 static void at_exit(void) { cupti_collector_shutdown(); }
 
-static attn_status cupti_start(prof_trace *t, unsigned collect) {
+static attn_status cupti_start(prof_trace *t, unsigned collect, const prof_session_opts *opts) {
   (void)collect;
   char why[512];
   if (!(F = cupti_lib_load(why, sizeof why))) return attn_fail(ATTN_STATUS_NO_DEVICE, "%s", why);
   if (finalized) return attn_fail(ATTN_STATUS_BACKEND_ERROR, "CUPTI was shut down at exit");
-  const char *api = getenv("ATTNPROF_CUPTI_API");
-  api_all = api && !strcmp(api, "all");
-  const char *mode = getenv("ATTNPROF_CUPTI_API_MODE");
-  api_mode = api_all || (mode && !strcmp(mode, "kinds")) ? API_KINDS
-             : mode && !strcmp(mode, "select")          ? API_SELECT
-             : mode && !strcmp(mode, "callback")        ? API_CALLBACK
-                                                         : API_DEFAULT;
-  const char *sync = getenv("ATTNPROF_CUPTI_SYNC");
-  if (sync && strcmp(sync, "kind") && strcmp(sync, "callback"))
-    fprintf(stderr, "attnprof: ATTNPROF_CUPTI_SYNC='%s' ignored: want kind or callback\n", sync);
-  sync_cb = api_mode == API_CALLBACK && !(sync && !strcmp(sync, "kind"));
-  cupti_buffers_configure(F);
+  api_all = opts->all_api;
+  api_mode = api_all ? API_KINDS : bench_api_mode >= 0 ? bench_api_mode : API_DEFAULT;
+  sync_cb = api_mode == API_CALLBACK && opts->sync == PROF_SYNC_FROM_CALLBACKS;
+  cupti_buffers_configure(F, opts);
   cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();
   if (st) return st;
@@ -309,7 +309,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect) {
    * CLOCK_REALTIME, and the converter moves those times onto ours. */
   int64_t offset = F->ActivityRegisterTimestampCallback(clock_ns) == CUPTI_SUCCESS
                        ? 0
-                       : prof_clock_epoch_offset();
+                       : attn_clock_epoch_offset();
   cupti_buffers_set_clock_offset(offset);
   cupti_api_cb_set_clock_offset(offset);
   CUptiResult r = F->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);

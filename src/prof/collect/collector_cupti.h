@@ -1,6 +1,6 @@
 /* The CUPTI collector: GPU activities (kernels with their footprint, memcpy,
  * memset, synchronization), the runtime/driver calls that launched them, and
- * NVTX push/pop ranges, from CUPTI's Activity API, on prof_clock_ns.
+ * NVTX push/pop ranges, from CUPTI's Activity API, on attn_clock_ns.
  *
  * Two ways to run: inside the library (prof_start with PROF_COLLECT_GPU; the
  * events go into the session's trace) and injected into another program
@@ -42,7 +42,7 @@ typedef struct {
   int64_t buffers_on_starter; /* of buffers: completed on the thread that started
                                  the session (injected: the one that called cuInit) */
   int64_t buffers_held;     /* of buffers: kept unconverted until the session's end or
-                               the cap (ATTNPROF_CUPTI_DEFER) */
+                               the cap (prof_session_opts.defer_mb) */
   int64_t callbacks[3];     /* bench only (cupti_collector_bench_count_calls): runtime,
                                driver, driver inside a recorded runtime call */
   uint32_t cupti_version;
@@ -77,6 +77,11 @@ int64_t cupti_collector_bench_set(unsigned mask);
  * instead of the default set (nothing is switched on and off again: the cost
  * of a process traced that way from its start). mask < 0: the default. */
 void cupti_collector_bench_start(int mask);
+
+/* Bench only, before prof_start: how launch calls are recorded, "kinds",
+ * "select" or "callback" (the default; bench/TRACE_COST.md compares them).
+ * -1 for another name (the default is kept). */
+int cupti_collector_bench_api_mode(const char *mode);
 
 /* Bench only: from now on the collector counts the runtime and driver
  * callbacks it gets (cupti_stats.callbacks), enter and exit each. */

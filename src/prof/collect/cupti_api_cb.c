@@ -14,7 +14,7 @@
  * runtime launch and sync makes one such driver call: 4 callbacks a launch);
  * the driver's ids stay on for programs that call it themselves (Triton's).
  *
- * Sync records (the default; ATTNPROF_CUPTI_SYNC=kind leaves them to CUPTI's
+ * Sync records (the default; PROF_SYNC_FROM_KIND leaves them to CUPTI's
  * kind): the exit of a successful sync call also writes the
  * CUpti_ActivitySynchronization2 record that CUPTI's SYNCHRONIZATION kind
  * would have (type from the call, its context, the stream it names, the
@@ -194,12 +194,12 @@ void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpt
   if (d->callbackSite == CUPTI_API_ENTER) {
     if (rt) rt_depth++;
     else if (rt_depth) return;
-    *d->correlationData = (uint64_t)(prof_clock_ns() + clock_offset);
+    *d->correlationData = (uint64_t)(attn_clock_ns() + clock_offset);
     return;
   }
   if (rt) rt_depth -= rt_depth > 0;
   else if (rt_depth) return;
-  uint64_t end = (uint64_t)(prof_clock_ns() + clock_offset), start = *d->correlationData;
+  uint64_t end = (uint64_t)(attn_clock_ns() + clock_offset), start = *d->correlationData;
   if (!start || start > end) return; /* entered before we were switched on */
   uint32_t ret = d->functionReturnValue ? *(const uint32_t *)d->functionReturnValue : 0;
   const cupti_fns *f = atomic_load_explicit(&sync_fns, memory_order_relaxed);

@@ -1,6 +1,6 @@
 /* Launch calls recorded through CUPTI's callback API instead of its RUNTIME
- * and DRIVER activity kinds (ATTNPROF_CUPTI_API_MODE=callback; see
- * collector_cupti.c for why and docs/design/profiler-cost.md for the measurements).
+ * and DRIVER activity kinds (the default API mode; see collector_cupti.c for
+ * why and docs/design/profiler-cost.md for the measurements).
  * Only the calls the collector subscribes reach us; each becomes a
  * CUpti_ActivityAPI record, the same shape CUPTI writes, in a per-thread block
  * that the buffer completion path drains. Shared by collector_cupti.c and
@@ -25,7 +25,7 @@ void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpt
  * sync records below; called for every subscribed id before they are on. */
 void cupti_api_cb_classify(CUpti_CallbackDomain dom, uint32_t cbid, const char *name);
 /* f non-NULL: a successful sync call also writes the record CUPTI's
- * SYNCHRONIZATION kind would (the default; not under ATTNPROF_CUPTI_SYNC=kind);
+ * SYNCHRONIZATION kind would (the default; not under PROF_SYNC_FROM_KIND);
  * NULL: not. */
 void cupti_api_cb_set_sync(const cupti_fns *f);
 /* Hands every record written so far to take, oldest block first; the caller

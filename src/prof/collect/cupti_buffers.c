@@ -8,7 +8,7 @@
  * memory chunk by chunk, so a program of any length is traced in bounded
  * memory.
  *
- * Deferral (ATTNPROF_CUPTI_DEFER=MB; docs/design/profiler-cost.md): a
+ * Deferral (prof_session_opts.defer_mb; docs/design/profiler-cost.md): a
  * completed buffer is kept as CUPTI wrote it, with the launch and sync records
  * the callbacks wrote meanwhile copied raw beside it, and nothing is converted
  * or written until the session stops; then the kept steps are replayed in
@@ -74,25 +74,14 @@ static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *rt_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static const char *drv_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
 
-/* A bad value is said on stderr and ignored: the traced program runs on. */
-static size_t env_size(const char *name, size_t fallback, size_t lo, size_t hi) {
-  const char *v = getenv(name);
-  if (!v) return fallback;
-  char *end;
-  unsigned long long n = strtoull(v, &end, 10);
-  if (*v && *v != '-' && !*end && n >= lo && n <= hi) return (size_t)n;
-  fprintf(stderr, "attnprof: %s='%s' ignored: want a whole number from %zu to %zu\n", name, v, lo, hi);
-  return fallback;
-}
-
-void cupti_buffers_configure(const cupti_fns *f) {
+void cupti_buffers_configure(const cupti_fns *f, const prof_session_opts *o) {
   pthread_mutex_lock(&pool_mu);
   /* The size is fixed once buffers exist: the free list holds one size. */
-  if (!n_allocated) buf_bytes = env_size("ATTNPROF_CUPTI_BUFFER_KB", 2048, 16, 1 << 20) << 10;
-  max_buffers = env_size("ATTNPROF_CUPTI_MAX_BUFFERS", 32, 1, 1 << 16);
+  if (!n_allocated) buf_bytes = (o->buffer_kb ? o->buffer_kb : 2048) << 10;
+  max_buffers = o->max_buffers ? o->max_buffers : 32;
   pthread_mutex_unlock(&pool_mu);
   pthread_mutex_lock(&conv_mu);
-  defer_cap = env_size("ATTNPROF_CUPTI_DEFER", 0, 1, 1 << 20) << 20;
+  defer_cap = o->defer_mb << 20;
   fns = f;
   if (!conv) conv = cupti_conv_create(cupti_cbid_name);
   st.cupti_version = f->version;
@@ -176,7 +165,7 @@ static void drain_api_locked(void) {
 static void hand_off_locked(void) {
   if (!sink || !target) return;
   prof_trace *chunk = target;
-  target = prof_trace_create();
+  prof_trace_create(&target);
   if (target) add_devices_to(target);
   sink(chunk, sink_ctx);
 }
@@ -203,7 +192,7 @@ int cupti_buffers_set_target(prof_trace *t) {
       target = NULL;
       sink(chunk, sink_ctx);
     } else if (t && !target) {
-      target = prof_trace_create();
+      prof_trace_create(&target);
     }
   } else {
     target = t;
@@ -278,7 +267,7 @@ static void take_record(const CUpti_Activity *rec) {
     st.incomplete++;
     lose(1);
   } else if (r > 0 && target) {
-    if (prof_trace_append(target, &e) >= 0) st.events++;
+    if (!prof_trace_append(target, &e, NULL)) st.events++;
   }
 }
 
@@ -331,7 +320,7 @@ static int hold_locked(uint8_t *buffer, size_t valid, size_t dropped) {
   held *h = defer_bytes + (buffer ? buf_bytes : 0) <= defer_cap ? calloc(1, sizeof *h) : NULL;
   if (!h) {
     if (!said++)
-      fprintf(stderr, "attnprof: ATTNPROF_CUPTI_DEFER's %zu MB are full: the trace is written "
+      fprintf(stderr, "attnprof: the deferral's %zu MB are full: the trace is written "
                       "during the run from here on\n", defer_cap >> 20);
     defer_over = 1;
     replay_held_locked();

@@ -8,11 +8,11 @@
 #include "prof/collect/collector_cupti.h"
 #include "prof/collect/cupti_lib.h"
 
-/* Reads ATTNPROF_CUPTI_BUFFER_KB, ATTNPROF_CUPTI_MAX_BUFFERS (the pool's
- * bound) and ATTNPROF_CUPTI_DEFER (MB of completed buffers kept unconverted
- * until the session stops; 0, the default: converted as they complete) and
- * remembers the CUPTI table; call before registering callbacks. */
-void cupti_buffers_configure(const cupti_fns *f);
+/* Takes the session's buffer size, the pool's bound and the deferral cap
+ * (MB of completed buffers kept unconverted until the session stops; 0:
+ * converted as they complete) and remembers the CUPTI table; call before
+ * registering callbacks. */
+void cupti_buffers_configure(const cupti_fns *f, const prof_session_opts *o);
 /* Record times minus offset (see cupti_conv_set_clock_offset). */
 void cupti_buffers_set_clock_offset(int64_t offset);
 void CUPTIAPI cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);

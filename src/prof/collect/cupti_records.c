@@ -5,7 +5,7 @@
  * CUPTI for system thread ids, so they match the CPU collector's); NVTX
  * push/pop ranges become user_annotation events on the pushing thread, the
  * ranges an unmodified program's GPU work is attributed to. Times are
- * already on prof_clock_ns (the collector registers it as CUPTI's clock). */
+ * already on attn_clock_ns (the collector registers it as CUPTI's clock). */
 #include "prof/collect/cupti_records.h"
 
 #include <stdio.h>

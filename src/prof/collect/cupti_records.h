@@ -26,7 +26,7 @@ void cupti_conv_destroy(cupti_conv *cv);
 int cupti_conv_record(cupti_conv *cv, const CUpti_Activity *rec, prof_event *out);
 
 /* When CUPTI could not take our clock it stamps CLOCK_REALTIME: offset =
- * realtime - monotonic brings its times onto prof_clock_ns. */
+ * realtime - monotonic brings its times onto attn_clock_ns. */
 void cupti_conv_set_clock_offset(cupti_conv *cv, int64_t offset);
 
 /* NVTX ranges still open (pushed, not popped): the caller counts them as

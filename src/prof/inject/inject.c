@@ -8,7 +8,12 @@
  *                           that inherits the environment (an exec'd child)
  *                           writes OUT.<pid> and REPORT.<pid> instead
  *   ATTNPROF_TRACE_CHUNK    events per streamed chunk (default 65536)
- *   ATTNPROF_BENCH(_START)  bench only (docs/design/profiler-cost.md)
+ *   ATTNPROF_CUPTI_API=all, ATTNPROF_CUPTI_SYNC=kind|callback,
+ *   ATTNPROF_CUPTI_BUFFER_KB, ATTNPROF_CUPTI_MAX_BUFFERS, ATTNPROF_CUPTI_DEFER
+ *                           the session's options (prof_session_opts), given
+ *                           to prof_start: the library itself reads none
+ *   ATTNPROF_BENCH(_START), ATTNPROF_CUPTI_API_MODE  bench only
+ *                           (docs/design/profiler-cost.md)
  *
  * The trace is finished at exit (on_exit, so also exit() from another
  * thread; the report gets the exit status, so a rank that exits non-zero
@@ -52,9 +57,9 @@ static void on_chunk(prof_trace *chunk, void *ctx) {
     prof_trace_destroy(chunk);
     return;
   }
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   int err = chrome_stream_chunk(stream, chunk);
-  write_ns += prof_clock_ns() - t0;
+  write_ns += attn_clock_ns() - t0;
   inject_report_progress(chrome_stream_safe_offset(stream), chrome_stream_events(stream),
                          chrome_stream_dropped(stream));
   if (err) inject_report_error("writing the trace failed", strerror(err));
@@ -82,9 +87,9 @@ static void finish(void) {
   cupti_collector_stats(&st);
   char name[64];
   process_name(name, sizeof name);
-  int64_t t0 = prof_clock_ns();
+  int64_t t0 = attn_clock_ns();
   int err = chrome_stream_close(stream, 0, (int64_t)getpid(), name);
-  write_ns += prof_clock_ns() - t0;
+  write_ns += attn_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
   if (bench_on()) { /* does the writing run on the launching thread? */
@@ -174,12 +179,40 @@ static void bench_start(void) {
   cupti_collector_bench_start((int)mask);
 }
 
+/* A bad value is said on stderr and ignored: the traced program runs on. */
+static size_t env_size(const char *name, size_t lo, size_t hi) {
+  const char *v = getenv(name);
+  if (!v) return 0;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*v && *v != '-' && !*end && n >= lo && n <= hi) return (size_t)n;
+  fprintf(stderr, "attnprof: %s='%s' ignored: want a whole number from %zu to %zu\n", name, v, lo, hi);
+  return 0;
+}
+
+/* The session's options from the protocol's variables. */
+static prof_session_opts session_opts(void) {
+  prof_session_opts o = prof_session_opts_default();
+  const char *api = getenv("ATTNPROF_CUPTI_API"), *sync = getenv("ATTNPROF_CUPTI_SYNC");
+  o.all_api = api && !strcmp(api, "all");
+  if (sync && strcmp(sync, "kind") && strcmp(sync, "callback"))
+    fprintf(stderr, "attnprof: ATTNPROF_CUPTI_SYNC='%s' ignored: want kind or callback\n", sync);
+  if (sync && !strcmp(sync, "kind")) o.sync = PROF_SYNC_FROM_KIND;
+  o.buffer_kb = env_size("ATTNPROF_CUPTI_BUFFER_KB", 16, 1 << 20);
+  o.max_buffers = env_size("ATTNPROF_CUPTI_MAX_BUFFERS", 1, 1 << 16);
+  o.defer_mb = env_size("ATTNPROF_CUPTI_DEFER", 1, 1 << 20);
+  const char *mode = getenv("ATTNPROF_CUPTI_API_MODE");
+  if (mode && cupti_collector_bench_api_mode(mode))
+    say("ATTNPROF_CUPTI_API_MODE ignored", "want kinds, select or callback");
+  return o;
+}
+
 static int start(void) {
   char out_buf[4096], report_buf[4096];
   const char *out = own_path("ATTNPROF_TRACE_OUT", out_buf, sizeof out_buf);
   if (!out || !*out) return say("ATTNPROF_TRACE_OUT is not set: nothing to trace into", NULL), -1;
   inject_report_open(own_path("ATTNPROF_TRACE_REPORT", report_buf, sizeof report_buf));
-  int64_t offset = prof_clock_epoch_offset(), now = prof_clock_ns() + offset;
+  int64_t offset = attn_clock_epoch_offset(), now = attn_clock_ns() + offset;
   char why[512];
   stream = chrome_stream_open(out, now - now % 1000000, offset, why, sizeof why);
   if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;
@@ -188,9 +221,10 @@ static int start(void) {
   if (bench_on()) cupti_collector_bench_count_calls();
   bench_start();
   cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
-  session = prof_trace_create();
+  prof_trace_create(&session);
   prof_trace_set_epoch_offset(session, offset);
-  if (!session || prof_start(session, PROF_COLLECT_GPU) || !(prof_collecting() & PROF_COLLECT_GPU)) {
+  prof_session_opts opts = session_opts();
+  if (!session || prof_start(session, PROF_COLLECT_GPU, &opts) || !(prof_collecting() & PROF_COLLECT_GPU)) {
     inject_report_error("GPU collection could not start", attn_last_error());
     say("GPU collection could not start", attn_last_error());
     chrome_stream_close(stream, 0, (int64_t)getpid(), "process");

@@ -120,13 +120,14 @@ static int keep_complete(rd_model *m) {
   } else if (cat == PROF_CAT_USER_ANNOTATION) {
     e.roof = (prof_roof){r->roof_time_us, r->roof_copy_gbps, r->roof_peak_tflops};
   } else if (cat == PROF_CAT_CPU_OP) {
-    int k = prof_kind_from_name(r->op_kind.s);
+    prof_kind pk;
+    int k = prof_kind_from_name(r->op_kind.s, &pk) ? -1 : (int)pk;
     e.kind = k >= 0 ? (prof_kind)k : PROF_KIND_OTHER;
   }
   if (prof_cat_is_host(cat) && !m->has_host_pid) m->first_host_pid = e.pid, m->has_host_pid = 1;
   if (m->has_last_ts && e.start_ns < m->last_ts_ns) st->out_of_order++;
   m->last_ts_ns = e.start_ns, m->has_last_ts = 1;
-  if (prof_trace_append(m->t, &e) < 0) return m->oom = 1, -1;
+  if (prof_trace_append(m->t, &e, NULL)) return m->oom = 1, -1;
   st->events++;
   return 0;
 }
@@ -145,7 +146,7 @@ static void metadata(rd_model *m) {
     if (i == RD_MAX_PROCS) return;
     m->procs[m->n_procs++] = (rd_proc){r->pid, NULL, 0};
   }
-  if (is_name && r->meta_name.len) m->procs[i].name = prof_trace_intern(m->t, r->meta_name.s);
+  if (is_name && r->meta_name.len) prof_trace_intern(m->t, r->meta_name.s, &m->procs[i].name);
   if (is_labels && r->labels.s && !strcmp(r->labels.s, KINETO_LABEL_CPU)) m->procs[i].is_cpu = 1;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "prof/io/chrome_reader.h"
+#include "prof/io/reader_testing.h"
 #include "prof/io/pftrace.h"
 
 enum { CHUNK = 256 * 1024 };
@@ -134,17 +135,19 @@ static int model_init(rd_model *m, prof_read_stats *stats, const char *what) {
   memset(m, 0, sizeof *m);
   m->stats = stats;
   memset(m->stats, 0, sizeof *m->stats);
-  m->t = prof_trace_create();
+  prof_trace_create(&m->t);
   return m->t ? 0 : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for a trace", what);
 }
 
-static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *stats) {
+/* yajl_only: the testing surface's path (reader_testing.h), the fast
+ * tokenizer skipped. */
+static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *stats, int yajl_only) {
   prof_read_stats local;
   rd_model m;
   *out = NULL;
   if (model_init(&m, stats ? stats : &local, s->what)) return ATTN_STATUS_OUT_OF_MEMORY;
   int rc = source_open(s);
-  if (!rc) rc = rd_parse(&m, source_pull, s, s->what);
+  if (!rc) rc = yajl_only ? RD_SCAN_FALLBACK : rd_parse(&m, source_pull, s, s->what);
   if (rc == RD_SCAN_FALLBACK) { /* yajl reads it again and has the last word */
     model_free(&m);
     prof_trace_destroy(m.t);
@@ -162,7 +165,7 @@ static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *
   return ATTN_STATUS_OK;
 }
 
-attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read_stats *stats) {
+static attn_status read_file(const char *path, prof_trace **out, prof_read_stats *stats, int yajl_only) {
   rd_source s;
   memset(&s, 0, sizeof s);
   s.what = path;
@@ -172,22 +175,40 @@ attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read
   if (!s.f) return attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   s.n_head = fread(s.head, 1, sizeof s.head, s.f);
   attn_status st = pft_sniff(s.head, s.n_head) ? pft_read_file(s.f, s.head, s.n_head, path, out, stats)
-                                              : read_source(&s, out, stats);
+                                              : read_source(&s, out, stats, yajl_only);
   source_close(&s);
   return st;
 }
 
-attn_status prof_read_chrome_trace_buffer(const void *data, size_t len, prof_trace **out,
-                                          prof_read_stats *stats) {
+static attn_status read_buffer(const void *data, size_t len, prof_trace **out, prof_read_stats *stats,
+                               int yajl_only) {
   rd_source s;
   memset(&s, 0, sizeof s);
   s.what = "buffer";
   s.mem = data ? data : (const void *)"";
   s.mem_len = data ? len : 0;
   if (pft_sniff(s.mem, s.mem_len < 16 ? s.mem_len : 16)) return pft_read_buffer(s.mem, s.mem_len, out, stats);
-  attn_status st = read_source(&s, out, stats);
+  attn_status st = read_source(&s, out, stats, yajl_only);
   source_close(&s);
   return st;
+}
+
+attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read_stats *stats) {
+  return read_file(path, out, stats, 0);
+}
+
+attn_status prof_read_chrome_trace_buffer(const void *data, size_t len, prof_trace **out,
+                                          prof_read_stats *stats) {
+  return read_buffer(data, len, out, stats, 0);
+}
+
+attn_status prof_testing_read_yajl(const char *path, prof_trace **out, prof_read_stats *stats) {
+  return read_file(path, out, stats, 1);
+}
+
+attn_status prof_testing_read_buffer_yajl(const void *data, size_t len, prof_trace **out,
+                                          prof_read_stats *stats) {
+  return read_buffer(data, len, out, stats, 1);
 }
 
 /* ---- a header document (pftrace_reader.c) ---------------------------------------- */

@@ -432,8 +432,6 @@ static int feed(yajl_handle h, sax_ctx *c, rd_pull_fn pull, void *src, const cha
 }
 
 int rd_parse(rd_model *m, rd_pull_fn pull, void *src, const char *what) {
-  const char *force = getenv("ATTNPROF_READER_YAJL"); /* tests compare the two paths */
-  if (force && *force == '1') return RD_SCAN_FALLBACK;
   sax_ctx c;
   memset(&c, 0, sizeof c);
   c.m = m;

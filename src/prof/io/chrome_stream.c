@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "prof/io/chrome.h"
 #include "prof/io/kineto_keys.h"
 #include "prof/model/map.h"
@@ -41,8 +42,8 @@ chrome_stream *chrome_stream_open(const char *path, int64_t base_epoch, int64_t 
   chrome_stream *s = calloc(1, sizeof *s);
   if (s) {
     s->path = strdup(path);
-    s->held = prof_trace_create();
-    s->lanes = prof_trace_create();
+    prof_trace_create(&s->held);
+    prof_trace_create(&s->lanes);
     s->f = s->path ? fopen(path, "w") : NULL;
   }
   if (!s || !s->path || !s->held || !s->lanes || !s->f) {
@@ -86,7 +87,7 @@ static void note_lane(chrome_stream *s, const prof_event *e) {
   size_t before = s->lane_seen.used;
   if (prof_map_put(&s->lane_seen, (uint64_t)e->pid, (uint64_t)e->tid, 1) >= 0 &&
       s->lane_seen.used != before)
-    prof_trace_append(s->lanes, e);
+    prof_trace_append(s->lanes, e, NULL);
 }
 
 /* Whether event i waits for a partner that may come in a later chunk. */
@@ -103,7 +104,8 @@ static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, c
                   .offset = s->offset, .first = s->first, .fp_cache = s->fp_cache};
   c.launch = malloc((c.n ? c.n : 1) * sizeof *c.launch);
   c.launches_gpu = calloc(c.n ? c.n : 1, 1);
-  prof_trace *held = prof_trace_create();
+  prof_trace *held = NULL;
+  prof_trace_create(&held);
   unsigned char *held_age = malloc(MAX_HELD);
   int err = !c.launch || !c.launches_gpu || !held || !held_age ||
             prof_link_launches(w, c.n, c.launch) ? ENOMEM : 0;
@@ -113,7 +115,7 @@ static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, c
     const prof_event *e = prof_trace_at(w, i);
     int age = i < n_held_before ? ages[i] + 1 : 0;
     size_t nh = prof_trace_count(held);
-    if (nh < MAX_HELD && waits(e, &c, i, age) && prof_trace_append(held, e) >= 0) {
+    if (nh < MAX_HELD && waits(e, &c, i, age) && !prof_trace_append(held, e, NULL)) {
       held_age[nh] = (unsigned char)age;
       continue;
     }
@@ -140,7 +142,8 @@ static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, c
 /* The held events, then the chunk's, in one trace that borrows their names:
  * it is not read once s->held or chunk is gone. */
 static prof_trace *merge(chrome_stream *s, prof_trace *chunk) {
-  prof_trace *w = prof_trace_create();
+  prof_trace *w = NULL;
+  prof_trace_create(&w);
   if (!w) return NULL;
   for (size_t i = 0; i < prof_trace_device_count(chunk); i++) /* a device seen late */
     prof_trace_add_device(s->lanes, prof_trace_device(chunk, i));
@@ -179,7 +182,8 @@ int chrome_stream_close(chrome_stream *s, int64_t extra_dropped, int64_t pid, co
   size_t n = prof_trace_count(s->held);
   if (n) { /* held events are written unpaired: their partner never came */
     for (size_t i = 0; i < n; i++) s->held_age[i] = MAX_AGE;
-    prof_trace *empty = prof_trace_create();
+    prof_trace *empty = NULL;
+    prof_trace_create(&empty);
     prof_trace *w = empty ? merge(s, empty) : NULL;
     err = w ? write_merged(s, w, n, s->held_age) : ENOMEM;
     prof_trace_destroy(empty);
@@ -209,9 +213,9 @@ int chrome_stream_abandon(chrome_stream *s) {
   return err;
 }
 
-int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped) {
+attn_status prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped) {
   FILE *f = fopen(path, safe_offset > 0 ? "r+" : "w");
-  if (!f) return errno;
+  if (!f) return attn_fail(ATTN_STATUS_IO_ERROR, "cannot repair the trace %s: %s", path, strerror(errno));
   json_out o = {.f = f};
   if (safe_offset > 0) {
     if (ftruncate(fileno(f), safe_offset) || fseeko(f, safe_offset, SEEK_SET)) o.err = errno;
@@ -224,5 +228,6 @@ int prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t drop
   json_flush(&o);
   int err = o.err;
   if (fclose(f) && !err) err = errno ? errno : EIO;
-  return err;
+  if (err) return attn_fail(ATTN_STATUS_IO_ERROR, "cannot repair the trace %s: %s", path, strerror(err));
+  return ATTN_STATUS_OK;
 }

@@ -100,9 +100,10 @@ static int intern_put(pft_reader *r, int kind, uint64_t iid, const char *s, size
   char *copy = malloc(len + 1);
   if (!copy) return -1;
   memcpy(copy, s, len), copy[len] = 0;
-  const char *in = prof_trace_intern(r->m.t, copy);
+  const char *in = NULL;
+  attn_status st = prof_trace_intern(r->m.t, copy, &in);
   free(copy);
-  if (!in) return -1;
+  if (st) return -1;
   r->strs[r->n_strs] = in;
   /* a later definition of the same iid (after a state reset) wins */
   int64_t old = prof_map_get(&r->interned, (uint64_t)kind, iid);
@@ -436,7 +437,7 @@ static attn_status read_src(byte_src *s, const char *what, prof_trace **out, pro
   prof_map_init(&r.interned);
   prof_map_init(&r.track_ix);
   *out = NULL;
-  r.m.t = prof_trace_create();
+  prof_trace_create(&r.m.t);
   int st = r.m.t ? read_all(&r, s) : oom(&r);
   size_t open = 0;
   for (size_t i = 0; i < r.n_tracks; i++) open += r.tracks[i].n_open;

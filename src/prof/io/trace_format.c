@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "core/error.h"
+#include "core/opts.h"
 #include "prof/io/chrome.h"
 #include "prof/io/pftrace.h"
 
@@ -19,10 +20,11 @@ const char *prof_trace_format_name(prof_trace_format f) {
   return (unsigned)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "?";
 }
 
-int prof_trace_format_from_name(const char *name) {
+attn_status prof_trace_format_from_name(const char *name, prof_trace_format *out) {
   for (int i = PROF_FORMAT_JSON; name && i <= PROF_FORMAT_PFTRACE; i++)
-    if (!strcmp(name, format_names[i])) return i;
-  return -1;
+    if (!strcmp(name, format_names[i])) return *out = (prof_trace_format)i, ATTN_STATUS_OK;
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "unknown trace format '%s' (json, json.gz or pftrace)",
+                   name ? name : "(null)");
 }
 
 static int ends_with(const char *s, const char *tail) {
@@ -73,17 +75,30 @@ static FILE *gz_open_write(const char *path) {
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static int write_format(const prof_trace *t, const char *tmp, const char *path, prof_trace_format f) {
+static int write_format(const prof_trace *t, const char *tmp, const char *path, prof_trace_format f,
+                        int pftrace_plain) {
   FILE *out = f == PROF_FORMAT_JSON_GZ ? gz_open_write(tmp) : fopen(tmp, "wb");
   if (!out) return errno ? errno : ENOMEM;
   if (f != PROF_FORMAT_JSON_GZ) setvbuf(out, NULL, _IOFBF, 1 << 20);
-  int err = f == PROF_FORMAT_PFTRACE ? pft_write_trace_to(t, out, !getenv("ATTNPROF_PFTRACE_PLAIN"))
+  int err = f == PROF_FORMAT_PFTRACE ? pft_write_trace_to(t, out, !pftrace_plain)
                                      : chrome_write_to(t, out, path);
   if (fclose(out) && !err) err = errno ? errno : EIO;
   return err;
 }
 
-attn_status prof_write_trace(const prof_trace *t, const char *path, prof_trace_format f) {
+prof_write_opts prof_write_opts_default(void) {
+  prof_write_opts o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  return o;
+}
+
+attn_status prof_write_trace(const prof_trace *t, const char *path, const prof_write_opts *opts) {
+  prof_write_opts o = prof_write_opts_default();
+  attn_status st = attn_opts_take(&o, sizeof o, ATTN_OPTS_SIZE(prof_write_opts, pftrace_plain),
+                                  opts, "prof_write_opts");
+  if (st) return st;
+  prof_trace_format f = o.format;
   if (!t || !path || !*path)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "no trace or no path to write it to");
   if (f == PROF_FORMAT_AUTO) f = prof_trace_format_for_path(path);
@@ -94,7 +109,7 @@ attn_status prof_write_trace(const prof_trace *t, const char *path, prof_trace_f
   char *tmp = malloc(n + 5);
   if (!tmp) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory");
   memcpy(tmp, path, n), memcpy(tmp + n, ".tmp", 5);
-  int err = write_format(t, tmp, path, f);
+  int err = write_format(t, tmp, path, f, o.pftrace_plain);
   if (!err && rename(tmp, path)) err = errno;
   if (err) unlink(tmp);
   free(tmp);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
+#include "core/error.h"
 #include "prof/model/strpool.h"
 #include "prof/model/trace_borrow.h"
 #include "prof/model/trace_cache.h"
@@ -60,10 +61,11 @@ const char *prof_kind_name(prof_kind k) {
   return (unsigned)k < PROF_KIND_COUNT ? kind_names[k] : kind_names[PROF_KIND_OTHER];
 }
 
-int prof_kind_from_name(const char *name) {
+attn_status prof_kind_from_name(const char *name, prof_kind *out) {
   for (int k = 0; name && k < PROF_KIND_COUNT; k++)
-    if (!strcmp(kind_names[k], name)) return k;
-  return -1;
+    if (!strcmp(kind_names[k], name)) return *out = (prof_kind)k, ATTN_STATUS_OK;
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "op kind '%s': accepted are kernel, memcpy, memset, "
+                   "gemm, elementwise, copy, softmax, cast, fused, comm, other", name ? name : "(null)");
 }
 
 prof_event prof_event_init(prof_cat cat, const char *name) {
@@ -82,17 +84,18 @@ prof_event prof_event_init(prof_cat cat, const char *name) {
 
 /* ---- storage -------------------------------------------------------------- */
 
-prof_trace *prof_trace_create(void) {
+attn_status prof_trace_create(prof_trace **out) {
   prof_trace *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
-  if (pthread_mutex_init(&t->mu, NULL)) {
+  *out = NULL;
+  if (!t || pthread_mutex_init(&t->mu, NULL)) {
     free(t);
-    return NULL;
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a trace");
   }
   atomic_init(&t->count, 0);
   atomic_init(&t->dropped, 0);
   prof_strpool_init(&t->names);
-  return t;
+  *out = t;
+  return ATTN_STATUS_OK;
 }
 
 void prof_trace_destroy(prof_trace *t) {
@@ -114,12 +117,13 @@ static int chunk_of(size_t i, size_t *offset) {
   return k;
 }
 
-const char *prof_trace_intern(prof_trace *t, const char *s) {
-  if (!s) return NULL;
+attn_status prof_trace_intern(prof_trace *t, const char *s, const char **out) {
+  *out = NULL;
+  if (!s) return ATTN_STATUS_OK;
   pthread_mutex_lock(&t->mu);
-  const char *r = prof_strpool_intern(&t->names, s);
+  *out = prof_strpool_intern(&t->names, s);
   pthread_mutex_unlock(&t->mu);
-  return r;
+  return *out ? ATTN_STATUS_OK : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a name");
 }
 
 static int64_t append(prof_trace *t, const prof_event *ev, int intern) {
@@ -140,7 +144,12 @@ static int64_t append(prof_trace *t, const prof_event *ev, int intern) {
   return idx;
 }
 
-int64_t prof_trace_append(prof_trace *t, const prof_event *ev) { return append(t, ev, 1); }
+attn_status prof_trace_append(prof_trace *t, const prof_event *ev, int64_t *index) {
+  int64_t i = append(t, ev, 1);
+  if (i < 0) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for an event (counted as dropped)");
+  if (index) *index = i;
+  return ATTN_STATUS_OK;
+}
 
 int64_t prof_trace_append_borrowed(prof_trace *t, const prof_event *ev) { return append(t, ev, 0); }
 
@@ -172,7 +181,8 @@ static int reserve_device(prof_trace *t) {
   return 0;
 }
 
-void prof_trace_add_device(prof_trace *t, const prof_device *d) {
+attn_status prof_trace_add_device(prof_trace *t, const prof_device *d) {
+  int kept = 1;
   pthread_mutex_lock(&t->mu);
   size_t i = 0;
   while (i < t->n_devices && t->devices[i]->id != d->id) i++;
@@ -181,8 +191,11 @@ void prof_trace_add_device(prof_trace *t, const prof_device *d) {
   } else if (!reserve_device(t) && (t->devices[i] = malloc(sizeof *d))) {
     *t->devices[i] = *d;
     t->n_devices++;
+  } else {
+    kept = 0;
   }
   pthread_mutex_unlock(&t->mu);
+  return kept ? ATTN_STATUS_OK : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for a device");
 }
 
 size_t prof_trace_device_count(const prof_trace *t) { return t->n_devices; }
@@ -199,12 +212,14 @@ int64_t prof_trace_dropped(const prof_trace *t) {
   return atomic_load_explicit(&((prof_trace *)t)->dropped, memory_order_relaxed);
 }
 
-void prof_trace_set_process(prof_trace *t, int64_t pid, const char *name) {
-  const char *n = prof_trace_intern(t, name);
+attn_status prof_trace_set_process(prof_trace *t, int64_t pid, const char *name) {
+  const char *n = NULL;
+  attn_status st = prof_trace_intern(t, name, &n);
   pthread_mutex_lock(&t->mu);
   t->pid = pid;
   t->process_name = n;
   pthread_mutex_unlock(&t->mu);
+  return st;
 }
 
 int64_t prof_trace_process_id(const prof_trace *t) { return t->pid; }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "attnprof/prof_ranks.h"
+#include "attnprof/prof/ranks.h"
 #include "prof/report/report.h"
 
 /* Rows shown: a trace of thousands of ProfilerStep#N ranges would otherwise
@@ -310,20 +310,18 @@ static int prepare(report_trace *tr, const prof_report_input *in, const char *ra
   memset(tr, 0, sizeof *tr);
   tr->label = in->label ? in->label : "trace";
   tr->t = in->t;
-  if ((tr->n_ranges = prof_summarize_ranges(in->t, &tr->ranges)) < 0) return -1;
+  if (prof_summarize_ranges(in->t, &tr->ranges, &tr->n_ranges)) return -1;
   tr->focus = focus_of(tr, range);
-  if ((tr->n_kernels =
-           prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels)) < 0)
+  if (prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels, &tr->n_kernels) ||
+      prof_key_averages(in->t, &tr->keys, &tr->n_keys) || prof_trace_pids(in->t, &tr->pids, &tr->n_pids))
     return -1;
-  if ((tr->n_keys = prof_key_averages(in->t, &tr->keys)) < 0) return -1;
-  if ((tr->n_pids = prof_trace_pids(in->t, &tr->pids)) < 0) return -1;
   if (tr->n_pids < 2) return 0;
   tr->pid_ranges = calloc((size_t)tr->n_pids, sizeof *tr->pid_ranges);
   tr->n_pid_ranges = calloc((size_t)tr->n_pids, sizeof *tr->n_pid_ranges);
   if (!tr->pid_ranges || !tr->n_pid_ranges) return -1;
   for (int64_t p = 0; p < tr->n_pids; p++)
-    if ((tr->n_pid_ranges[p] =
-             prof_summarize_ranges_pid(in->t, PROF_SUMMARY_PER_STEP, tr->pids[p], &tr->pid_ranges[p])) < 0)
+    if (prof_summarize_ranges_pid(in->t, PROF_SUMMARY_PER_STEP, tr->pids[p], &tr->pid_ranges[p],
+                                  &tr->n_pid_ranges[p]))
       return -1;
   return 0;
 }

@@ -1,13 +1,13 @@
 /* attnprof profiler, several ranks (one process per GPU): the overlap of
  * communication (NCCL kernels) with compute, per device and per step, and
  * the figures of each process of a trace. Per-rank traces come onto one
- * timeline with prof_merge (prof.h). */
+ * timeline with prof_merge (analysis.h). */
 #ifndef ATTNPROF_PROF_RANKS_H
 #define ATTNPROF_PROF_RANKS_H
 
 #include <stdio.h>
 
-#include "attnprof/prof.h"
+#include "attnprof/prof/analysis.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,26 +31,27 @@ typedef struct {
 PROF_API int prof_is_comm_kernel(const char *name);
 
 /* Rows per device: "(all)" first, then one per step in order of first
- * kernel. Returns the count (malloc'd array in *out) or -1 (no memory). */
-PROF_API int64_t prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out);
+ * kernel: a malloc'd array in *out, its length in *n. */
+PROF_API attn_status prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out, int64_t *n);
 PROF_API void prof_print_overlap(FILE *f, const prof_overlap_row *rows, int64_t n);
 
 /* ---- several processes in one trace (src/prof/analysis/ranks.c) ---- */
 
 /* The distinct pids of t's host events, ascending, into *out (malloc'd);
- * their count, or -1 (out of memory). GPU rows carry a device there, not a
+ * their count into *n. GPU rows carry a device there, not a
  * process, and are left out. A trace of ranks merged by prof_merge has one
  * per rank. */
-PROF_API int64_t prof_trace_pids(const prof_trace *t, int64_t **out);
+PROF_API attn_status prof_trace_pids(const prof_trace *t, int64_t **out, int64_t *n);
 /* The per-range summary, the kernel table and the key averages of process
  * pid only: its host events and the GPU work its launch calls started (pid
  * -1: all, as prof_summarize_ranges_ex, prof_summarize_kernels and
  * prof_key_averages). */
-PROF_API int64_t prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
-                                           prof_range_summary **out);
-PROF_API int64_t prof_summarize_kernels_pid(const prof_trace *t, const char *range, int64_t pid,
-                                            prof_kernel_summary **out);
-PROF_API int64_t prof_key_averages_pid(const prof_trace *t, int64_t pid, prof_key_average **out);
+PROF_API attn_status prof_summarize_ranges_pid(const prof_trace *t, unsigned flags, int64_t pid,
+                                               prof_range_summary **out, int64_t *n);
+PROF_API attn_status prof_summarize_kernels_pid(const prof_trace *t, const char *range, int64_t pid,
+                                                prof_kernel_summary **out, int64_t *n);
+PROF_API attn_status prof_key_averages_pid(const prof_trace *t, int64_t pid, prof_key_average **out,
+                                           int64_t *n);
 
 #ifdef __cplusplus
 }
