@@ -10,6 +10,7 @@
 
 #include "attnprof/attn.h"
 #include "attnprof/device.h"
+#include "attnprof/prof.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,13 @@ double attn_tensor_get(const attn_tensor *t, int64_t b, int64_t h, int64_t s, in
 void attn_tensor_set(attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t d, double v);
 /* Number of elements the strides can reach (the allocation a tensor needs). */
 int64_t attn_tensor_span(const attn_tensor *t);
+
+/* The trace reader with yajl alone, the fast tokenizer skipped, so tests and
+ * the fuzzer hold the tokenizer to yajl (same status, error, counts and
+ * events); otherwise as prof_read_chrome_trace(_buffer). */
+attn_status prof_testing_read_yajl(const char *path, prof_trace **out, prof_read_stats *stats);
+attn_status prof_testing_read_buffer_yajl(const void *data, size_t len, prof_trace **out,
+                                          prof_read_stats *stats);
 
 #ifdef __cplusplus
 }

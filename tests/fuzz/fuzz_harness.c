@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
-#include "prof/io/reader_testing.h"
+#include "attnprof/testing.h"
 
 /* The expectation metrics, kernel ones included, on the first range. */
 static void expect(const prof_trace *t, const prof_range_summary *ranges, int64_t n) {

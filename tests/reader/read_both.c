@@ -1,5 +1,5 @@
 /* read_both PATH: reads a trace with the reader's fast tokenizer and with
- * yajl alone (the testing surface, prof/io/reader_testing.h) and compares the
+ * yajl alone (the testing surface, attnprof/testing.h) and compares the
  * two: status, error line, counts and every event. Prints one line; exit 0
  * when they agree, 1 when they differ, 2 on bad usage. Used by
  * test_reader_faults.py. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
-#include "prof/io/reader_testing.h"
+#include "attnprof/testing.h"
 
 static int same_event(const prof_event *a, const prof_event *b) {
   return a->cat == b->cat && a->kind == b->kind && a->start_ns == b->start_ns &&

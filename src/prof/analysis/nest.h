@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "attnprof/prof.h"
-#include "attnprof/prof_ranks.h" /* prof_is_comm_kernel */
+#include "attnprof/prof/ranks.h" /* prof_is_comm_kernel */
 
 /* Events with a process and thread (pid/tid are OS ids); OTHER included, as a
  * trace read from disk has host rows of categories we do not model. */

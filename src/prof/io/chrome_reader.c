@@ -10,7 +10,6 @@
 
 #include "core/error.h"
 #include "prof/io/chrome_reader.h"
-#include "prof/io/reader_testing.h"
 #include "prof/io/pftrace.h"
 
 enum { CHUNK = 256 * 1024 };
@@ -139,7 +138,7 @@ static int model_init(rd_model *m, prof_read_stats *stats, const char *what) {
   return m->t ? 0 : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for a trace", what);
 }
 
-/* yajl_only: the testing surface's path (reader_testing.h), the fast
+/* yajl_only: the testing surface's path (attnprof/testing.h), the fast
  * tokenizer skipped. */
 static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *stats, int yajl_only) {
   prof_read_stats local;

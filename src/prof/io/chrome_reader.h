@@ -151,4 +151,10 @@ int rd_parse_yajl(rd_model *m, rd_pull_fn pull, void *src, const char *what);
  * pull's attn_status, or RD_SCAN_FALLBACK. */
 int rd_scan(rd_pull_fn pull, void *src, const yajl_callbacks *cb, void *ctx);
 
+/* The testing surface's readers (declared for tests in attnprof/testing.h):
+ * yajl alone, the fast tokenizer skipped. */
+attn_status prof_testing_read_yajl(const char *path, prof_trace **out, prof_read_stats *stats);
+attn_status prof_testing_read_buffer_yajl(const void *data, size_t len, prof_trace **out,
+                                          prof_read_stats *stats);
+
 #endif
