@@ -256,7 +256,7 @@ static int spare_rows_cases_run(int quick) {
     s.lse = n % 3 != 1;
     s.lens[0] = 257, s.lens[1] = 1, s.lens[2] = 64, s.lens[3] = 130, s.max_kv = 257;
     const int several = n % 6 == 5; /* long, few CTAs, no cluster: several splits */
-    if (several) /* 20 query rows a KV head: two row atoms, which the cluster kernel does not take */
+    if (several) /* 20 query rows a KV head: two row atoms, not the cluster kernel's */
       s.b = 2, s.hkv = 2, s.max_new = 5, s.lens[0] = 2000, s.lens[1] = 1500, s.max_kv = 2000;
     seqs_case c;
     dev_case d;

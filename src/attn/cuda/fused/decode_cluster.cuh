@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
 
   const int b = blockIdx.z, hk = blockIdx.y;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32; // signed, as measured
+  // int, not unsigned, thread index arithmetic: the code the kernel shipped with
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const decode_seq sq = decode_seq_of(p, b);
   const int R = p.group * sq.nq;
   const int chunk = p.cl_chunk, k_begin = blockIdx.x * chunk;

@@ -20,10 +20,11 @@ attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, size_t len);
  * sequence on views instead, when dense is not NULL. */
 attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
                                      attn_cuda_dense_fn dense);
-/* The split count it would use (for the bench's table), -1 if refused;
- * *cluster (when not NULL): the cluster size when the splits run as one
- * cluster kernel (decode_cluster.cuh), else 0. ctx: the handle whose launch
- * record answers the occupancy questions, or NULL (asked of the driver). */
+/* The split count it would use (the tests and the serving bench report it),
+ * -1 if refused; *cluster (when not NULL): the cluster size when the splits
+ * run as one cluster kernel (decode_cluster.cuh), else 0. ctx: the handle
+ * whose launch record answers the occupancy questions, or NULL (the driver
+ * is asked, nothing recorded). */
 int attn_decode_cuda_splits(attn_ctx *ctx, const attn_args *a, int *cluster);
 /* 1 when the device runs thread-block clusters (sm_90+): the cluster kernel's. */
 int attn_decode_cuda_cluster_capable(int device);

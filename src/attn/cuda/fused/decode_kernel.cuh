@@ -94,7 +94,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
   const int b = blockIdx.z, hk = blockIdx.y;
   const int split = blockIdx.x % p.splits, rg = blockIdx.x / p.splits;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32; // signed, as measured
+  // int, not unsigned, thread index arithmetic: the code the kernel shipped with
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wm = warp / kWK, kg = warp % kWK;
   const decode_seq sq = decode_seq_of(p, b);
   const int R = p.group * sq.nq, r0 = rg * kRows;
@@ -141,20 +142,29 @@ attn_status decode_prepare(attn_ctx *ctx) {
   return st;
 }
 
+// One launch of fn on grid x threads with smem bytes of dynamic shared memory.
+static inline cudaError_t decode_launch_one(void (*fn)(const attn_decode_params), dim3 grid,
+                                            int threads, int smem, const attn_decode_params &p,
+                                            cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  return cudaLaunchKernelEx(&cfg, fn, p);
+}
+
 template <typename T, int kD, int kWM, int kPath>
 attn_status decode_run(const attn_decode_params &p, attn_ctx *ctx, cudaStream_t stream) {
   attn_status st = decode_prepare<T, kD, kWM, kPath>(ctx);
   if (st) return st;
   dim3 grid((unsigned)(p.splits * p.row_groups), (unsigned)p.hkv, (unsigned)p.batch);
-  decode_fwd_kernel<T, kD, kWM, kPath>
-      <<<grid, DECODE_THREADS, decode_smem_bytes<kD, kWM>(), stream>>>(p);
-  cudaError_t e = cudaGetLastError();
+  cudaError_t e = decode_launch_one(decode_fwd_kernel<T, kD, kWM, kPath>, grid, DECODE_THREADS,
+                                    decode_smem_bytes<kD, kWM>(), p, stream);
   if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_fwd_kernel");
   if (p.splits > 1) {
-    const unsigned rows_per_cta = DECODE_COMBINE_THREADS / 32;
+    const int rows_per_cta = DECODE_COMBINE_THREADS / 32;
     const unsigned blocks = (unsigned)((p.part_rows + rows_per_cta - 1) / rows_per_cta);
-    decode_combine_kernel<T, kD><<<blocks, DECODE_COMBINE_THREADS, 0, stream>>>(p);
-    e = cudaGetLastError();
+    e = decode_launch_one(decode_combine_kernel<T, kD>, dim3(blocks), DECODE_COMBINE_THREADS, 0,
+                          p, stream);
     if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_combine_kernel");
   }
   return ATTN_STATUS_OK;
