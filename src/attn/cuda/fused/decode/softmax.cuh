@@ -34,12 +34,10 @@ FUSED_DEV void decode_mask_tile(float (&s)[4], int j, bool live, int k_stop, con
   }
 }
 
-FUSED_DEV void decode_quad_max(float (&m)[2]) {
-#pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 1));
-    m[hh] = fmaxf(m[hh], __shfl_xor_sync(0xffffffffu, m[hh], 2));
-  }
+// A row's max across its 4 lanes.
+FUSED_DEV float decode_row_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
 }
 
 FUSED_DEV void decode_quad_sum(float (&l)[2]) {
@@ -70,9 +68,9 @@ template <int kNT>
 FUSED_DEV void decode_online_softmax(float (&s)[kNT][4], float (&mx)[2], float (&m)[2],
                                      float (&l)[2], float (&alpha)[2]) {
   float base[2], rs[2] = {0.f, 0.f};
-  decode_quad_max(mx);
 #pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
+  for (int hh = 0; hh < 2; hh++) { // a row at a time: fewer live registers at 4 row atoms
+    mx[hh] = decode_row_max(mx[hh]);
     base[hh] = decode_exp_base(mx[hh]);
     alpha[hh] = fused_exp2(m[hh] - base[hh]);
     m[hh] = mx[hh];
@@ -88,8 +86,11 @@ FUSED_DEV void decode_online_softmax(float (&s)[kNT][4], float (&mx)[2], float (
 template <int kNT>
 FUSED_DEV void decode_softmax_once(float (&s)[kNT][4], float (&m)[2], float (&l)[2]) {
   float base[2];
-  decode_quad_max(m);
-  base[0] = decode_exp_base(m[0]), base[1] = decode_exp_base(m[1]);
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    m[hh] = decode_row_max(m[hh]);
+    base[hh] = decode_exp_base(m[hh]);
+  }
 #pragma unroll
   for (int nt = 0; nt < kNT; nt++) decode_exp_tile(s[nt], base, l);
 }
