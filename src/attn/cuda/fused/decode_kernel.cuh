@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
 
   decode_load_q<T, kD, kRows, DECODE_THREADS>(p, sq, hk, r0, R, qs);
   decode_ring<T, kD, kStages, kPath> kv(p, ring, b, hk, k_begin, k_stop, nblocks);
-  kv.prologue();
+  kv.prologue(p);
 
   float o[kD / 8][4];
   decode_zero(o);
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   for (int blk = 0; blk < nblocks; blk++) {
     fused_cp_async_wait<kStages - 2>();
     __syncthreads();
-    kv.load(blk + kStages - 1);
-    kv.block_offsets(blk + kStages); // slot (blk + kStages) % 2: not the one just read
+    kv.load(p, blk + kStages - 1);
+    kv.block_offsets(p, blk + kStages); // slot (blk + kStages) % 2: not the one just read
     const T *ks = kv.tile(blk);
     decode_split_step<T, kD, kRows, kNK>(qs, ks, ks + kTile, o, m, l, lim,
                                          k_begin + blk * DECODE_BK + kg * kNK, kg * kNK, k_stop,

@@ -21,11 +21,12 @@
 // LINEAR walks fixed strides from one base per thread (no lookup, no 64-bit
 // multiply per chunk). Thread tid copies chunk tid % kChunks of rows
 // tid / kChunks + kPass * i (LINEAR, OFFSETS), or every kThreads-th chunk.
+// The parameters come with each call, not as a member: a held reference
+// changed the generated copy loops.
 template <typename T, int kD, int kStages, int kPath>
 struct decode_ring {
   static constexpr int kChunks = kD / 8, kTile = DECODE_BK * kD;
   static constexpr int kPass = DECODE_THREADS / kChunks; // rows one pass of the threads covers
-  const attn_decode_params &p;
   T *ring;       // [kStages][2][kTile]
   int *rows;     // [2][DECODE_BK][2] (batch or page, row)
   int64_t *offs; // [2][DECODE_BK], the same bytes (OFFSETS)
@@ -33,12 +34,12 @@ struct decode_ring {
   int b, hk, tid, lr0, lch, k_begin, k_stop, nblocks, next_tb, next_row;
   int64_t head_off;
 
-  __device__ __forceinline__ decode_ring(const attn_decode_params &p_, T *ring_, int b_, int hk_,
+  __device__ __forceinline__ decode_ring(const attn_decode_params &p, T *ring_, int b_, int hk_,
                                          int k_begin_, int k_stop_, int nblocks_)
-      : p(p_), ring(ring_), rows((int *)(ring_ + kStages * 2 * kTile)), offs((int64_t *)rows),
-        kgp((const T *)p_.k), vgp((const T *)p_.v), b(b_), hk(hk_), tid(threadIdx.x),
+      : ring(ring_), rows((int *)(ring_ + kStages * 2 * kTile)), offs((int64_t *)rows),
+        kgp((const T *)p.k), vgp((const T *)p.v), b(b_), hk(hk_), tid(threadIdx.x),
         lr0((int)threadIdx.x / kChunks), lch((int)threadIdx.x % kChunks), k_begin(k_begin_),
-        k_stop(k_stop_), nblocks(nblocks_), head_off((int64_t)hk_ * p_.k_sh) {
+        k_stop(k_stop_), nblocks(nblocks_), head_off((int64_t)hk_ * p.k_sh) {
     // unpaged K/V: key j's row is row0 + j of the sequence's base
     const int64_t kv_row0 = p.kv_kind == DECODE_KV_PACKED ? p.kv_off[b] : 0;
     const int64_t kv_tb = p.kv_kind == DECODE_KV_PACKED ? 0 : b;
@@ -50,7 +51,8 @@ struct decode_ring {
 
   // Key tid of block blk as (batch or page, row); row -1: past the split
   // (zero-filled). Thread tid < 64 reads one block table entry.
-  __device__ __forceinline__ void entry_of(int blk, int *tb, int *row) const {
+  __device__ __forceinline__ void entry_of(const attn_decode_params &p, int blk, int *tb,
+                                           int *row) const {
     const int j = k_begin + blk * DECODE_BK + tid;
     int64_t t = 0;
     *row = -1;
@@ -59,7 +61,7 @@ struct decode_ring {
   }
 
   // Block blk's addresses into slot blk % 2, then block blk + 1's entry.
-  __device__ __forceinline__ void block_offsets(int blk) {
+  __device__ __forceinline__ void block_offsets(const attn_decode_params &p, int blk) {
     if (tid < DECODE_BK && blk < nblocks) {
       if (kPath == DECODE_PATH_OFFSETS) {
         offs[(blk & 1) * DECODE_BK + tid] =
@@ -69,13 +71,13 @@ struct decode_ring {
         o[0] = next_tb, o[1] = next_row;
       }
     }
-    entry_of(blk + 1, &next_tb, &next_row);
+    entry_of(p, blk + 1, &next_tb, &next_row);
   }
 
   // Block blk's K and V rows by fixed strides from klin, vlin (LINEAR).
-  __device__ __forceinline__ void load_linear(int blk) const {
-    T *ks = tile(blk), *vs = ks + kTile;
+  __device__ __forceinline__ void load_linear(const attn_decode_params &p, int blk) const {
     const int left = k_stop - (k_begin + blk * DECODE_BK) - lr0; // rows r < left are keys
+    T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const T *kb = klin + (int64_t)blk * DECODE_BK * p.k_ss;
     const T *vb = vlin + (int64_t)blk * DECODE_BK * p.v_ss;
 #pragma unroll
@@ -90,7 +92,7 @@ struct decode_ring {
   }
 
   // Block blk's rows from the slot's element offsets (OFFSETS).
-  __device__ __forceinline__ void load_offsets(int blk) const {
+  __device__ __forceinline__ void load_offsets(const attn_decode_params &p, int blk) const {
     T *ks = tile(blk), *vs = ks + kTile;
     const int64_t *o = offs + (blk & 1) * DECODE_BK;
 #pragma unroll
@@ -105,7 +107,7 @@ struct decode_ring {
   }
 
   // Block blk's chunks from the slot's (batch or page, row) pairs (LOOKUP).
-  __device__ __forceinline__ void load_lookup(int blk) const {
+  __device__ __forceinline__ void load_lookup(const attn_decode_params &p, int blk) const {
     T *ks = tile(blk), *vs = ks + kTile;
     const int *o = rows + (blk & 1) * DECODE_BK * 2;
     for (int c = tid; c < DECODE_BK * kChunks; c += DECODE_THREADS) {
@@ -123,25 +125,25 @@ struct decode_ring {
 
   // Issues block blk's copies (its addresses visible after a barrier), one
   // commit group; empty groups past the blocks keep the count uniform.
-  __device__ __forceinline__ void load(int blk) const {
+  __device__ __forceinline__ void load(const attn_decode_params &p, int blk) const {
     if (blk < nblocks) {
-      if (kPath == DECODE_PATH_LINEAR) load_linear(blk);
-      else if (kPath == DECODE_PATH_OFFSETS) load_offsets(blk);
-      else load_lookup(blk);
+      if (kPath == DECODE_PATH_LINEAR) load_linear(p, blk);
+      else if (kPath == DECODE_PATH_OFFSETS) load_offsets(p, blk);
+      else load_lookup(p, blk);
     }
     fused_cp_async_commit();
   }
 
   // The first kStages - 1 blocks in flight and block kStages - 1's addresses
   // stored (used in step 0, after its barrier).
-  __device__ __forceinline__ void prologue(void) {
-    entry_of(0, &next_tb, &next_row);
+  __device__ __forceinline__ void prologue(const attn_decode_params &p) {
+    entry_of(p, 0, &next_tb, &next_row);
     for (int s = 0; s < kStages - 1; s++) {
-      block_offsets(s);
+      block_offsets(p, s);
       __syncthreads();
-      load(s);
+      load(p, s);
     }
-    block_offsets(kStages - 1);
+    block_offsets(p, kStages - 1);
   }
 };
 
