@@ -6,23 +6,21 @@ nothing else launched between them once the tensors exist, so that
 `ncu -k regex:decode_ -c N` sees the split and combine kernels back to back
 as a graph replay would (the K/V warm in L2 after the first call).
 Usage: ncu ... python3 decode_ncu.py --lib build-gpu/lib/libattnprof.so
-       [--cells 1x2048,16x1024] [--calls 3] [--paged] [--fix 0,3]
---fix: the cells once per value of --knob (default ATTNPROF_DECODE_FIX; read
-per call), in order; e.g. --knob ATTNPROF_DECODE_CLUSTER --fix 1,0."""
+       [--cells 1x2048,16x1024] [--calls 3] [--paged]"""
+import argparse
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serving_vs_torch import Lib, knob_cell, knob_paged  # noqa: E402
-from torch_setup import each_knob, ncu_driver_args  # noqa: E402  (bench/ is on the path by then)
+from serving_vs_torch import Lib, decode_cell, decode_paged  # noqa: E402
 
 
 def cell(lib, B, kv, calls, paged, hq=32, hkv=8, d=128):
-    g, q, kc, vc, o, lens, a = knob_cell(B, kv, hq, hkv, d)
+    g, q, kc, vc, o, lens, a = decode_cell(B, kv, hq, hkv, d)
     if paged:
-        a, kp, vp, table = knob_paged(q, kc, vc, o, lens, g)
+        a, kp, vp, table = decode_paged(q, kc, vc, o, lens, g)
     torch.cuda.synchronize()
     run = lib.call(a)
     for _ in range(calls):
@@ -37,17 +35,18 @@ def cell(lib, B, kv, calls, paged, hq=32, hkv=8, d=128):
 
 
 def main():
-    ap = ncu_driver_args("1x2048,16x1024", 3, "--fix", "values of --knob, comma list")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cells", default="1x2048,16x1024")
+    ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--paged", action="store_true", help="also the paged twin of each cell")
-    ap.add_argument("--knob", default="ATTNPROF_DECODE_FIX", help="the variable --fix sets")
     opt = ap.parse_args()
     lib = Lib(opt.lib)
-    for _ in each_knob(opt.knob, opt.fix):
-        for c in opt.cells.split(","):
-            B, kv = (int(x) for x in c.split("x"))
-            cell(lib, B, kv, opt.calls, False)
-            if opt.paged:
-                cell(lib, B, kv, opt.calls, True)
+    for c in opt.cells.split(","):
+        B, kv = (int(x) for x in c.split("x"))
+        cell(lib, B, kv, opt.calls, False)
+        if opt.paged:
+            cell(lib, B, kv, opt.calls, True)
 
 
 if __name__ == "__main__":

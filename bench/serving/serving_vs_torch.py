@@ -47,11 +47,9 @@ where K/V of a few MB stay in L2 between calls, so bytes / copy rate is not
 the floor there), the fastest of two plain kernels that read Q, K, V and write
 O (bench/serving/floor.cu, libbench_floor.so); beside it the K/V read alone
 and an empty kernel. The table gives what 1.5x torch's fastest needs against it.
-Sweep (ATTNPROF_DECODE_SPLITS, decode_cuda.cu) at B=1 KV=128k: the split
-count. On three rows (0, 4, 5) the contiguous cell is timed again at the end
-of its row, after the paged layouts, the sweep and torch: the same call on the
-same tensors, first and last. (Runs 3-4 also swept an L2 prefetch distance: every distance was
-slower, and the prefetch is gone; NOTES.md.)
+On three rows (0, 4, 5) the contiguous cell is timed again at the end of its
+row, after the paged layouts and torch: the same call on the same tensors,
+first and last.
 Before timing, each of our outputs is compared with torch's (rel. error).
 
   python3 bench/serving/serving_vs_torch.py --lib build-gpu/lib/libattnprof.so
@@ -196,22 +194,6 @@ def read_bandwidth(reps):
     return n / (us * 1e-6)
 
 
-def with_env(name, value, fn):
-    """fn() with the environment variable name set to value (None: unset)."""
-    old = os.environ.get(name)
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = str(value)
-    try:
-        return fn()
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
-
-
 def page_order(kind, n, group, gen):
     """Pool page of each table slot: in order, shuffled within groups of
     `group` pages (2 MiB), or shuffled over the whole pool."""
@@ -242,7 +224,7 @@ class Lib:
         # the split count is internal (not exported by a hidden-visibility build)
         self.splits = getattr(self.lib, "attn_decode_cuda_splits", None)
         if self.splits:
-            self.splits.argtypes = [C.POINTER(Args), C.POINTER(C.c_int)]
+            self.splits.argtypes = [C.c_void_p, C.POINTER(Args), C.POINTER(C.c_int)]
 
     def split_count(self, args):
         """The split count as text, "16c" when the splits run as one cluster
@@ -250,7 +232,7 @@ class Lib:
         if not self.splits:
             return "-1"
         cl = C.c_int(0)
-        n = self.splits(C.byref(args), C.byref(cl))
+        n = self.splits(self.ctx, C.byref(args), C.byref(cl))
         return f"{n}{'c' if cl.value else ''}"
 
     def call(self, args):
@@ -336,7 +318,7 @@ def torch_backends(q, k, v, causal_br, reps, want):
     return res
 
 
-def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), retime=False):
+def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, retime=False):
     d = 128
     g = torch.Generator(device="cuda").manual_seed(B * 7 + kv)
     q = torch.randn(B, new, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -371,7 +353,7 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
     name = f"B={B} KV={kv // 1024}k {hq}/{hkv} new={new} page={ps}"
     us_c, err_c = measure(a_c, o)
     sc = lib.split_count(a_c)
-    cells, sweeps, errs = [], [], [err_c]
+    cells, errs = [], [err_c]
     for kind in LAYOUTS:
         table = page_order(kind, B * per, (2 << 20) // page_bytes, g).view(B, per).contiguous()
         kp[table.view(-1).long()] = kc.view(B * per, ps, hkv, d)
@@ -383,12 +365,6 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
         us_p, err_p = measure(a_p, op)
         errs.append(err_p)
         cells.append(f"{kind} {us_p or 0:7.1f} {frac(us_p, pbytes):6.1%}")
-    if split_sweep:
-        for n in split_sweep:
-            u = with_env("ATTNPROF_DECODE_SPLITS", n, lambda: measure(a_c, o))[0]
-            up = with_env("ATTNPROF_DECODE_SPLITS", n, lambda: measure(a_p, op))[0]
-            sweeps.append(f"  splits={n:<3d} contiguous {u or 0:7.1f} us {frac(u, nbytes):6.1%} | "
-                          f"paged shuffled {up or 0:7.1f} us {frac(up, pbytes):6.1%}")
     seqs_p.trusted = 0  # the checked path: the tables copied to the host and checked per call
     us_checked = median_us(lib.call(a_p), reps)
     seqs_p.trusted = 1
@@ -404,8 +380,6 @@ def decode_row(lib, B, kv, hq, hkv, new, ps, reps, bw, rbw, split_sweep=(), reti
           f"{us_c or 0:7.1f} {frac(us_c, nbytes):6.1%}{f' s={sc}' if sc != '-1' else ''} | vs torch fastest {ratio} | "
           f"torch us: {tcol} | paged checked (per call) {us_checked:.1f} us | worst err {max(errs):.1e}"
           f"{troof}", flush=True)
-    for line in sweeps:
-        print(line, flush=True)
     if retime:  # the contiguous cell once more, last in its row: same tensors, same call
         u = measure(a_c, o)[0]
         print(f"  contiguous timed first {us_c or 0:7.1f} us {frac(us_c, nbytes):6.1%} | again, "
@@ -545,104 +519,10 @@ def varlen_row(lib, reps):
           f"{tf(flops, us) / tf(fd, us_d):.2f}", flush=True)
 
 
-KNOB_CELLS = ((1, 2048, 32, 8), (1, 1024, 32, 8), (16, 1024, 32, 8), (1, 8192, 32, 8),
-              (2, 2048, 32, 8), (1, 4096, 32, 8), (1, 131072, 32, 8), (16, 32768, 32, 8),
-              (16, 8192, 32, 8), (64, 1024, 32, 8), (64, 8192, 32, 8))
-# (label, environment) candidates; None = unset (the built-in default). Run 10
-# ran PDL on and off, the deep ring and forced split counts, run 11 the
-# fixed-cost changes (NOTES.md). Run 13: the cluster kernel (the default where
-# the plan takes it, decode_cluster.cuh: unpaged small grids) against the split
-# + combine kernels (cluster=0); splits=8/4 force the cluster size where the
-# cluster kernel takes the cell, else the old path's split count. Run 14: the
-# cluster kernel's K/V copies, bulk (bulk=1) against 16-byte cp.async
-# (bulk=0), its last cluster barrier relaxed, C = 16 (call 1 also C = 4 and
-# pages through cluster=2, the knob of then). Cells of <= 2k keys run them
-# paged too (pages of 16, shuffled table). Run 15: the cross-CTA merge one
-# remote load a thread and the relaxed last barrier (the default) against
-# run 14's merge (wide=0) and the release barrier (relax=0). Run 17: P V split
-# by columns (cols=1, no merge between the warps) against run 15's by keys and
-# the warps' merge (cols=0, still the default: cols=1 measured slower). Run
-# 18 (NOTES.md): the cluster kernel's V in two cp.async groups (vhalf=1,
-# slower: off); its unpaged K/V by TMA boxes and, for the split kernel, KV
-# heads in step (clusters) and the cluster kernel over several waves were
-# measured and taken out (slower); on the B >= 16 cells, the default on K/V
-# stored head-major (each CTA's keys contiguous: what the [B, S, Hkv, D]
-# layout's 256-byte pieces cost).
-KNOBS_CLUSTER = (("default", {}),
-         ("vhalf=1", {"ATTNPROF_DECODE_CL_VHALF": 1}),
-         ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
-         ("wide=0 relax=0", {"ATTNPROF_DECODE_CL_WIDE": 0, "ATTNPROF_DECODE_CL_RELAX": 0}),
-         ("bulk=1", {"ATTNPROF_DECODE_CL_BULK": 1}),
-         ("deep=1", {"ATTNPROF_DECODE_DEEP": 1}),
-         ("cluster=0", {"ATTNPROF_DECODE_CLUSTER": 0}),
-         ("splits=16", {"ATTNPROF_DECODE_SPLITS": 16}))
-# Run 19 (--knob-set split): the split kernel's end and start
-# (ATTNPROF_DECODE_FIX): bit 2 the first stages' copies issued before kv_len
-# (contiguous, one split; slower, off), bit 3 the key groups' merge by 4
-# columns a thread (faster: the default since run 19, fix=11; call 1 ran
-# fix=7, 11 and 15 against the then default 3).
-KNOBS_SPLIT = (("default", {}),
-               ("fix=3 (run 18)", {"ATTNPROF_DECODE_FIX": 3}),
-               ("early (fix=15)", {"ATTNPROF_DECODE_FIX": 15}))
-# Run 20 (--knob-set cols): the column split with its slice loop branch-free
-# in groups of 8 slices (cols=1) and the merges by element (fix=3: the
-# cluster kernel's warps' merge and the split kernel's key groups' merge)
-# against the default (by keys, the warps' merge by 4 columns since run 20),
-# and the default again as the control of the rounds' spread.
-KNOBS_COLS = (("default", {}),
-              ("cols=1", {"ATTNPROF_DECODE_CL_COLS": 1}),
-              ("fix=3", {"ATTNPROF_DECODE_FIX": 3}),
-              ("default (control)", {}))
-KNOBS = KNOBS_CLUSTER
-KNOB_PAGE = 16
-KNOB_PROFILED = ("default", "cluster=0", "fix=3 (run 18)")  # kernels from torch.profiler (~0.7 s each)
-KNOB_LAYOUT = (("default", {}),)
+DECODE_PAGE = 16  # decode_paged's page size
 
 
-def with_envs(env, fn):
-    """fn() with every variable of env set (nested with_env)."""
-    if not env:
-        return fn()
-    (k, v), rest = next(iter(env.items())), dict(list(env.items())[1:])
-    return with_env(k, v, lambda: with_envs(rest, fn))
-
-
-def knob_ab(lib, a, o, ref, kv, reps, knobs=None):
-    """knobs (default KNOBS) on one call (Args a writing o), two interleaved
-    rounds: per candidate [(us, err, splits)] and its kernels' us per call
-    (round 1)."""
-    res, kern, knobs = {}, {}, knobs or KNOBS
-    for rnd in range(2):
-        for tag, env in knobs:
-            if "ATTNPROF_DECODE_SPLITS" in env and kv > 8192:
-                continue  # split sweeps only on the short caches
-            def one():
-                o.fill_(float("nan"))
-                lib.call(a)()
-                torch.cuda.synchronize()
-                err = ((o.transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-                us = graph_us(lib.call(a), reps, a) if err < 2e-2 else None
-                if rnd == 0 and tag in KNOB_PROFILED:
-                    names = {}
-                    kernel_us(lib.call(a), reps, names)
-                    kern[tag] = " + ".join(f"{k.split('<')[0].split('(')[0][-22:]} {v:.1f}"
-                                           for k, v in names.items())
-                return us, err, lib.split_count(a)
-            res.setdefault(tag, []).append(with_envs(env, one))
-    return res, kern
-
-
-def knob_print(res, kern, nbytes, bw, fast):
-    for tag, rs in res.items():
-        us = [abs(x[0]) for x in rs if x[0]]
-        best = min(us) if us else None
-        print(f"  {tag:18s} s={rs[0][2]:<4s} " + " / ".join(us_str(x[0]) for x in rs)
-              + f" us  {nbytes / (best * 1e-6) / bw if best else float('nan'):6.1%} copy"
-              f"  vs torch {fast / best if fast and best else float('nan'):5.2f}x"
-              f"  err {max(x[1] for x in rs):.1e} | kernels: {kern.get(tag, '')}", flush=True)
-
-
-def knob_cell(B, kv, hq, hkv, d):
+def decode_cell(B, kv, hq, hkv, d):
     """One new token against a contiguous cache of kv keys, bf16: (generator,
     q, k, v, out (NaN), kv_lens, Args); the Args keep their Seqs alive."""
     g = torch.Generator(device="cuda").manual_seed(B * 13 + kv)
@@ -657,11 +537,11 @@ def knob_cell(B, kv, hq, hkv, d):
     return g, q, kc, vc, o, lens, a
 
 
-def knob_paged(q, kc, vc, o, lens, g):
-    """knob_cell's keys copied into pages of KNOB_PAGE on a shuffled table:
+def decode_paged(q, kc, vc, o, lens, g):
+    """decode_cell's keys copied into pages of DECODE_PAGE on a shuffled table:
     (Args, k pool, v pool, table), the tensors to keep alive with the Args."""
     B, kv, hkv, d = kc.shape
-    ps, per = KNOB_PAGE, kv // KNOB_PAGE
+    ps, per = DECODE_PAGE, kv // DECODE_PAGE
     table = page_order("shuffled", B * per, 1, g).view(B, per).contiguous()
     kp = torch.empty(B * per, ps, hkv, d, device="cuda", dtype=torch.bfloat16)
     vp = torch.empty_like(kp)
@@ -672,49 +552,6 @@ def knob_paged(q, kc, vc, o, lens, g):
     a_p = Args(bhsd_of_bshd(q), pool(kp), pool(vp), bhsd_of_bshd(o), 0, 0.0, 0,
                Tensor(), None, None, C.pointer(seqs_p))
     return a_p, kp, vp, table
-
-
-def knob_rows(lib, reps, bw, cells=""):
-    """Kernel candidates (environment knobs read per call by decode_cuda.cu)
-    on the same tensors, one new token, two interleaved rounds, graph-timed
-    (graph_us), each with its kernels' device time per call from the
-    profiler; torch's fastest SDPA backend graph-timed on the contiguous
-    tensors. Every candidate's output is checked against torch's first."""
-    d = 128
-    pick = {tuple(int(x) for x in c.split("x")) for c in cells.split(",") if c}
-    for B, kv, hq, hkv in KNOB_CELLS:
-        if pick and (B, kv) not in pick:
-            continue
-        g, q, kc, vc, o, lens, a = knob_cell(B, kv, hq, hkv, d)
-        qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
-        with sdpa_kernel(SDPBackend.MATH if B * kv * hq <= (1 << 22) else SDPBackend.FLASH_ATTENTION):
-            ref = F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
-        nbytes = 2 * q.numel() * 2 + 2 * kc.numel() * 2 + 4 * B
-        res, kern = knob_ab(lib, a, o, ref, kv, reps)
-        tb = torch_backends(qt, kt, vt, False, reps, ref)
-        fast = min((abs(v) for v in tb.values() if isinstance(v, float)), default=None)
-        print(f"B={B} KV={kv // 1024}k {hq}/{hkv} contiguous: torch fastest "
-              f"{fast or 0:.1f} us ({' '.join(f'{k}={us_str(v)}' if isinstance(v, float) else k + '=n/a' for k, v in tb.items())})",
-              flush=True)
-        knob_print(res, kern, nbytes, bw, fast)
-        if B >= 16 and kv <= 8192:
-            kh, vh = (t.permute(0, 2, 1, 3).contiguous() for t in (kc, vc))  # [B, Hkv, S, D]
-            hm = lambda t: tensor(t, t.shape, (t.shape[1] * t.shape[2] * d, t.shape[2] * d, d, 1))
-            a_h = Args(bhsd_of_bshd(q), hm(kh), hm(vh), bhsd_of_bshd(o), 0, 0.0, 0, Tensor(),
-                       None, None, a.seqs)
-            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} K/V stored head-major [B, Hkv, S, D]:",
-                  flush=True)
-            knob_print(*knob_ab(lib, a_h, o, ref, kv, reps, KNOB_LAYOUT), nbytes, bw, fast)
-            del kh, vh
-        if kv <= 2048:
-            per = kv // KNOB_PAGE
-            a_p, kp, vp, table = knob_paged(q, kc, vc, o, lens, g)
-            print(f"B={B} KV={kv // 1024}k {hq}/{hkv} paged (page {KNOB_PAGE}, shuffled table):",
-                  flush=True)
-            knob_print(*knob_ab(lib, a_p, o, ref, kv, reps), nbytes + B * per * 4, bw, fast)
-            del kp, vp
-        del kc, vc
-        torch.cuda.empty_cache()
 
 
 ROWS = [(16, 32768, 32, 8, 1, 16), (16, 32768, 64, 8, 1, 64), (64, 8192, 32, 8, 1, 16),
@@ -799,12 +636,6 @@ def main():
     ap.add_argument("--rows", default="",
                     help="only these decode rows (comma list of their indexes, 0-9): no cuDNN "
                          "rows, no varlen; with --table, only these rows of the table")
-    ap.add_argument("--knobs", action="store_true",
-                    help="only the kernel A/B (KNOBS) on KNOB_CELLS, beside torch")
-    ap.add_argument("--cells", default="", help="with --knobs, only these cells (BxKV list)")
-    ap.add_argument("--knob-set", choices=("cluster", "split", "cols"), default="cluster",
-                    help="with --knobs: the candidates (KNOBS_CLUSTER, run 19's KNOBS_SPLIT or "
-                    "run 20's KNOBS_COLS)")
     ap.add_argument("--table", action="store_true",
                     help="only the contiguous ratio table against torch (every decode row)")
     ap.add_argument("--floor-lib", help="the floor kernels (default: libbench_floor.so beside --lib)")
@@ -812,13 +643,6 @@ def main():
     warnings.filterwarnings("ignore")  # torch's why-not-this-kernel warnings: the table says it
     lib = Lib(opt.lib)
     bw = copy_bandwidth(opt.reps)
-    if opt.knobs:
-        print(f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s; median of {opt.reps}; "
-              "columns: round 1 / round 2 us")
-        global KNOBS
-        KNOBS = {"split": KNOBS_SPLIT, "cols": KNOBS_COLS}.get(opt.knob_set, KNOBS_CLUSTER)
-        knob_rows(lib, opt.reps, bw, opt.cells)
-        return
     if opt.table:
         print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
               f"D2D copy (4 GiB, read+write) {bw / 1e9:.0f} GB/s")
@@ -848,9 +672,8 @@ def main():
     for i, r in enumerate(rows if not opt.cudnn_only else []):
         if pick and i not in pick:
             continue
-        split_sweep = (29, 32, 33, 64) if i in (4, 5) and not opt.quick else ()
         try:
-            decode_row(lib, *r, opt.reps, bw, rbw, split_sweep, retime=i in (0, 4, 5))
+            decode_row(lib, *r, opt.reps, bw, rbw, retime=i in (0, 4, 5))
         except Exception as e:
             print(f"row {r}: {e}", flush=True)
     try:

@@ -6,8 +6,8 @@
  * multiples of the page size), GQA 1..8, long caches that take several
  * splits (the combine kernel), prefill runs of 128+ rows (the dense flash
  * kernel per sequence), small grids through the cluster kernel (fixed
- * lengths per sequence), the split kernel's A/B forms (ATTNPROF_DECODE_FIX)
- * at one split with NaN in the cache's spare rows, causal bottom-right or none, lse; each run
+ * lengths per sequence), the split kernel at one split and at several with
+ * NaN in the cache's spare rows, causal bottom-right or none, lse; each run
  * with the tables checked (a host copy) and again trusted. AUTO must take
  * it; math and naive (pages gathered) must pass the smaller cases; backends
  * that do not take several sequences must say so. Bad tables in
@@ -24,7 +24,8 @@
  * SEQS_TEST_QUICK=1: fewer cases (compute-sanitizer); 2: only six of the
  * cluster kernel's small-grid cases; 3: three of them (paged); 4: one, the
  * serving bench's cell (B=1, Hkv 8, G 4, D128, cache); 5: only the split
- * kernel's A/B cases of quick mode (fix_cases_run). No GPU: exit 77. */
+ * kernel's poisoned-cache cases of quick mode (spare_rows_cases_run). No
+ * GPU: exit 77. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
     return;
   }
   int cluster = 0;
-  if (attn_decode_cuda_splits(&d.args, &cluster) > 1) split_cases += !cluster;
+  if (attn_decode_cuda_splits(test_engine(), &d.args, &cluster) > 1) split_cases += !cluster;
   cluster_cases += cluster > 0;
   static const attn_backend bs[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_AUTO};
   for (int i = 0; i < 3; i++) {
@@ -182,19 +183,9 @@ static seqs_spec gpu_spec(test_rng *r, int i) {
  * contiguous cache, dense and packed K/V, pages of 16 and 7, dense and
  * packed queries; lengths fixed per
  * sequence: a long one (up to what 8 CTAs hold, odd), 1, a multiple of 64
- * and an odd one; the odd-numbered cases also with the other K/V copies
- * (ATTNPROF_DECODE_CL_BULK), every fourth also with run 14's cross-CTA merge
- * and last barrier (ATTNPROF_DECODE_CL_WIDE=0, ATTNPROF_DECODE_CL_RELAX=0)
- * and the other P V of the two (ATTNPROF_DECODE_CL_COLS: by columns or by
- * keys and the warps' merge, whichever is not the default), every fourth
- * even one and every fourth odd one (with the other copies) with the other V
- * copies (ATTNPROF_DECODE_CL_VHALF: one cp.async group or two), the even
- * ones of these also with the warps' merge by element (ATTNPROF_DECODE_FIX=3;
- * by 4 columns is the default). The environment must leave
- * ATTNPROF_DECODE_CLUSTER, _CL_BULK, _CL_WIDE, _CL_RELAX, _CL_COLS, _CL_VHALF
- * and _FIX unset. default_copies[paged][bulk]: the fixed
- * cases run with the plan's own copies, by K/V kind. */
-static int default_copies[2][2];
+ * and an odd one. The plan copies unpaged K/V by cp.async and pages by
+ * bulk copies; cluster_kind_cases[paged] counts the fixed cases by kind. */
+static int cluster_kind_cases[2];
 static int cluster_cases_run(int quick) {
   static const int kinds[] = {SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_DENSE, SEQS_KV_PACKED};
   static const int64_t groups[] = {1, 2, 4, 8}, ds[] = {64, 128, 256};
@@ -226,37 +217,7 @@ static int cluster_cases_run(int quick) {
         const int paged = s.kv == SEQS_KV_PAGED;
         run_case(&s, test_rng_next(&r));
         ran++;
-        default_copies[paged][attn_decode_cuda_cluster_bulk(paged)]++;
-        /* odd cases again with the other K/V copies (bulk or cp.async),
-         * every fourth of them also with the other V copies (one or two
-         * groups) */
-        if (!quick && n % 2) {
-          setenv("ATTNPROF_DECODE_CL_BULK", attn_decode_cuda_cluster_bulk(paged) ? "0" : "1", 1);
-          if (n % 4 == 3)
-            setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
-          run_case(&s, test_rng_next(&r));
-          unsetenv("ATTNPROF_DECODE_CL_BULK");
-          unsetenv("ATTNPROF_DECODE_CL_VHALF");
-          ran++;
-        }
-        if (!quick && n % 4 == 0) { /* the other V copies, the merge by element */
-          setenv("ATTNPROF_DECODE_CL_VHALF", attn_decode_cuda_cluster_vhalf() ? "0" : "1", 1);
-          setenv("ATTNPROF_DECODE_FIX", "3", 1);
-          run_case(&s, test_rng_next(&r));
-          unsetenv("ATTNPROF_DECODE_CL_VHALF");
-          unsetenv("ATTNPROF_DECODE_FIX");
-          ran++;
-        }
-        if (!quick && n % 4 == 2) { /* the forms kept for the A/B */
-          setenv("ATTNPROF_DECODE_CL_WIDE", "0", 1);
-          setenv("ATTNPROF_DECODE_CL_RELAX", "0", 1);
-          setenv("ATTNPROF_DECODE_CL_COLS", attn_decode_cuda_cluster_cols() ? "0" : "1", 1);
-          run_case(&s, test_rng_next(&r));
-          unsetenv("ATTNPROF_DECODE_CL_WIDE");
-          unsetenv("ATTNPROF_DECODE_CL_RELAX");
-          unsetenv("ATTNPROF_DECODE_CL_COLS");
-          ran++;
-        }
+        cluster_kind_cases[paged]++;
       }
   return ran;
 }
@@ -274,16 +235,13 @@ static void poison_spare_rows(seqs_case *c) {
     }
 }
 
-/* The split kernel's A/B forms (ATTNPROF_DECODE_FIX bit 2: the contiguous
- * one-split start, copies issued before kv_len; bit 3: the key groups'
- * merge by 4 columns) against the default form, flash only: one split on
- * 16 x 8 CTAs (no cluster), contiguous cache with NaN in its spare rows and
- * dense K/V, D 64/128/256, 1, 3 and 20 new tokens (20 x G 4: two row
- * groups), lengths 257, 1, 64 and 130 (the end inside and past the early
- * blocks); and several splits with the cluster kernel off (the merge's
- * float4 partials). The plan must give the one-split cases one split. */
-static int fix_cases_run(int quick) {
-  static const char *forms[] = {NULL, "15", "7", "3"};
+/* The split kernel, flash only: one split on 16 x 8 CTAs (no cluster),
+ * contiguous cache with NaN in its spare rows and dense K/V, D 64/128/256,
+ * 1, 3 and 20 new tokens (20 x G 4: two row groups), lengths 257, 1, 64 and
+ * 130 (the end inside and past the first blocks); and several splits with
+ * two row atoms (20 query rows: no cluster; the merge's float4 partials).
+ * The plan must give the one-split cases one split. */
+static int spare_rows_cases_run(int quick) {
   test_rng r = {test_seed(0xf1c5)};
   int ran = 0;
   for (int n = 0; n < 12; n++) {
@@ -298,7 +256,8 @@ static int fix_cases_run(int quick) {
     s.lse = n % 3 != 1;
     s.lens[0] = 257, s.lens[1] = 1, s.lens[2] = 64, s.lens[3] = 130, s.max_kv = 257;
     const int several = n % 6 == 5; /* long, few CTAs, no cluster: several splits */
-    if (several) s.b = 2, s.hkv = 2, s.lens[0] = 2000, s.lens[1] = 1500, s.max_kv = 2000;
+    if (several) /* 20 query rows a KV head: two row atoms, not the cluster kernel's */
+      s.b = 2, s.hkv = 2, s.max_new = 5, s.lens[0] = 2000, s.lens[1] = 1500, s.max_kv = 2000;
     seqs_case c;
     dev_case d;
     char desc[256], why[512];
@@ -313,28 +272,19 @@ static int fix_cases_run(int quick) {
       poison_spare_rows(&c);
       attn_cuda_to_device(0, d.k, c.k, c.kv_bytes), attn_cuda_to_device(0, d.v, c.v, c.kv_bytes);
     }
-    if (several) setenv("ATTNPROF_DECODE_CLUSTER", "0", 1);
     int cluster = 0;
-    const int splits = attn_decode_cuda_splits(&d.args, &cluster);
+    const int splits = attn_decode_cuda_splits(test_engine(), &d.args, &cluster);
     if (cluster || (several ? splits < 2 : splits != 1)) {
       printf("FAIL plan: %d splits, cluster %d, want %s\n     %s\n", splits, cluster,
              several ? "several splits" : "one split", desc);
       failures++;
     }
     split_cases += several && splits > 1;
-    for (int f = 0; f < 4; f++) {
-      if (forms[f]) setenv("ATTNPROF_DECODE_FIX", forms[f], 1);
-      else unsetenv("ATTNPROF_DECODE_FIX");
-      if (!run_checked(&d, &c, ATTN_BACKEND_FLASH, why, sizeof why)) {
-        passes++;
-      } else if (failures++ < 25) {
-        printf("FAIL flash ATTNPROF_DECODE_FIX=%s: %s\n     %s\n", forms[f] ? forms[f] : "(unset)",
-               why, desc);
-      }
-      ran++;
-    }
-    unsetenv("ATTNPROF_DECODE_FIX");
-    unsetenv("ATTNPROF_DECODE_CLUSTER");
+    if (!run_checked(&d, &c, ATTN_BACKEND_FLASH, why, sizeof why))
+      passes++;
+    else if (failures++ < 25)
+      printf("FAIL flash: %s\n     %s\n", why, desc);
+    ran++;
     dev_free(&d);
     seqs_case_free(&c);
   }
@@ -594,14 +544,13 @@ int main(int argc, char **argv) {
   }
   const int random_clusters = cluster_cases;
   const int fixed = cluster_cases_run(quick);
-  const int fix_runs = quick >= 2 && quick != 5 ? 0 : fix_cases_run(quick);
+  const int spare_runs = quick >= 2 && quick != 5 ? 0 : spare_rows_cases_run(quick);
   bad_device_table();
   printf("%d passed, %d failed; %d cases ran several splits and a combine, %d the cluster "
-         "kernel (%d of them random); fixed cases with the default copies: unpaged %d cp.async "
-         "+ %d bulk, paged %d cp.async + %d bulk; %d runs of the split kernel's A/B forms\n",
-         passes, failures, split_cases,
-         cluster_cases, random_clusters, default_copies[0][0], default_copies[0][1],
-         default_copies[1][0], default_copies[1][1], fix_runs);
+         "kernel (%d of them random); fixed cluster cases: %d unpaged (cp.async), %d paged "
+         "(bulk copies); %d runs of the split kernel on a poisoned cache\n",
+         passes, failures, split_cases, cluster_cases, random_clusters, cluster_kind_cases[0],
+         cluster_kind_cases[1], spare_runs);
   if (!quick && split_cases < 10) {
     printf("FAIL only %d cases took several splits: the combine kernel is not covered\n",
            split_cases);

@@ -1,7 +1,8 @@
 // flash's path for several sequences (attn_seqs): the split-KV decode kernel
 // (decode_kernel.cuh) for decode, chunked prefill against a paged or
-// contiguous cache, and packed variable-length prefill. One selector
-// (decode_pick) answers both "is it taken?" and "which instance runs".
+// contiguous cache, and packed variable-length prefill, or for small grids
+// on sm_90 the cluster kernel (decode_cluster.cuh). One planner (decode_plan)
+// picks the kernel, its instance and its split count.
 //
 // The split count follows from the grid the problem already has (B x Hkv x
 // row groups CTAs) and the SM count: the fewest splits whose last wave is at
@@ -11,37 +12,8 @@
 // at the instance's occupancy, each split at least 256 keys, otherwise
 // (decode_plan). One split writes out directly; more write fp32 partials
 // into the context's scratch and a combine kernel merges them.
-//
-// For the bench's A/B (bench/serving/NOTES.md), read per call:
-// ATTNPROF_DECODE_SPLITS=n forces the split count (1..128, at most one per
-// 64 keys); ATTNPROF_DECODE_MIN_KEYS=n sets the fewest keys per split the
-// policy takes (64..2^20; default 256, 64 at one CTA per SM);
-// ATTNPROF_DECODE_LOOKUP=1 takes runs 1-8's copy path and split policy;
-// ATTNPROF_DECODE_DEEP=1 the deep-ring instance (D128, 16 rows);
-// ATTNPROF_DECODE_FIX=n picks the split kernel's end and start forms (bits:
-// decode_params.h; default 11, run 19: the merge by 4 columns, no early start);
-// ATTNPROF_DECODE_PDL=1 launches with programmatic dependent launch on sm_90+
-// (decode_kernel.cuh). Off by default: a kernel launched early has its trace
-// span include its wait, so this tool's own device_us would overstate it.
-// ATTNPROF_DECODE_CLUSTER=0 keeps small grids on the split + combine kernels
-// instead of the cluster kernel (decode_cluster.cuh; cluster_plan); with it,
-// ATTNPROF_DECODE_SPLITS=2/4/8/16 forces the cluster size.
-// ATTNPROF_DECODE_CL_BULK=0/1 has the cluster kernel copy K/V by 16-byte
-// cp.async / one bulk copy a row (default: cp.async for unpaged K/V, bulk for
-// pages; run 14), ATTNPROF_DECODE_CL_RELAX=0 gives its last cluster barrier
-// the release form (default relaxed: run 15), ATTNPROF_DECODE_CL_WIDE=0 takes
-// run 14's cross-CTA merge (16 threads at R = 4, each loading from all C
-// CTAs in turn) instead of one remote load a thread (NOTES.md run 15),
-// ATTNPROF_DECODE_CL_VHALF=1 copies its V in two cp.async groups (the rows
-// of each warp's first half of slices, then the rest) and runs P V on the
-// first while the second lands (run 18: slower, NOTES.md).
-// ATTNPROF_DECODE_CL_COLS=1 splits its P V by columns (each warp all keys,
-// kD / 8 columns, no merge between warps) instead of by keys (each warp its
-// keys, all columns, then the warps' merge through shared memory; default:
-// the column split measured 0.4-0.7 us slower, NOTES.md run 17).
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
 extern "C" {             // cuda_ctx.h is a C header without a C++ guard
@@ -52,55 +24,38 @@ extern "C" {             // cuda_ctx.h is a C header without a C++ guard
 #include "attn/cuda/baselines/seqs_gather.h"
 #include "attn/seqs.h"
 
-typedef attn_status (*decode_fn)(const attn_decode_params &, cudaStream_t);
-typedef int (*decode_occ_fn)(void);
+typedef attn_status (*decode_fn)(const attn_decode_params &, attn_ctx *, cudaStream_t);
+typedef int (*decode_occ_fn)(attn_ctx *);
 
-// Fewest keys per split: 256 at the occupancy's count (runs 1-8), one step
-// of 64 at one CTA per SM (run 10: B=1 KV=2k 16 splits 12.6 us against 8
-// splits of 256 keys 13.0, KV=1k 11.9 against 12.9, paged alike).
+// Fewest keys per split: 256 at the occupancy's count, one step of 64 at
+// one CTA per SM (there 16 splits of 128 keys beat 8 of 256 at B=1 KV=2k).
 #define DECODE_MIN_SPLIT_KEYS 256
 #define DECODE_MIN_SPLIT_KEYS_PER_SM 64
 #define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
 
-// An integer knob from the environment, dflt when unset or out of [lo, hi].
-static int decode_knob(const char *name, int dflt, int lo, int hi) {
-  const char *v = getenv(name);
-  char *end;
-  long n = v && *v ? strtol(v, &end, 10) : dflt;
-  return v && *v && (*end || n < lo || n > hi) ? dflt : (int)n;
-}
-
 // 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
 static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
 
-#define DECODE_PATH(T, D, WM, S, P)                                                      \
+#define DECODE_PATH(T, D, WM, P)                                                         \
   do {                                                                                   \
-    *occ = decode_occupancy<T, D, WM, S, P>;                                             \
-    return decode_run<T, D, WM, S, P>;                                                   \
+    *occ = decode_occupancy<T, D, WM, P>;                                                \
+    return decode_run<T, D, WM, P>;                                                      \
   } while (0)
-#define DECODE_ONE(T, D, WM, S)                                                          \
+#define DECODE_ONE(T, D, WM)                                                             \
   do {                                                                                   \
-    if (path == DECODE_PATH_LINEAR) DECODE_PATH(T, D, WM, S, DECODE_PATH_LINEAR);        \
-    if (path == DECODE_PATH_OFFSETS) DECODE_PATH(T, D, WM, S, DECODE_PATH_OFFSETS);      \
-    DECODE_PATH(T, D, WM, S, DECODE_PATH_LOOKUP);                                        \
+    if (path == DECODE_PATH_LINEAR) DECODE_PATH(T, D, WM, DECODE_PATH_LINEAR);           \
+    if (path == DECODE_PATH_OFFSETS) DECODE_PATH(T, D, WM, DECODE_PATH_OFFSETS);         \
+    DECODE_PATH(T, D, WM, DECODE_PATH_LOOKUP);                                           \
   } while (0)
 #define DECODE_CASE(T, D)                                                                \
   switch (wm) {                                                                          \
-  case 1: DECODE_ONE(T, D, 1, decode_cfg<D>::kStages);                                   \
-  case 2: DECODE_ONE(T, D, 2, decode_cfg<D>::kStages);                                   \
-  default: DECODE_ONE(T, D, 4, decode_cfg<D>::kStages);                                  \
+  case 1: DECODE_ONE(T, D, 1);                                                           \
+  case 2: DECODE_ONE(T, D, 2);                                                           \
+  default: DECODE_ONE(T, D, 4);                                                          \
   }
-
-// The deep-ring instance exists for D128 with one row atom (decode_launch.h).
-static int have_deep(int64_t d, int wm) { return d == 128 && wm == 1; }
 
 // path: the copies' addressing (DECODE_PATH_*, decode_launch.h).
-static decode_fn decode_instance(int bf, int64_t d, int wm, int deep, int path,
-                                 decode_occ_fn *occ) {
-  if (deep && have_deep(d, wm)) {
-    if (bf) DECODE_ONE(__nv_bfloat16, 128, 1, DECODE_DEEP_STAGES);
-    DECODE_ONE(__half, 128, 1, DECODE_DEEP_STAGES);
-  }
+static decode_fn decode_instance(int bf, int64_t d, int wm, int path, decode_occ_fn *occ) {
   if (bf) {
     if (d == 64) DECODE_CASE(__nv_bfloat16, 64)
     if (d == 128) DECODE_CASE(__nv_bfloat16, 128)
@@ -142,15 +97,11 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
   return attn_fused_device_ok(a, "flash_cuda", why, len);
 }
 
-// min_keys: the fewest keys per split (ATTNPROF_DECODE_MIN_KEYS overrides).
+// The fewest splits whose last wave is at least 95% as full as the best
+// choice's; at least min_keys keys a split.
 static int pick_splits(int64_t base, int64_t slots, int64_t max_kv, int min_keys) {
-  int64_t most = max_kv / decode_knob("ATTNPROF_DECODE_MIN_KEYS", min_keys, 64, 1 << 20);
+  int64_t most = max_kv / min_keys;
   most = most < 1 ? 1 : most > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : most;
-  const int64_t forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
-  if (forced) {
-    const int64_t cap = (max_kv + 63) / 64;
-    return (int)(forced < cap ? forced : cap < 1 ? 1 : cap);
-  }
   double eff[DECODE_MAX_SPLITS + 1], best = 0;
   for (int64_t s = 1; s <= most; s++) {
     double waves = (double)(base * s) / (double)slots;
@@ -184,23 +135,22 @@ static void fill_params(const attn_args *a, const attn_seqs_view *v, attn_decode
 }
 
 // The copies' addressing: LINEAR for unpaged K/V, OFFSETS for pages whose K
-// and V pools have the same strides, else LOOKUP. ATTNPROF_DECODE_LOOKUP=1
-// takes LOOKUP everywhere, with runs 1-8's split policy (bench A/B).
+// and V pools have the same strides, else LOOKUP.
 static int pick_path(const attn_decode_params *p) {
-  if (decode_knob("ATTNPROF_DECODE_LOOKUP", 0, 0, 1)) return DECODE_PATH_LOOKUP;
   if (p->kv_kind != DECODE_KV_PAGED) return DECODE_PATH_LINEAR;
   return p->k_sb == p->v_sb && p->k_sh == p->v_sh && p->k_ss == p->v_ss ? DECODE_PATH_OFFSETS
                                                                        : DECODE_PATH_LOOKUP;
 }
 
-typedef int (*decode_fit_fn)(int, int);
+typedef int (*decode_fit_fn)(attn_ctx *, int, int);
 
-// bulk: K/V rows by bulk copies (decode_cluster.cuh's kBulk).
-static decode_fn cluster_instance(int bf, int64_t d, int bulk, decode_fit_fn *fit) {
+// Bulk copies for pages (the page table read once a row, not once a 16-byte
+// copy), cp.async for unpaged K/V: what measured faster in each.
+static decode_fn cluster_instance(int bf, int64_t d, int paged, decode_fit_fn *fit) {
 #define DECODE_CL(T, D)                                                                    \
   do {                                                                                     \
-    *fit = bulk ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>;               \
-    return bulk ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>;               \
+    *fit = paged ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>;              \
+    return paged ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>;              \
   } while (0)
   if (bf && d == 64) DECODE_CL(__nv_bfloat16, 64);
   if (bf && d == 128) DECODE_CL(__nv_bfloat16, 128);
@@ -217,76 +167,41 @@ extern "C" int attn_decode_cuda_cluster_capable(int device) {
   return pr && pr->major >= 9;
 }
 
-// Bulk copies for pages, cp.async for unpaged K/V: what measured faster in
-// each (NOTES.md run 14, call 2: B=1 KV=2k paged 12.6 -> 8.5 us with bulk,
-// 1k 9.1 -> 7.3; contiguous 7.4 and 6.3 with cp.async against 8.2 and 6.9).
-extern "C" int attn_decode_cuda_cluster_bulk(int paged) {
-  return decode_knob("ATTNPROF_DECODE_CL_BULK", paged ? 1 : 0, 0, 1);
-}
-
-// P V by keys and the warps' merge (run 17: the column split measured
-// slower, B=1 KV=2k 8.0-8.3 us against 7.4), or ATTNPROF_DECODE_CL_COLS.
-extern "C" int attn_decode_cuda_cluster_cols(void) {
-  return decode_knob("ATTNPROF_DECODE_CL_COLS", 0, 0, 1);
-}
-
-// V in one cp.async group (run 18: two groups, P V on the first half while
-// the second lands, measured 0.3-0.4 us slower), or ATTNPROF_DECODE_CL_VHALF.
-extern "C" int attn_decode_cuda_cluster_vhalf(void) {
-  return decode_knob("ATTNPROF_DECODE_CL_VHALF", 0, 0, 1);
-}
-
 // The cluster kernel where the grid is small: sm_90, one row atom (G x new
-// tokens <= 16), C >= 2 CTAs per (sequence, KV head), C the
-// largest power of 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA,
-// a CTA's keys in shared memory and every cluster running at once. Why: one
-// kernel, no partials through global memory, no combine launch; measured
-// (NOTES.md run 13, call 2) B=1 KV=2k 8.7 -> 7.4 us and KV=1k 8.0 -> 6.4 at
-// C = 8, where C = 16 ran 7.8 and 6.7; paged K/V with bulk copies (run 14,
-// call 1) 9.4 -> 8.5 and 8.3 -> 6.9. ATTNPROF_DECODE_CLUSTER=0: never;
-// ATTNPROF_DECODE_SPLITS = 2..16 (a power of 2) forces C. Else NULL: the
-// split + combine kernels.
+// tokens <= 16), C >= 2 CTAs per (sequence, KV head), C the largest power of
+// 2 <= 8 with B x Hkv x C <= the SMs and >= 64 keys a CTA, a CTA's keys in
+// shared memory and every cluster running at once. Why: one kernel, no
+// partials through global memory, no combine launch (B=1 KV=2k 8.7 -> 7.4 us
+// at C = 8; C = 16 ran slower). Else NULL: the split + combine kernels.
 #define DECODE_CLUSTER_MOST 8
-static decode_fn cluster_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p,
-                              int wm, int64_t sms) {
-  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1 ||
-      !decode_knob("ATTNPROF_DECODE_CLUSTER", 1, 0, 1))
+static decode_fn cluster_plan(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v,
+                              attn_decode_params *p, int wm, int64_t sms) {
+  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1)
     return NULL;
   const int64_t base = (int64_t)p->batch * p->hkv;
-  const int forced = decode_knob("ATTNPROF_DECODE_SPLITS", 0, 1, DECODE_MAX_SPLITS);
-  if (forced && (forced < 2 || forced > 16 || (forced & (forced - 1)))) return NULL;
-  int c = forced ? forced : DECODE_CLUSTER_MOST;
-  while (!forced && c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
+  int c = DECODE_CLUSTER_MOST;
+  while (c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
   decode_fit_fn fit = NULL;
   decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
-                                  attn_decode_cuda_cluster_bulk(p->kv_kind == DECODE_KV_PAGED), &fit);
-  p->cl_relax = decode_knob("ATTNPROF_DECODE_CL_RELAX", 1, 0, 1);
-  p->cl_wide = decode_knob("ATTNPROF_DECODE_CL_WIDE", 1, 0, 1);
-  p->cl_cols = attn_decode_cuda_cluster_cols();
-  p->cl_vhalf = attn_decode_cuda_cluster_vhalf();
+                                  p->kv_kind == DECODE_KV_PAGED, &fit);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
     if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
-    if (fit(c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
-    if (forced) return NULL;
+    if (fit(ctx, c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
   }
   return NULL;
 }
 
 // The instance, its row groups and its split count for a filled p. Splits
-// are counted against one CTA per SM on LINEAR (run 9: at B=16 KV=1k one
-// split of 128 CTAs ran 23.7 us, two splits on 256 CTAs two per SM 29.6,
-// partials and combine included; B=16 KV=32k 467 against 482 us), against
-// the instance's occupancy on LOOKUP (runs 1-8). Paged K/V at one CTA per SM
-// read at 74-88% of the copy rate on long chains (run 9, call 2: B=16
-// KV=32k 621 us against 490), so OFFSETS keeps that count only where it
-// agrees with the occupancy's or leaves a CTA at most DECODE_SHORT_CHAIN keys
-// (B=16 KV=1k 30.7 against 33.1 us); elsewhere paged K/V run LOOKUP at the
-// occupancy's count, the code and policy measured there. At one CTA per SM
-// a split may be one step of 64 keys (B=1 KV=1k: 16 splits, run 10).
-// ATTNPROF_DECODE_DEEP=1 takes the deep-ring instance where it exists.
+// are counted against one CTA per SM on LINEAR (at B=16 KV=1k one split of
+// 128 CTAs beat two splits on 256 CTAs two per SM), against the instance's
+// occupancy on LOOKUP. Paged K/V at one CTA per SM read below the copy rate
+// on long chains, so OFFSETS keeps that count only where it agrees with the
+// occupancy's or leaves a CTA at most DECODE_SHORT_CHAIN keys; elsewhere
+// paged K/V run LOOKUP at the occupancy's count.
 #define DECODE_SHORT_CHAIN 1024
-static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_decode_params *p) {
+static decode_fn decode_plan(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v,
+                             attn_decode_params *p) {
   const int wm = rows_atoms((int64_t)p->group * v->max_q);
   const int64_t rows = (int64_t)p->group * v->max_q;
   p->row_groups = (int)((rows + 16 * wm - 1) / (16 * wm));
@@ -294,24 +209,22 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
   const int64_t sms = pr ? pr->multiProcessorCount : 100;
   const int64_t base = (int64_t)p->batch * p->hkv * p->row_groups;
-  const int bf = a->q.dtype == ATTN_DTYPE_BF16, deep = decode_knob("ATTNPROF_DECODE_DEEP", 0, 0, 1);
+  const int bf = a->q.dtype == ATTN_DTYPE_BF16;
   const int path = pick_path(p);
-  p->pdl = pr && pr->major >= 9 && decode_knob("ATTNPROF_DECODE_PDL", 0, 0, 1);
-  p->fix = decode_knob("ATTNPROF_DECODE_FIX", 11, 0, 15);
   if (path != DECODE_PATH_LOOKUP) {
-    decode_fn cl = cluster_plan(a, v, p, wm, sms);
+    decode_fn cl = cluster_plan(ctx, a, v, p, wm, sms);
     if (cl) return cl;
   }
   decode_occ_fn occ = NULL;
-  decode_fn fn = decode_instance(bf, v->d, wm, deep, path, &occ);
+  decode_fn fn = decode_instance(bf, v->d, wm, path, &occ);
   if (!fn) return NULL;
-  const int at_occ = pick_splits(base, sms * occ(), v->max_kv, DECODE_MIN_SPLIT_KEYS);
+  const int at_occ = pick_splits(base, sms * occ(ctx), v->max_kv, DECODE_MIN_SPLIT_KEYS);
   if (path == DECODE_PATH_LOOKUP) return p->splits = at_occ, fn;
   p->splits = pick_splits(base, sms, v->max_kv, DECODE_MIN_SPLIT_KEYS_PER_SM);
   const int64_t chain = (v->max_kv + p->splits - 1) / p->splits;
   if (path == DECODE_PATH_OFFSETS && p->splits != at_occ && chain > DECODE_SHORT_CHAIN) {
     p->splits = at_occ;
-    fn = decode_instance(bf, v->d, wm, deep, DECODE_PATH_LOOKUP, &occ);
+    fn = decode_instance(bf, v->d, wm, DECODE_PATH_LOOKUP, &occ);
   }
   return fn;
 }
@@ -319,7 +232,7 @@ static decode_fn decode_plan(const attn_args *a, const attn_seqs_view *v, attn_d
 static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_seqs_view *v) {
   attn_decode_params p;
   fill_params(a, v, &p);
-  decode_fn fn = decode_plan(a, v, &p);
+  decode_fn fn = decode_plan(actx, a, v, &p);
   if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash_cuda: no decode kernel for D=%lld",
                             (long long)v->d);
   cudaStream_t stream = (cudaStream_t)a->stream;
@@ -333,13 +246,13 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
     if (st) return st;
     p.o_part = (float *)ws, p.lse_part = (float *)((char *)ws + part);
   }
-  return fn(p, stream);
+  return fn(p, actx, stream);
 }
 
 // Long query runs (prefill) over unpaged K/V go to the dense flash kernel,
 // one launch per sequence on views of q, k, v and out (no copy), longest
 // first, over the caller's stream and three side streams: it is the faster
-// kernel there (bench/serving/NOTES.md), and the launches are few.
+// kernel there, and the launches are few.
 static int prefer_dense(const attn_seqs_view *v) {
   return v->kv != ATTN_KV_PAGED && v->max_q >= DECODE_DENSE_MIN_Q && v->batch <= 64;
 }
@@ -363,13 +276,13 @@ extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *
   return st;
 }
 
-extern "C" int attn_decode_cuda_splits(const attn_args *a, int *cluster) {
+extern "C" int attn_decode_cuda_splits(attn_ctx *ctx, const attn_args *a, int *cluster) {
   attn_seqs_view v;
   if (cluster) *cluster = 0;
   if (attn_seqs_view_make(a, &v)) return -1;
   attn_decode_params p;
   fill_params(a, &v, &p);
-  const int splits = decode_plan(a, &v, &p) ? p.splits : -1;
+  const int splits = decode_plan(ctx, a, &v, &p) ? p.splits : -1;
   if (cluster && splits > 0 && p.cl_chunk) *cluster = p.splits;
   attn_seqs_view_free(&v);
   return splits;

@@ -1,4 +1,4 @@
-// Instances of the split-KV decode kernels for D = 128 (decode_kernel.cuh, decode_cluster.cuh).
+// Instances of the decode kernels for D = 128 (decode_kernel.cuh, decode_cluster.cuh).
 #include "attn/cuda/fused/decode_cluster.cuh"
 
 DECODE_INSTANCE(__nv_bfloat16, 128, 1)
@@ -7,7 +7,5 @@ DECODE_INSTANCE(__nv_bfloat16, 128, 4)
 DECODE_INSTANCE(__half, 128, 1)
 DECODE_INSTANCE(__half, 128, 2)
 DECODE_INSTANCE(__half, 128, 4)
-DECODE_INSTANCE_S(__nv_bfloat16, 128, 1, DECODE_DEEP_STAGES)
-DECODE_INSTANCE_S(__half, 128, 1, DECODE_DEEP_STAGES)
 DECODE_CLUSTER_INSTANCE(__nv_bfloat16, 128)
 DECODE_CLUSTER_INSTANCE(__half, 128)

@@ -1,4 +1,4 @@
-// Instances of the split-KV decode kernels for D = 64 (decode_kernel.cuh, decode_cluster.cuh).
+// Instances of the decode kernels for D = 64 (decode_kernel.cuh, decode_cluster.cuh).
 #include "attn/cuda/fused/decode_cluster.cuh"
 
 DECODE_INSTANCE(__nv_bfloat16, 64, 1)

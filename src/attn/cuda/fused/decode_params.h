@@ -26,19 +26,9 @@ typedef struct {
   float scale_log2;      /* scale * log2(e) */
   int splits, row_groups;
   int cl_chunk;          /* > 0: the cluster kernel (decode_cluster.cuh), keys per CTA */
-  int cl_relax;          /* its last cluster barrier relaxed (ATTNPROF_DECODE_CL_RELAX) */
-  int cl_wide;           /* its merge one remote load a thread (ATTNPROF_DECODE_CL_WIDE) */
-  int cl_cols;           /* its P V split by columns, no warps' merge (ATTNPROF_DECODE_CL_COLS) */
-  int cl_vhalf;          /* its V in two cp.async groups, P V on the first half while the
-                            second lands (ATTNPROF_DECODE_CL_VHALF) */
   float *o_part;         /* [splits, part_rows, D] when splits > 1 */
   float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
   int64_t part_rows;     /* Bq * q_rows * Hq */
-  int pdl;               /* launch with programmatic dependent launch (sm_90+) */
-  int fix;               /* A/B (ATTNPROF_DECODE_FIX): bit 0 one-barrier key-group merge,
-                            bit 1 the combine's first partial loads before its lse,
-                            bit 2 the contiguous one-split start (copies before kv_len),
-                            bit 3 the key groups' merge by 4 columns */
 } attn_decode_params;
 
 #endif
