@@ -62,6 +62,7 @@ struct decode_ring {
 
   // Block blk's addresses into slot blk % 2, then block blk + 1's entry.
   __device__ __forceinline__ void block_offsets(const attn_decode_params &p, int blk) {
+    if (kPath == DECODE_PATH_LINEAR) return; // LINEAR addresses rows itself: no slots to fill
     if (tid < DECODE_BK && blk < nblocks) {
       if (kPath == DECODE_PATH_OFFSETS) {
         offs[(blk & 1) * DECODE_BK + tid] =
