@@ -1,5 +1,5 @@
 /* The cudnn backend from C: what a call costs the host, and the device time
- * over DESIGN.md's sweep grid (B*S = 16384, H*D = 2048, bf16).
+ * over compare --sweep's grid (docs/cli.md; B*S = 16384, H*D = 2048, bf16).
  *
  *   bench_cudnn_host            host cost on the blog shape, then the grid
  *   bench_cudnn_host --host     host cost only

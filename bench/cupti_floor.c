@@ -1,6 +1,7 @@
-/* The floor of any CUPTI tracer, for bench/TRACE_COST.md's process ladder: a
- * minimal injection library (CUDA_INJECTION64_PATH=libbench_cupti_floor.so)
- * that is none of attnprof's collector. ATTNPROF_FLOOR says what it does:
+/* The floor of any CUPTI tracer, for the process ladder of
+ * docs/design/profiler-cost.md: a minimal injection library
+ * (CUDA_INJECTION64_PATH=libbench_cupti_floor.so) that is none of attnprof's
+ * collector. ATTNPROF_FLOOR says what it does:
  *   load    nothing: the driver loads an injection, CUPTI is never touched
  *   kernel  the CONCURRENT_KERNEL activity kind alone, through 2 MB buffers
  *           whose records are counted and dropped (no subscriber, no

@@ -21,7 +21,8 @@
  * started and stopped) or fill (one small fill kernel traced). --cupti-mask
  * records only the CUPTI parts in M (CUPTI_BENCH_* of collector_cupti.h; 1:
  * kernels alone) instead of everything. Inputs are random bf16 in [-1, 1),
- * causal top-left (--non-causal: none), BHSD. Findings: docs/gpu-tracing.md and bench/NOTES.md. */
+ * causal top-left (--non-causal: none), BHSD. Findings: docs/gpu-tracing.md and
+ * docs/design/profiler-cost.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

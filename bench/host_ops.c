@@ -1,5 +1,5 @@
 /* Where the host time of an eager naive / naive_inplace / math forward goes:
- * every API call such a forward makes, timed alone, at DESIGN.md's GPU shape
+ * every API call such a forward makes, timed alone, at the default GPU shape (docs/cli.md)
  * (B=8 H=16 S=1024 D=64, bf16 inputs, causal), on the legacy stream.
  *
  *   bench_host_ops [--calls N] [--spin]

@@ -1,5 +1,5 @@
 /* What one attn_forward call costs the host, for every CUDA backend of the
- * table, from C, at DESIGN.md's GPU shape (B=8 H=16 S=1024 D=64 bf16,
+ * table, from C, at the default GPU shape (docs/cli.md) (B=8 H=16 S=1024 D=64 bf16,
  * causal top-left), on one engine handle made from the environment
  * (ATTNPROF_CUDA_GRAPHS=1: graph replay). Issue 4's 20 us target sat below
  * this card's launch floor (about 4 us a launch, seven launches) and was

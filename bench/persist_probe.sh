@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The search for what makes traced processes slower after the first ones
-# (bench/TRACE_COST.md, eighth pass): the host's settings, then
+# (91a2132:bench/TRACE_COST.md, eighth pass): the host's settings, then
 # trace_cost_rounds.sh's SEQ with nvidia-smi sampling the GPU beside it, then
 # what /tmp and /dev/shm hold. Run from the build folder.
 # Usage: persist_probe.sh OUTDIR   (SEQ and LIMIT_S, the sequence's time limit)

@@ -1,5 +1,5 @@
 /* How fast the trace reader loads a big trace, and with how much memory
- * (bench/READER.md has the figures).
+ * (docs/design/reader.md has the figures).
  *
  *   bench_reader_load gen OUT.json[.gz] MB   a Kineto-shaped trace of about MB
  *                                            megabytes (pretty-printed as

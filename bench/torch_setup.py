@@ -49,15 +49,16 @@ def load_attnprof(lib):
     return attnprof
 
 
-def ncu_driver_args(cells, calls, knob, knob_help):
+def ncu_driver_args(cells, calls, knob=None, knob_help=""):
     """The options every driver run under ncu takes: --lib, --cells (its
-    default `cells`), --calls (default `calls`) and the comma list of one
-    environment knob's values (option `knob`)."""
+    default `cells`), --calls (default `calls`) and, when `knob` names an
+    option, the comma list of one environment knob's values."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--cells", default=cells)
-    ap.add_argument("--calls", type=int, default=calls)
-    ap.add_argument(knob, default="", help=knob_help)
+    ap.add_argument("--lib", required=True, help="libattnprof.so")
+    ap.add_argument("--cells", default=cells, help="BxHxSxD[c], comma list (c: causal)")
+    ap.add_argument("--calls", type=int, default=calls, help="calls per cell")
+    if knob:
+        ap.add_argument(knob, default="", help=knob_help)
     return ap
 
 
@@ -72,15 +73,12 @@ def each_knob(name, values):
         yield v
 
 
-def raw_runner(attnprof, call, backend, before=None):
+def raw_runner(attnprof, call, backend):
     """One attnprof.Call on `backend` as run(): raises RuntimeError with the
-    library's reason on failure; before() (if given) runs first, each call
-    (the benches set environment knobs read per call there)."""
+    library's reason on failure."""
     fn, handle, code, ref = call.raw(backend)
 
     def run():
-        if before:
-            before()
         if fn(handle, code, ref):
             raise RuntimeError(attnprof.lib.attn_last_error().decode())
     run.call = call  # keeps the argument struct alive

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attnprof trace's cost process against process (bench/TRACE_COST.md): this
+# attnprof trace's cost process against process (91a2132:bench/TRACE_COST.md): this
 # host moves 5-9 us per launch between processes, so each round runs every
 # mode once, in an order rotated by round, the PyTorch loop's modes then the
 # CUDA loop's; every round is printed, then per mode the median and the median
@@ -16,7 +16,7 @@
 #   BRACKET   loops (e.g. "c") whose round ends with a second plain process:
 #             the round's plain is then the mean of plain-a (its place in the
 #             rotation) and plain-b (last), both printed, so a round the
-#             host's speed moved under shows it (bench/TRACE_COST.md, eighth
+#             host's speed moved under shows it (91a2132:bench/TRACE_COST.md, eighth
 #             pass: this host's speed shifts in spells of seconds)
 #   SEQ       instead of rounds, a sequence of steps, each LOOP:MODE:COUNT[:DIR]
 #             (COUNT processes back to back, traces under DIR), "sync" or
@@ -24,7 +24,7 @@
 #             before it (dirty and writeback kB, free MB) and what moved while
 #             it ran (CPU steal and iowait ticks, page faults, THP fallbacks,
 #             compaction stalls): the search for what persists between
-#             processes (bench/TRACE_COST.md, eighth pass)
+#             processes (91a2132:bench/TRACE_COST.md, eighth pass)
 # Modes: plain; torch-cuda, torch-cpu-cuda (PyTorch loop); attnprof (the
 # default, sync records from the sync calls' callbacks); attnprof-synckind
 # (ATTNPROF_CUPTI_SYNC=kind: CUPTI's SYNCHRONIZATION kind, the default before

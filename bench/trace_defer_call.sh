@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tenth pass's device call (bench/TRACE_COST.md, "Writing during the run"),
+# The tenth pass's device call (91a2132:bench/TRACE_COST.md, "Writing during the run"),
 # from build-gpu/, $1 = the output folder: the GPU tests of the tracer, one
 # deferred CUDA-loop trace with its buffer counts and launch links, then five
 # alternating rounds of both loops with attnprof-defer beside attnprof.

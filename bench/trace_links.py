@@ -1,7 +1,7 @@
 """Counts, in one attnprof (Kineto JSON) trace, the GPU events and the launch
 calls, and how many of each found its partner by correlation id: the check
 that a cheaper way of recording launch calls still ties every kernel to its
-launch (bench/TRACE_COST.md).   usage: trace_links.py TRACE.json"""
+launch (docs/design/profiler-cost.md).   usage: trace_links.py TRACE.json"""
 import collections
 import json
 import sys

@@ -5,7 +5,7 @@
  * cupti_conv_record, prof_trace_append into the chunk, a chunk of 65,536
  * events to the streamed writer, chrome_stream.c) into a Kineto JSON file.
  * Prints CPU ns per event (convert + append, stream write, both) for each
- * run and the median (bench/TRACE_COST.md, "The writer on the CPU").
+ * run and the median (91a2132:bench/TRACE_COST.md, "The writer on the CPU").
  * usage: bench_trace_write [N_LAUNCHES (default 200000)] [RUNS (default 7)] [PATH]
  *        [KERNEL_NAME (default the CUDA loop's; PyTorch's run to 100-200 bytes)] */
 #include <stdio.h>

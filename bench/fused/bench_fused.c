@@ -1,6 +1,6 @@
 /* bench_fused: the fused CUDA backends (flash with each of its kernels,
- * efficient, efficient with an additive mask) over the sweep grid of
- * DESIGN.md and the blog shape, in TFLOP/s.
+ * efficient, efficient with an additive mask) over compare --sweep's grid
+ * (docs/cli.md) and the blog shape, in TFLOP/s.
  *
  * Per cell: B*S = 16384, H*D = 2048, bf16, BHSD, causal off and on; FLOPs
  * 4 B H S^2 D (halved when causal). Before timing, each backend's output is
@@ -11,8 +11,8 @@
  * --reps calls. Inputs are random (never zeros), generated once
  * (every cell has the same element count).
  *
- * The two numbers of each cell (bench/NOTES.md): FLOPs over the measured
- * bf16 matrix rate (765 TFLOP/s, DESIGN.md) and the fewest bytes (Q, K, V
+ * The two numbers of each cell (docs/design/flash-mma.md): FLOPs over the measured
+ * bf16 matrix rate (765 TFLOP/s) and the fewest bytes (Q, K, V
  * read once, O written once; the mask once when used) over the measured copy
  * bandwidth (4.3 TB/s); the larger is the floor.
  *
@@ -31,8 +31,8 @@
 #include "attnprof/attn.h"
 #include "attnprof/testing.h"
 
-#define MATMUL_RATE 765e12 /* bf16 8192^3 product on the H200, DESIGN.md */
-#define COPY_RATE 4.3e12   /* device copy, bytes read + written, DESIGN.md */
+#define MATMUL_RATE 765e12 /* bf16 8192^3 product on the H200 */
+#define COPY_RATE 4.3e12   /* device copy, bytes read + written, H200 */
 #define ELEMS ((int64_t)16384 * 2048)
 #define MAX_MASK_S 4096
 #define BOUND (4 * 0x1p-8) /* 4u of bf16: P and out rounded, with margin */

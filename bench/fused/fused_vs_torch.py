@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The fused backends beside PyTorch's, in one process on the same tensors.
 
-For each cell of the sweep grid of DESIGN.md (B*S = 16384, H*D = 2048, bf16,
+For each cell of compare --sweep's grid (docs/cli.md; B*S = 16384, H*D = 2048, bf16,
 BHSD; causal off and on) and the blog shape (8x16x1024x64 causal), times
   torch SDPA FLASH_ATTENTION      vs  attnprof flash
   torch SDPA EFFICIENT_ATTENTION  vs  attnprof efficient

@@ -14,7 +14,7 @@ rescale, epilogue, bookkeeping). Then the opcodes with the most samples.
 A warp held at a named barrier is sampled at the instructions after the BAR
 (stall reason "barrier"), so "barrier" samples outside the DEPBAR waits are
 counted to the named barriers. The barrier kind comes from the low 6 bits of the instruction's immediate
-offset, the layout of ws_bars (flash_fwd_ws_kernel.cuh): 0x00 Q full, 0x08
+offset, the layout of ws_bars (fused/hopper/pipeline.cuh): 0x00 Q full, 0x08
 Q empty, 0x20 K full, 0x28 K empty, 0x30 V full, 0x38 V empty.
 
   python3 bench/fused/ncu_stalls.py ncu_source.csv

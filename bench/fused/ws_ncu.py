@@ -2,15 +2,13 @@
 """Cells of flash's ws kernel for Nsight Compute: each cell's call run
 --calls times on the same tensors (bf16, BHSD), nothing else launched
 between them once the tensors exist, so that `ncu -k regex:flash_fwd_ws -c N`
-sees the ws kernels back to back; --ab runs the cells once per
-ATTNPROF_FLASH_WS_AB value (read per call by an ablation build), in order;
---cudnn runs PyTorch's cuDNN SDPA on the same tensors after each cell of the
-first --ab value (ncu's kernel filter then names both: fused.sh step ncu,
-NCU_KERNELS), so that the two kernels are profiled side by side
+sees the ws kernels back to back; --cudnn runs PyTorch's cuDNN SDPA on the
+same tensors after each cell (ncu's kernel filter then names both: fused.sh
+step ncu, NCU_KERNELS), so that the two kernels are profiled side by side
 (bench/fused/ncu_compare.py); --order FILE writes one line per call made
 (label, cell), in launch order, for ncu_compare.py --order.
 Usage: ncu ... python3 ws_ncu.py --lib build-gpu/lib/libattnprof.so
-       [--cells 8x16x1024x64c,1x16x16384x128] [--calls 1] [--ab 0,256] [--cudnn] [--order FILE]
+       [--cells 8x16x1024x64c,1x16x16384x128] [--calls 1] [--cudnn] [--order FILE]
 A cell is BxHxSxD, with a trailing c for causal (top-left)."""
 import os
 import sys
@@ -18,7 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from torch_setup import each_knob, load_attnprof, ncu_driver_args, parse_cell, raw_runner  # noqa: E402
+from torch_setup import load_attnprof, ncu_driver_args, parse_cell, raw_runner  # noqa: E402
 
 
 def cell(attnprof, engine, spec, calls, cudnn, log):
@@ -30,7 +28,7 @@ def cell(attnprof, engine, spec, calls, cudnn, log):
     torch.cuda.synchronize()
     for _ in range(calls):
         run()
-        log(f"ws-ab{os.environ.get('ATTNPROF_FLASH_WS_AB', '0')}", spec)
+        log("ws", spec)
     torch.cuda.synchronize()
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                                            is_causal=causal)
@@ -48,8 +46,7 @@ def cell(attnprof, engine, spec, calls, cudnn, log):
 
 
 def main():
-    ap = ncu_driver_args("8x16x1024x64c,1x16x16384x128", 1, "--ab",
-                         "ATTNPROF_FLASH_WS_AB values, comma list")
+    ap = ncu_driver_args("8x16x1024x64c,1x16x16384x128", 1)
     ap.add_argument("--cudnn", action="store_true", help="PyTorch's cuDNN SDPA after each cell")
     ap.add_argument("--order", default="", help="file for the calls' (label, cell) lines")
     opt = ap.parse_args()
@@ -61,9 +58,8 @@ def main():
     def log(label, spec):
         if order:
             print(label, spec, file=order, flush=True)
-    for n, _ in enumerate(each_knob("ATTNPROF_FLASH_WS_AB", opt.ab)):
-        for spec in opt.cells.split(","):
-            cell(attnprof, engine, spec, opt.calls, opt.cudnn and n == 0, log)
+    for spec in opt.cells.split(","):
+        cell(attnprof, engine, spec, opt.calls, opt.cudnn, log)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # the side-by-side with PyTorch; run by scripts/device-run.sh from the build
 # folder with $1 = the output folder. Steps (BASELINES_STEPS, comma list,
 # default "compare,host,torch"):
-#   compare  attnprof compare --device cuda at DESIGN.md's shape (8x16x1024x64
+#   compare  attnprof compare --device cuda at the default GPU shape (8x16x1024x64
 #            bf16 causal): GPU ops per forward, device/host time, top kernel
 #   host     bench_host_overhead: host time per call from C (target 20 us),
 #            then bench_host_ops: each API call of a naive/math forward alone

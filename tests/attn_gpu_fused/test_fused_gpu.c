@@ -124,9 +124,9 @@ static void ws_paired(uint64_t *rng, int *n) {
       /* D256: 4 m blocks x 48 heads = 192 tiles, padded rows */
       {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 48, .hkv = 48, .sq = 400, .sk = 400, .d = 256,
        .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_PADDED, .pad = 8},
-      /* D64: 10 m blocks x 60 heads = 300 pairs, where the end-short order (ws_tile.h
-       * kWsEndShortDefault) runs one round of pairs and deals the other 336 m blocks one by one (head 26 from
-       * its third pair on, then every later head); bottom-right with Sk < Sq, so most tiles see no key
+      /* D64: 10 m blocks x 60 heads = 300 pairs, where the end-short order (hopper/ws_sched.h,
+       * ws_sched_make) runs one round of pairs and deals the other 336 m blocks one by one (head 26
+       * from its third pair on, then every later head); bottom-right with Sk < Sq, so most tiles see no key
        * (each must still write its rows) and the reference stays small */
       {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = 30, .hkv = 15, .sq = 1280, .sk = 400, .d = 64,
        .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .lse = 1}};
@@ -149,8 +149,8 @@ static void ws_peaked(uint64_t *rng, int *n) {
   for (int i = 0; i < (quick ? 1 : 3); i++, (*n)++) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng);
 }
 
-/* The first key tile's softmax on its kept keys only (ws_tile.h
- * kWsDiagHalfDefault): where a consumer's 64 rows see none of the tile's last
+/* The first key tile's softmax on its kept keys only (hopper/tile_traits.cuh
+ * kWsDiagHalf, D64 and D128): where a consumer's 64 rows see none of the tile's last
  * keys. Sq = Sk a multiple of 128 (consumer 0 on every diagonal tile, several
  * m blocks per head); bottom-right with Sq - Sk = 64 (consumer 1 only:
  * consumer 0's rows of the first m block see no key); D256's 64-key tiles
