@@ -26,7 +26,7 @@ times into one CUDA graph on a side stream; CUDA events around each replay,
 median over --reps replays, divided by GRAPH_N. No host work lies between the
 calls, so neither Python's per-call cost nor a launch queue running dry can
 enter a figure (runs 1-8 timed one call at a time with events around it:
-host-bound below ~30 us, NOTES.md). A call that cannot be captured is timed
+host-bound below ~30 us, docs/design/decode.md). A call that cannot be captured is timed
 by its kernels' summed device time from torch.profiler and marked "*".
 Timed per call (events around each): the checked-table path (a host copy per
 call), the packed prefill (ms per call; captured, its side streams would run
