@@ -72,10 +72,10 @@ struct fused_smem {
 template <typename T, int kD, int kBM, int kBN, int kWarpM, int kFlags>
 struct fused_tiles {
   using SM = fused_smem<kD, kBM, kBN, kWarpM, kFlags>;
-  T *sQ;             // Q, then each warp's O rows before the store
+  T *sQ;               // Q, then each warp's O rows before the store
   uint32_t aQ, aK, aV; // shared addresses of Q, K, V
-  float *sStats;     // FUSED_STATS_SMEM: slot (which, mi, hh) x tid
-  char *sMask;       // FUSED_MASK: the mask tile
+  float *sStats;       // FUSED_STATS_SMEM: slot (which, mi, hh) x tid
+  char *sMask;         // FUSED_MASK: the mask tile
 
   FUSED_DEV fused_tiles carve(char *smem) {
     char *base = smem + ((128u - (fused_smem_addr(smem) & 127u)) & 127u);

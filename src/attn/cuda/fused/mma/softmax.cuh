@@ -15,8 +15,8 @@
 // thread's own shared-memory slots, touched twice per tile, which leaves the
 // registers to O, S and the fragments (no spills at 32 rows per warp and D
 // 128).
-// The register arrays are the caller's (declared after O, as the loop's
-// carried values are ordered: this order gives the best code).
+// The register arrays are the caller's, declared next to O: held inside the
+// struct they gave the D64 kernel other code.
 template <int kMA, int kThreads, bool kSmem>
 struct fused_row_stats {
   float (&rm)[kMA][2], (&rl)[kMA][2];
