@@ -112,8 +112,15 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
       fused_mask_tile_load<kBM, kBN, kThreads>(msrc, p, t.sMask, m0, n0, rows_q, tid);
     fused_cp_async_commit();
 
-    float s[kMA][kNT][4];
-    fused_qk<T, kD, kBM, kBN, kMA, kNT>(s, ln.lq, ln.lk);
+    float s[kMA][kNT][4]; // S = Q K^T
+#pragma unroll
+    for (int mi = 0; mi < kMA; ++mi)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[mi][j][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) fused_qk_step<T, kD, kBM, kBN, kMA, kNT>(s, ln.lq, ln.lk, kk);
 
     fused_cp_async_wait<0>();
     __syncthreads(); // V[nb] (and the mask tile) landed; every warp is done with K[nb]
@@ -134,7 +141,29 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 
     uint32_t pk[kMA][kNT][2];
     fused_softmax_tile<T>(s, pk, acc_o, st, c);
-    fused_pv<T, kD, kBN, kMA, kNT, kDT>(acc_o, pk, ln.lv);
+    // O += P V: 8-key tiles 2kk and 2kk+1 (keys 16kk..16kk+15) form one A
+    // fragment: {row g keys 0-7, row g+8 keys 0-7, row g keys 8-15, row g+8 keys 8-15}.
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+      uint32_t pa[kMA][4];
+#pragma unroll
+      for (int mi = 0; mi < kMA; ++mi) {
+        pa[mi][0] = pk[mi][2 * kk][0];
+        pa[mi][1] = pk[mi][2 * kk][1];
+        pa[mi][2] = pk[mi][2 * kk + 1][0];
+        pa[mi][3] = pk[mi][2 * kk + 1][1];
+      }
+#pragma unroll
+      for (int d2 = 0; d2 < kD / 16; ++d2) {
+        uint32_t bv[4];
+        fused_ldmatrix_x4_trans(bv, fused_lane_off<kBN, kD>(ln.lv, kk * 16, 2 * d2));
+#pragma unroll
+        for (int mi = 0; mi < kMA; ++mi) {
+          fused_mma<T>(acc_o[mi][2 * d2], pa[mi], bv[0], bv[1]);
+          fused_mma<T>(acc_o[mi][2 * d2 + 1], pa[mi], bv[2], bv[3]);
+        }
+      }
+    }
   }
 
   fused_epilogue<T, kD, kBM, kWarpM>(p, acc_o, st, c, t.sQ, b, h, m0, rows_q, d_chunks, warp, lane);

@@ -3,7 +3,9 @@
 //   S = Q K^T   (Q and K both K-major: plain ldmatrix)
 //   O += P V    (P from registers: two m16n8 fp32 C tiles rounded to 16 bits
 //                are one m16k16 A fragment; V through ldmatrix.trans)
-// lq, lk, lv: this lane's ldmatrix addresses (fused_mma_lanes).
+// lq, lk, lv: this lane's ldmatrix addresses (fused_mma_lanes). O += P V
+// stays written out in the kernel body (flash_fwd_kernel.cuh): as a function
+// here it costs the kernel's main loop its instruction order.
 #ifndef ATTNPROF_SRC_ATTN_CUDA_FUSED_MMA_GEMM_CUH
 #define ATTNPROF_SRC_ATTN_CUDA_FUSED_MMA_GEMM_CUH
 
@@ -25,58 +27,24 @@ FUSED_DEV fused_mma_lanes fused_mma_lanes_of(uint32_t aQ, uint32_t aK, uint32_t 
           fused_lane<kD>(aV, ((lane >> 3) & 1) * 8 + (lane & 7), lane >> 4)};
 }
 
-// S = Q K^T: kMA m atoms of the warp's rows x kNT 8-key tiles.
+// S += Q K^T over head dims 16 kk .. 16 kk + 15: kMA m atoms of the warp's
+// rows x kNT 8-key tiles. (One step per call, the loop over kk in the
+// caller: with the whole loop in here nvcc orders the kernel's main loop
+// otherwise.)
 template <typename T, int kD, int kBM, int kBN, int kMA, int kNT>
-FUSED_DEV void fused_qk(float (&s)[kMA][kNT][4], uint32_t lq, uint32_t lk) {
+FUSED_DEV void fused_qk_step(float (&s)[kMA][kNT][4], uint32_t lq, uint32_t lk, int kk) {
+  uint32_t a[kMA][4];
 #pragma unroll
   for (int mi = 0; mi < kMA; ++mi)
+    fused_ldmatrix_x4(a[mi], fused_lane_off<kBM, kD>(lq, mi * 16, 2 * kk));
 #pragma unroll
-    for (int j = 0; j < kNT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[mi][j][e] = 0.f;
-#pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
-    uint32_t a[kMA][4];
-#pragma unroll
-    for (int mi = 0; mi < kMA; ++mi)
-      fused_ldmatrix_x4(a[mi], fused_lane_off<kBM, kD>(lq, mi * 16, 2 * kk));
-#pragma unroll
-    for (int n2 = 0; n2 < kBN / 16; ++n2) {
-      uint32_t bk[4];
-      fused_ldmatrix_x4(bk, fused_lane_off<kBN, kD>(lk, n2 * 16, 2 * kk));
-#pragma unroll
-      for (int mi = 0; mi < kMA; ++mi) {
-        fused_mma<T>(s[mi][2 * n2], a[mi], bk[0], bk[1]);
-        fused_mma<T>(s[mi][2 * n2 + 1], a[mi], bk[2], bk[3]);
-      }
-    }
-  }
-}
-
-// O += P V: 8-key tiles 2kk and 2kk+1 (keys 16kk..16kk+15) form one A
-// fragment: {row g keys 0-7, row g+8 keys 0-7, row g keys 8-15, row g+8 keys 8-15}.
-template <typename T, int kD, int kBN, int kMA, int kNT, int kDT>
-FUSED_DEV void fused_pv(float (&acc_o)[kMA][kDT][4], const uint32_t (&pk)[kMA][kNT][2],
-                        uint32_t lv) {
-#pragma unroll
-  for (int kk = 0; kk < kBN / 16; ++kk) {
-    uint32_t pa[kMA][4];
+  for (int n2 = 0; n2 < kBN / 16; ++n2) {
+    uint32_t bk[4];
+    fused_ldmatrix_x4(bk, fused_lane_off<kBN, kD>(lk, n2 * 16, 2 * kk));
 #pragma unroll
     for (int mi = 0; mi < kMA; ++mi) {
-      pa[mi][0] = pk[mi][2 * kk][0];
-      pa[mi][1] = pk[mi][2 * kk][1];
-      pa[mi][2] = pk[mi][2 * kk + 1][0];
-      pa[mi][3] = pk[mi][2 * kk + 1][1];
-    }
-#pragma unroll
-    for (int d2 = 0; d2 < kD / 16; ++d2) {
-      uint32_t bv[4];
-      fused_ldmatrix_x4_trans(bv, fused_lane_off<kBN, kD>(lv, kk * 16, 2 * d2));
-#pragma unroll
-      for (int mi = 0; mi < kMA; ++mi) {
-        fused_mma<T>(acc_o[mi][2 * d2], pa[mi], bv[0], bv[1]);
-        fused_mma<T>(acc_o[mi][2 * d2 + 1], pa[mi], bv[2], bv[3]);
-      }
+      fused_mma<T>(s[mi][2 * n2], a[mi], bk[0], bk[1]);
+      fused_mma<T>(s[mi][2 * n2 + 1], a[mi], bk[2], bk[3]);
     }
   }
 }
