@@ -75,8 +75,8 @@ static void *work(void *arg) {
         attn_backend b = w->backends[k];
         gpu_outcome o;
         c[i].dev.stream = stream;
-        int rc = gpu_case_run(w->ctx, &c[i], b, bound_k(c[i].p.dtype) * gpu_unit_roundoff(c[i].p.dtype),
-                              b == ATTN_BACKEND_NAIVE, &o);
+        const double tol = bound_k(c[i].p.dtype) * gpu_unit_roundoff(c[i].p.dtype);
+        int rc = gpu_case_run(w->ctx, &c[i], b, tol, b == ATTN_BACKEND_NAIVE, &o);
         if (rc == GPU_RUN_PASSED) {
           w->passed++;
           continue;

@@ -51,7 +51,8 @@ FUSED_DEV float simt_mask_at(const attn_fused_params &p, const char *mbase, int 
 
 // The CTA's Q rows in fp32, zero past Sq and D (row stride kDmax + 1).
 template <typename T, int kDmax>
-FUSED_DEV void simt_load_q(float *sQ, const attn_fused_params &p, const T *qg, int rows_q, int tid) {
+FUSED_DEV void simt_load_q(float *sQ, const attn_fused_params &p, const T *qg, int rows_q,
+                           int tid) {
   for (int i = tid; i < SIMT_BM * kDmax; i += SIMT_THREADS) {
     const int rr = i / kDmax, d = i % kDmax;
     sQ[rr * (kDmax + 1) + d] =
@@ -84,7 +85,8 @@ FUSED_DEV void simt_scores(float (&x)[simt_bn<kDmax>() / 4], const float *sQ, co
   for (int d = 0; d < d_len; ++d) {
     const float qv = sQ[r * kLD + d];
 #pragma unroll
-    for (int jj = 0; jj < simt_bn<kDmax>() / 4; ++jj) x[jj] = fmaf(qv, sK[(q4 + 4 * jj) * kLD + d], x[jj]);
+    for (int jj = 0; jj < simt_bn<kDmax>() / 4; ++jj)
+      x[jj] = fmaf(qv, sK[(q4 + 4 * jj) * kLD + d], x[jj]);
   }
 }
 

@@ -19,7 +19,7 @@
 //   wait K[n] + barrier | issue V[n] (+ mask tile) | S = Q K^T     (mma/gemm.cuh)
 //   wait V[n] + barrier | issue K[n-1] | mask                      (mma/mask.cuh)
 //   online softmax in registers                                    (mma/softmax.cuh)
-//   O = O * alpha + P V, P never leaving registers                 (mma/gemm.cuh)
+//   O = O * alpha + P V, P never leaving registers                 (below)
 // then O / l and lse (mma/epilogue.cuh). Shared memory: Q [kBM x kD], K and V
 // [kBN x kD], 16-bit, XOR-swizzled (mma/tile_load.cuh): no bank conflicts on
 // cp.async writes or ldmatrix reads.
@@ -120,7 +120,8 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[mi][j][e] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) fused_qk_step<T, kD, kBM, kBN, kMA, kNT>(s, ln.lq, ln.lk, kk);
+    for (int kk = 0; kk < kD / 16; ++kk)
+      fused_qk_step<T, kD, kBM, kBN, kMA, kNT>(s, ln.lq, ln.lk, kk);
 
     fused_cp_async_wait<0>();
     __syncthreads(); // V[nb] (and the mask tile) landed; every warp is done with K[nb]
@@ -141,7 +142,8 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 
     uint32_t pk[kMA][kNT][2];
     fused_softmax_tile<T>(s, pk, acc_o, st, c);
-    // O += P V: 8-key tiles 2kk and 2kk+1 (keys 16kk..16kk+15) form one A
+    // O += P V (written out here: as a function nvcc orders the loop
+    // otherwise). 8-key tiles 2kk and 2kk+1 (keys 16kk..16kk+15) form one A
     // fragment: {row g keys 0-7, row g+8 keys 0-7, row g keys 8-15, row g+8 keys 8-15}.
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) {
