@@ -7,13 +7,11 @@
 // and the launch alike):
 //  - 16-bit inputs whose rows can be copied 16 bytes at a time (D % 8 == 0,
 //    aligned, unit d stride): efficient_fwd_kernel, the flash tensor-core
-//    kernel with the mask tile copied to shared memory (v2) and the head dim
-//    zero-padded to 64/96/128/256 inside (the scale uses the true D);
+//    kernel (flash_fwd_kernel.cuh) with the mask tile copied to shared memory
+//    and the head dim zero-padded to 64/96/128/256 inside (the scale uses the
+//    true D);
 //  - f32 inputs and every other 16-bit layout: efficient_simt_kernel
 //    (efficient_simt_kernel.cuh), fp32 FMA on CUDA cores.
-// Measured speed against PyTorch's efficient backend: bench/NOTES.md (v2 on
-// the H200: 1.60-1.80x without a mask, 1.82-2.08x with an additive mask; v1
-// was 0.53-0.93x with a mask).
 #include <stdio.h>
 
 #include "attn/cuda/common/cuda_common.h"
