@@ -47,8 +47,8 @@ static void *alloc_filled(size_t elems, attn_dtype dt) {
  * when the backend refused. */
 static attn_ctx *g_ctx; /* made in main: opts.cpu_threads from --threads */
 
-static double time_backend(attn_backend bk, const attn_args *a, int reps, double *best,
-                           char *why, size_t why_len) {
+static double time_backend(attn_backend bk, const attn_args *a, int reps, double *best, char *why,
+                           size_t why_len) {
   double t[MAX_REPS];
   if (attn_why_not(g_ctx, bk, a, why, why_len) != ATTN_STATUS_OK) return -1;
   if (attn_forward(g_ctx, bk, a) != ATTN_STATUS_OK) { /* warm-up */
@@ -74,10 +74,11 @@ static void bench_shape(const shape *sh, attn_dtype dt, int reps, const attn_bac
     fprintf(stderr, "out of memory for shape S=%lld\n", (long long)sh->s);
     exit(1);
   }
-  attn_args a = attn_args_make(attn_tensor_bhsd(q, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d),
-                               attn_tensor_bhsd(k, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d),
-                               attn_tensor_bhsd(v, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d),
-                               attn_tensor_bhsd(o, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d));
+  attn_args a =
+      attn_args_make(attn_tensor_bhsd(q, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d),
+                     attn_tensor_bhsd(k, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d),
+                     attn_tensor_bhsd(v, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d),
+                     attn_tensor_bhsd(o, dt, ATTN_DEVICE_CPU, sh->b, sh->h, sh->s, sh->d));
   for (int causal = 0; causal <= 1; causal++) {
     a.causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
     for (size_t i = 0; i < n_bk; i++) {
@@ -128,7 +129,8 @@ int main(int argc, char **argv) {
   static const shape shapes[] = {{1, 8, 512, 64}, {1, 8, 2048, 64}, {1, 4, 4096, 128}};
   print_load("before");
   printf("median of %d forwards after 1 warm-up; GFLOP/s = attn_flops / time\n\n", reps);
-  printf("| backend | B x H x S x D | dtype | causal | ms (median) | ms (best) | GFLOP/s (median) |\n");
+  printf("| backend | B x H x S x D | dtype | causal | ms (median) | ms (best) | GFLOP/s (median) "
+         "|\n");
   printf("|---|---|---|---|---|---|---|\n");
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     bench_shape(&shapes[s], dt, reps, cpu, n_cpu);

@@ -205,9 +205,10 @@ static int parse(int argc, char **argv) {
                fwd_ <= MAX_FWD) {
       continue;
     } else {
-      fprintf(stderr, "usage: bench_first_forward [--shape BxHxSxD] [--backends flash,cudnn,efficient]"
-                      " [--forwards 1..%d] [--primer none|empty|fill] [--primer-at start|session]"
-                      " [--cupti-mask M] [--non-causal]\n",
+      fprintf(stderr,
+              "usage: bench_first_forward [--shape BxHxSxD] [--backends flash,cudnn,efficient]"
+              " [--forwards 1..%d] [--primer none|empty|fill] [--primer-at start|session]"
+              " [--cupti-mask M] [--non-causal]\n",
               MAX_FWD);
       return -1;
     }

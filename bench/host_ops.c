@@ -62,7 +62,7 @@ static struct {
   uint8_t *keep;
   attn_args args;
   attn_gemm qk16, pv16, qk32, pv32;
-  cublasHandle_t ws0;      /* a second handle with cublasSetWorkspace(NULL, 0) */
+  cublasHandle_t ws0; /* a second handle with cublasSetWorkspace(NULL, 0) */
   attn_cuda_rows rows16, rows32;
   attn_backend backend;
 } g;
@@ -122,11 +122,24 @@ static int setup(void) {
       cublasSetStream(g.ws0, NULL) != CUBLAS_STATUS_SUCCESS ||
       cublasSetWorkspace(g.ws0, NULL, 0) != CUBLAS_STATUS_SUCCESS)
     return -1;
-  attn_cuda_rows r = {.scores = g.filled, .dtype = ATTN_DTYPE_BF16, .b = B, .hq = H, .sq = S,
-                      .sk = S, .causal_keep = g.keep, .mask_kind = ATTN_MASK_NONE};
+  attn_cuda_rows r = {.scores = g.filled,
+                      .dtype = ATTN_DTYPE_BF16,
+                      .b = B,
+                      .hq = H,
+                      .sq = S,
+                      .sk = S,
+                      .causal_keep = g.keep,
+                      .mask_kind = ATTN_MASK_NONE};
   g.rows16 = r;
-  attn_cuda_rows r32 = {.scores = g.s32, .dtype = ATTN_DTYPE_F32, .b = B, .hq = H, .sq = S,
-                        .sk = S, .causal_bias = g.bias, .mask_kind = ATTN_MASK_NONE, .safe = 1};
+  attn_cuda_rows r32 = {.scores = g.s32,
+                        .dtype = ATTN_DTYPE_F32,
+                        .b = B,
+                        .hq = H,
+                        .sq = S,
+                        .sk = S,
+                        .causal_bias = g.bias,
+                        .mask_kind = ATTN_MASK_NONE,
+                        .safe = 1};
   g.rows32 = r32;
   return cudaDeviceSynchronize() != cudaSuccess;
 }
@@ -182,8 +195,8 @@ static int layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows, int
   return cublasLtMatrixLayoutCreate(l, t, (uint64_t)rows, (uint64_t)cols, ld) ||
          cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
                                           sizeof batch) ||
-         cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                          &stride, sizeof stride);
+         cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                          sizeof stride);
 }
 
 static int lt_make(lt_plan *p, cublasLtHandle_t lt, const attn_gemm *gm, void *ws, size_t wsb) {
@@ -204,8 +217,8 @@ static int lt_make(lt_plan *p, cublasLtHandle_t lt, const attn_gemm *gm, void *w
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
                                            sizeof wsb))
     return -1;
-  int rc = cublasLtMatmulAlgoGetHeuristic(lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1,
-                                          &p->algo, &n_res) != CUBLAS_STATUS_SUCCESS ||
+  int rc = cublasLtMatmulAlgoGetHeuristic(lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &p->algo,
+                                          &n_res) != CUBLAS_STATUS_SUCCESS ||
            n_res < 1;
   cublasLtMatmulPreferenceDestroy(pref);
   return rc;
@@ -217,8 +230,8 @@ static int op_lt(void *x) {
   const lt_plan *p = x;
   const float beta = 0.f;
   return cublasLtMatmul(p->lt, p->op, &p->g->alpha, p->g->a.p, p->la, p->g->b.p, p->lb, &beta,
-                        p->g->c.p, p->lc, (void *)p->g->c.p, p->lc, &p->algo.algo, p->ws, p->ws_bytes,
-                        lt_stream) != CUBLAS_STATUS_SUCCESS;
+                        p->g->c.p, p->lc, (void *)p->g->c.p, p->lc, &p->algo.algo, p->ws,
+                        p->ws_bytes, lt_stream) != CUBLAS_STATUS_SUCCESS;
 }
 
 /* ---- what a call captures to (node kinds, kernel names) ----------------- */
@@ -316,7 +329,8 @@ static int measure(const char *name, op_fn fn, void *arg, int with_device, doubl
   fflush(stdout);
   return 0;
 failed:
-  printf("%-34s failed: %s / %s\n", name, attn_last_error(), cudaGetErrorString(cudaGetLastError()));
+  printf("%-34s failed: %s / %s\n", name, attn_last_error(),
+         cudaGetErrorString(cudaGetLastError()));
   cudaDeviceSynchronize();
   return -1;
 }
@@ -325,8 +339,8 @@ static void gemm_rows(double *us, cublasLtHandle_t lt) {
   struct {
     const char *name;
     attn_gemm *gm;
-  } gemms[4] = {{"QK bf16", &g.qk16}, {"PV bf16", &g.pv16}, {"QK fp32", &g.qk32},
-                {"PV fp32", &g.pv32}};
+  } gemms[4] = {
+      {"QK bf16", &g.qk16}, {"PV bf16", &g.pv16}, {"QK fp32", &g.qk32}, {"PV fp32", &g.pv32}};
   char name[64], text[512];
   for (int i = 0; i < 4; i++) {
     attn_gemm *gm = gemms[i].gm;
@@ -385,8 +399,8 @@ int main(int argc, char **argv) {
   }
   cudaGetDriverEntryPointByVersion("cuGraphKernelNodeGetParams", (void **)&node_params, 12040,
                                    cudaEnableDefault, &q);
-  cudaGetDriverEntryPointByVersion("cuFuncGetName", (void **)&func_name, 12040,
-                                   cudaEnableDefault, &q);
+  cudaGetDriverEntryPointByVersion("cuFuncGetName", (void **)&func_name, 12040, cudaEnableDefault,
+                                   &q);
   cudaGetDeviceFlags(&flags);
   printf("host time per API call, %s, B=%d H=%d S=%d D=%d bf16 causal, %d calls, device flags "
          "0x%x (%s), cuda_graphs %d\n",

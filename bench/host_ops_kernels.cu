@@ -8,8 +8,7 @@ __global__ void hops_empty_kernel(void) {}
 
 __global__ void hops_spin_kernel(long long cycles) {
   long long t0 = clock64();
-  while (clock64() - t0 < cycles) {
-  }
+  while (clock64() - t0 < cycles) {}
 }
 
 extern "C" int hops_empty(cudaStream_t s) {

@@ -49,8 +49,7 @@ static int child(const attn_backend_info *bk, int64_t h, int64_t s, int64_t d, i
   double base = maxrss_mib();
   attn_status st = attn_forward(ctx, bk->backend, &a);
   double peak = maxrss_mib();
-  if (st != ATTN_STATUS_OK)
-    printf("| %-14s | refused: %s |\n", bk->name, attn_last_error());
+  if (st != ATTN_STATUS_OK) printf("| %-14s | refused: %s |\n", bk->name, attn_last_error());
   else
     printf("| %-14s | %9.1f | %9.1f | %12.1f | %14.1f |\n", bk->name, base, peak, peak - base,
            4.0 * (double)h * (double)s * (double)s / 1048576.0);
@@ -74,8 +73,8 @@ int main(int argc, char **argv) {
   }
   attn_backend_info all[MAX_BACKENDS];
   size_t n = attn_backend_list(all, MAX_BACKENDS);
-  printf("B=1 H=%lld S=%lld D=%lld f32%s; one forward per fresh process; MiB\n\n",
-         (long long)h, (long long)s, (long long)d, causal ? " causal" : "");
+  printf("B=1 H=%lld S=%lld D=%lld f32%s; one forward per fresh process; MiB\n\n", (long long)h,
+         (long long)s, (long long)d, causal ? " causal" : "");
   printf("| backend        | inputs    | peak      | forward used | one S x S fp32 |\n");
   printf("|---|---|---|---|---|\n");
   fflush(stdout);

@@ -19,19 +19,29 @@
 #include "launch_loop.cuh"
 
 enum { MAX_ROUNDS = 64, NV = 20 };
-static const char *const names[NV] = {
-    "none (subscribed only)",  "kernel",           "gpu kinds",
-    "gpu + RUNTIME kind",      "gpu + RUNTIME+DRIVER kinds",
-    "gpu + select ids",        "gpu + callback ids",
-    "kinds, no convert/write", "callback, no convert/write",
-    "kernel, no convert/write", "kernel+MEMCPY, no c/w",
-    "kernel+MEMSET, no c/w",   "kernel+SYNC, no c/w",
-    "kernel+MARKER, no c/w",   "gpu kinds, no c/w",
-    "kernel+callback ids, no c/w", "k+callback+SYNC kind, no c/w", "k+callback+sync cb, no c/w",
-    "k+callback rt ids, no c/w", "k+cb rt+DRIVER kind, no c/w"};
+static const char *const names[NV] = {"none (subscribed only)",
+                                      "kernel",
+                                      "gpu kinds",
+                                      "gpu + RUNTIME kind",
+                                      "gpu + RUNTIME+DRIVER kinds",
+                                      "gpu + select ids",
+                                      "gpu + callback ids",
+                                      "kinds, no convert/write",
+                                      "callback, no convert/write",
+                                      "kernel, no convert/write",
+                                      "kernel+MEMCPY, no c/w",
+                                      "kernel+MEMSET, no c/w",
+                                      "kernel+SYNC, no c/w",
+                                      "kernel+MARKER, no c/w",
+                                      "gpu kinds, no c/w",
+                                      "kernel+callback ids, no c/w",
+                                      "k+callback+SYNC kind, no c/w",
+                                      "k+callback+sync cb, no c/w",
+                                      "k+callback rt ids, no c/w",
+                                      "k+cb rt+DRIVER kind, no c/w"};
 /* Bits of attnprof_bench_set (src/prof/collect/collector_cupti.h). */
-static const unsigned masks[NV] = {0,  1,   3,   7,    15, 19,  35,  79,  99,
-                                   65, 193, 321, 577, 1089, 67, 97, 609, 2145, 4161, 4169};
+static const unsigned masks[NV] = {0,   1,   3,   7,    15, 19, 35,  79,   99,   65,
+                                   193, 321, 577, 1089, 67, 97, 609, 2145, 4161, 4169};
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -57,11 +67,14 @@ int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 15;
   long n = argc > 2 ? atol(argv[2]) : 20480;
   const char *which = argc > 3 ? argv[3] : "all";
-  int split = !strcmp(which, "split"), sync = !strcmp(which, "sync"), nested = !strcmp(which, "nested");
+  int split = !strcmp(which, "split"), sync = !strcmp(which, "sync"),
+      nested = !strcmp(which, "nested");
   if (rounds < 1 || rounds > MAX_ROUNDS || n < BURST ||
       (!split && !sync && !nested && strcmp(which, "all")))
-    return fprintf(stderr, "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split|sync|nested]\n",
-                   MAX_ROUNDS, BURST), 2;
+    return fprintf(stderr,
+                   "usage: trace_cost_prog [ROUNDS 1..%d] [N >= %d] [all|split|sync|nested]\n",
+                   MAX_ROUNDS, BURST),
+           2;
   const int *set_of = split ? split_set : sync ? sync_set : nested ? nested_set : all_set;
   int nv = split    ? (int)(sizeof split_set / sizeof *split_set)
            : sync   ? (int)(sizeof sync_set / sizeof *sync_set)
@@ -89,8 +102,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nv; k++) printf(" %.3f", us[set_of[k]][r]);
     printf("\n");
   }
-  printf("# CUDA loop, %d rounds x %ld launches per variant (columns above in this order)\n", rounds, n);
-  printf("%-30s %9s %7s %7s %7s %15s\n", "variant", "us/launch", "added", "[min", "max]", "records/launch");
+  printf("# CUDA loop, %d rounds x %ld launches per variant (columns above in this order)\n",
+         rounds, n);
+  printf("%-30s %9s %7s %7s %7s %15s\n", "variant", "us/launch", "added", "[min", "max]",
+         "records/launch");
   for (int k = 0; k < nv; k++) {
     int v = set_of[k];
     double lo = 1e9, hi = -1e9;

@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
   cudaError_t e = cudaDeviceSynchronize();
   double t1 = now_s();
   if (e != cudaSuccess) return fprintf(stderr, "%s\n", cudaGetErrorString(e)), 1;
-  printf("launches %ld host_us_per_launch %.3f sustained_us %.3f\n", n,
-         host_us, (t1 - t0) / rest * 1e6);
+  printf("launches %ld host_us_per_launch %.3f sustained_us %.3f\n", n, host_us,
+         (t1 - t0) / rest * 1e6);
   return 0;
 }

@@ -31,11 +31,20 @@ static const char *name_of(CUpti_CallbackDomain dom, uint32_t cbid) {
 }
 
 static void add_device(prof_trace *t) {
-  prof_device d = {.id = 0, .compute_major = 9, .num_sms = 132, .max_threads_per_block = 1024,
-                   .max_threads_per_sm = 2048, .max_blocks_per_sm = 32, .regs_per_block = 65536,
-                   .regs_per_sm = 65536, .warp_size = 32, .shared_memory_per_block = 49152,
-                   .shared_memory_per_block_optin = 232448, .shared_memory_per_sm = 233472,
-                   .reserved_shared_memory_per_block = 1024, .total_global_mem = 150754820096LL};
+  prof_device d = {.id = 0,
+                   .compute_major = 9,
+                   .num_sms = 132,
+                   .max_threads_per_block = 1024,
+                   .max_threads_per_sm = 2048,
+                   .max_blocks_per_sm = 32,
+                   .regs_per_block = 65536,
+                   .regs_per_sm = 65536,
+                   .warp_size = 32,
+                   .shared_memory_per_block = 49152,
+                   .shared_memory_per_block_optin = 232448,
+                   .shared_memory_per_sm = 233472,
+                   .reserved_shared_memory_per_block = 1024,
+                   .total_global_mem = 150754820096LL};
   snprintf(d.name, sizeof d.name, "NVIDIA H200");
   prof_trace_add_device(t, &d);
 }
@@ -84,7 +93,8 @@ static prof_trace *new_chunk(void) {
  * drains the callback records after each completed buffer). */
 static int one_run(int64_t n, const char *path, run_times *rt) {
   char why[256];
-  chrome_stream *s = chrome_stream_open(path, 1700000000000000000LL, 1699999000000000000LL, why, sizeof why);
+  chrome_stream *s =
+      chrome_stream_open(path, 1700000000000000000LL, 1699999000000000000LL, why, sizeof why);
   cupti_conv *cv = cupti_conv_create(name_of);
   prof_trace *chunk = new_chunk();
   if (!s || !cv || !chunk) return fprintf(stderr, "%s\n", s ? "no memory" : why), 1;
@@ -131,8 +141,8 @@ int main(int argc, char **argv) {
     if (one_run(n, path, &rt)) return 1;
     double per = 1e9 / (double)rt.events;
     conv[r] = rt.convert_s * per, write[r] = rt.write_s * per, total[r] = conv[r] + write[r];
-    printf("run %d: %lld events  convert+append %.1f  stream write %.1f  total %.1f ns/event\n", r + 1,
-           (long long)rt.events, conv[r], write[r], total[r]);
+    printf("run %d: %lld events  convert+append %.1f  stream write %.1f  total %.1f ns/event\n",
+           r + 1, (long long)rt.events, conv[r], write[r], total[r]);
   }
   qsort(conv, (size_t)runs, sizeof *conv, cmp);
   qsort(write, (size_t)runs, sizeof *write, cmp);

@@ -179,18 +179,16 @@ int main(int argc, char **argv) {
   if (reps < 1) reps = 1;
   /* unit-variance uniform inputs; the mask uniform in [-2, 2] */
   if (alloc_fill(&hq, &dq, ELEMS, -1.732, 1.732) || alloc_fill(&hk, &dk, ELEMS, -1.732, 1.732) ||
-      alloc_fill(&hv, &dv, ELEMS, -1.732, 1.732) ||
-      attn_cuda_malloc(0, (size_t)ELEMS * 2, &dout) ||
+      alloc_fill(&hv, &dv, ELEMS, -1.732, 1.732) || attn_cuda_malloc(0, (size_t)ELEMS * 2, &dout) ||
       (masks && alloc_fill(&hmask, &dmask, (int64_t)MAX_MASK_S * MAX_MASK_S, -2, 2))) {
     fprintf(stderr, "setup failed: %s\n", attn_last_error());
     return 1;
   }
   const cell grid[] = {
-      {8, 16, 1024, 64, 1},                                      /* blog shape */
-      {16, 32, 1024, 64, 0},  {16, 32, 1024, 64, 1},  {1, 32, 16384, 64, 0},
-      {1, 32, 16384, 64, 1},  {4, 16, 4096, 128, 0},  {4, 16, 4096, 128, 1},
-      {1, 16, 16384, 128, 0}, {1, 16, 16384, 128, 1}, {4, 8, 4096, 256, 0},
-      {4, 8, 4096, 256, 1},
+      {8, 16, 1024, 64, 1}, /* blog shape */
+      {16, 32, 1024, 64, 0}, {16, 32, 1024, 64, 1}, {1, 32, 16384, 64, 0},  {1, 32, 16384, 64, 1},
+      {4, 16, 4096, 128, 0}, {4, 16, 4096, 128, 1}, {1, 16, 16384, 128, 0}, {1, 16, 16384, 128, 1},
+      {4, 8, 4096, 256, 0},  {4, 8, 4096, 256, 1},
   };
   static const struct {
     const char *name;
@@ -213,8 +211,8 @@ int main(int argc, char **argv) {
   printf("device: %s; bf16, BHSD, median of %d calls; floor = max(FLOPs / %.0f TFLOP/s, "
          "bytes / %.1f TB/s)\n",
          attn_cuda_device_name(0), reps, MATMUL_RATE / 1e12, COPY_RATE / 1e12);
-  printf("%-5s %4s %6s %-6s %-9s %-15s %9s %8s %9s %6s %9s\n", "shape", "D", "S", "causal",
-         "B x H", "backend", "us", "TFLOP/s", "floor_us", "floor%", "rel_err");
+  printf("%-5s %4s %6s %-6s %-9s %-15s %9s %8s %9s %6s %9s\n", "shape", "D", "S", "causal", "B x H",
+         "backend", "us", "TFLOP/s", "floor_us", "floor%", "rel_err");
   int bad = 0;
   for (size_t ci = 0; ci < sizeof grid / sizeof grid[0]; ci++) {
     const cell *c = &grid[ci];
@@ -232,8 +230,11 @@ int main(int argc, char **argv) {
       a.causal = c->causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
       if (with_mask) {
         a.mask_kind = ATTN_MASK_ADDITIVE;
-        a.mask = (attn_tensor){.data = dmask, .dtype = ATTN_DTYPE_BF16, .device = 0,
-                               .shape = {1, 1, c->s, c->s}, .strides = {0, 0, c->s, 1}};
+        a.mask = (attn_tensor){.data = dmask,
+                               .dtype = ATTN_DTYPE_BF16,
+                               .device = 0,
+                               .shape = {1, 1, c->s, c->s},
+                               .strides = {0, 0, c->s, 1}};
       }
       const char *label = v->name;
       if (attn_cuda_fill_bytes(0, dout, 0xff, (size_t)ELEMS * 2)) return 1;

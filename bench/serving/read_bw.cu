@@ -17,14 +17,14 @@ __global__ void read_stream(const uint4 *__restrict__ src, size_t n, unsigned *s
   for (; i + 3 * stride < n; i += 4 * stride) {
     const uint4 a = __ldg(src + i), b = __ldg(src + i + stride);
     const uint4 c = __ldg(src + i + 2 * stride), d = __ldg(src + i + 3 * stride);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^
-           d.z ^ d.w;
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^
+           d.w;
   }
   for (; i < n; i += stride) {
     const uint4 a = __ldg(src + i);
     acc ^= a.x ^ a.y ^ a.z ^ a.w;
   }
-  if (acc == 0x9e3779b9u) sink[0] = acc; // the buffer is zero: never taken
+  if (acc == 0x9e3779b9u) sink[0] = acc;  // the buffer is zero: never taken
 }
 
 static int cmp(const void *a, const void *b) {
@@ -37,15 +37,15 @@ int main(int argc, char **argv) {
   const int reps = argc > 2 ? atoi(argv[2]) : 20;
   const size_t bytes = (size_t)(gib * (1 << 30)) / 16 * 16;
   if (gib <= 0 || reps < 1 || reps > 1000) {
-    fprintf(stderr, "bench_read_bw: GiB > 0 and 1..1000 reps, got %s %s\n",
-            argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "");
+    fprintf(stderr, "bench_read_bw: GiB > 0 and 1..1000 reps, got %s %s\n", argc > 1 ? argv[1] : "",
+            argc > 2 ? argv[2] : "");
     return 2;
   }
   uint4 *buf;
   unsigned *sink;
   int sms = 0;
-  if (cudaMalloc((void **)&buf, bytes) != cudaSuccess || cudaMalloc((void **)&sink, 4) != cudaSuccess ||
-      cudaMemset(buf, 0, bytes) != cudaSuccess ||
+  if (cudaMalloc((void **)&buf, bytes) != cudaSuccess ||
+      cudaMalloc((void **)&sink, 4) != cudaSuccess || cudaMemset(buf, 0, bytes) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) {
     fprintf(stderr, "bench_read_bw: no device or no memory for %.1f GiB\n", gib);
     return 1;

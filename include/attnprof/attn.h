@@ -28,20 +28,20 @@ extern "C" {
 #endif
 
 /* One status table: X(enum suffix, message). */
-#define ATTN_STATUS_MAP(X)                                             \
-  X(OK, "ok")                                                          \
-  X(INVALID_ARGUMENT, "invalid argument")                              \
-  X(UNSUPPORTED, "not supported by this backend")                      \
-  X(OUT_OF_MEMORY, "out of memory")                                    \
-  X(NO_DEVICE, "no usable device")                                     \
-  X(BACKEND_ERROR, "backend library error")                            \
+#define ATTN_STATUS_MAP(X)                        \
+  X(OK, "ok")                                     \
+  X(INVALID_ARGUMENT, "invalid argument")         \
+  X(UNSUPPORTED, "not supported by this backend") \
+  X(OUT_OF_MEMORY, "out of memory")               \
+  X(NO_DEVICE, "no usable device")                \
+  X(BACKEND_ERROR, "backend library error")       \
   X(IO_ERROR, "input/output error")
 
 typedef enum {
 #define ATTN_STATUS_ENUM(name, msg) ATTN_STATUS_##name,
   ATTN_STATUS_MAP(ATTN_STATUS_ENUM)
 #undef ATTN_STATUS_ENUM
-  ATTN_STATUS_COUNT
+      ATTN_STATUS_COUNT
 } attn_status;
 
 ATTN_API const char *attn_status_string(attn_status s);
@@ -74,7 +74,7 @@ typedef struct {
 
 /* A contiguous [B, H, S, D] tensor over data. */
 ATTN_API attn_tensor attn_tensor_bhsd(void *data, attn_dtype dtype, int device, int64_t b,
-                             int64_t h, int64_t s, int64_t d);
+                                      int64_t h, int64_t s, int64_t d);
 
 typedef enum {
   ATTN_CAUSAL_NONE,
@@ -145,7 +145,7 @@ typedef struct {
   /* Optional log-sum-exp per query row, natural log, [B, Hq, Sq] contiguous fp32,
    * in the same memory as out. A fully masked row gets -inf. */
   float *lse;
-  void *stream; /* cudaStream_t for CUDA backends; ignored on the CPU */
+  void *stream;          /* cudaStream_t for CUDA backends; ignored on the CPU */
   const attn_seqs *seqs; /* several sequences (see attn_seqs); NULL: dense */
 } attn_args;
 
@@ -207,18 +207,18 @@ typedef struct {
    * (scores of the S x S baselines, cuBLAS and cuDNN workspaces); a call
    * needing more is refused with the figures. 0: no limit. */
   size_t workspace_limit;
-  size_t cache_capacity;          /* entries of the LRU cache; 0: 64 */
+  size_t cache_capacity; /* entries of the LRU cache; 0: 64 */
   /* 1: the cuBLAS baselines capture a forward into a CUDA graph when the
    * same arguments repeat, and replay it (the trace then shows
    * cudaGraphLaunch and the kernels it ran). 0: eager launches. */
   int cuda_graphs;
   attn_flash_kernel flash_kernel;
   attn_cudnn_graph cudnn_graph;
-  int cpu_threads;                /* threads of the CPU backends; 0: OpenMP's default */
+  int cpu_threads; /* threads of the CPU backends; 0: OpenMP's default */
   /* The widest vector ISA the CPU flash backend may use: NULL or "auto",
    * "portable" (no vector clone), "avx2", "avx512". */
   const char *cpu_isa;
-  int locked;                     /* 1: calls from several threads take turns */
+  int locked; /* 1: calls from several threads take turns */
 } attn_ctx_opts;
 
 /* The defaults (size set): no limit, 64 cache entries, eager launches, every
@@ -265,10 +265,10 @@ ATTN_API attn_status attn_forward(attn_ctx *ctx, attn_backend backend, const att
 /* What is compiled in and usable here. */
 typedef struct {
   attn_backend backend;
-  const char *name;     /* "naive" */
-  const char *impl;     /* "naive_cpu" */
-  int device_kind;      /* ATTN_DEVICE_CPU or 0 for CUDA */
-  const char *summary;  /* one line: what it is */
+  const char *name;    /* "naive" */
+  const char *impl;    /* "naive_cpu" */
+  int device_kind;     /* ATTN_DEVICE_CPU or 0 for CUDA */
+  const char *summary; /* one line: what it is */
 } attn_backend_info;
 
 /* Number of backend implementations compiled in; fills info[i] for i < n. */

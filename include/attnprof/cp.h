@@ -88,8 +88,8 @@ typedef struct {
 } attn_cp_args;
 
 /* The variant attn_cp_forward would run, and in why (if non-NULL) the reason. */
-ATTN_API attn_cp_variant attn_cp_pick(const attn_cp_comm *comm, const attn_cp_args *args,
-                                      char *why, size_t why_len);
+ATTN_API attn_cp_variant attn_cp_pick(const attn_cp_comm *comm, const attn_cp_args *args, char *why,
+                                      size_t why_len);
 /* Every rank calls it with its shard; out (and lse) hold this rank's rows of
  * the attention over the whole sequence. Asynchronous on args->shard.stream:
  * the host never waits inside. */

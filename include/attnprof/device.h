@@ -32,8 +32,7 @@ attn_status attn_cuda_synchronize(int device);
 /* n elements of dtype (f32, f16, bf16) at p set to seeded uniform values in
  * [-1, 1): element i is a hash of (seed, i), the same for any launch shape.
  * Returns once the fill is done. */
-attn_status attn_cuda_fill_uniform(int device, void *p, attn_dtype dtype, size_t n,
-                                   uint64_t seed);
+attn_status attn_cuda_fill_uniform(int device, void *p, attn_dtype dtype, size_t n, uint64_t seed);
 /* Free device memory in bytes (cudaMemGetInfo); 0 when it cannot be read. */
 size_t attn_cuda_memory_available(int device);
 

@@ -22,18 +22,21 @@ const char *attn_dtype_name(attn_dtype d) {
 size_t attn_dtype_size(attn_dtype d) { return (unsigned)d < ATTN_DTYPE_COUNT ? dtype_sizes[d] : 0; }
 
 attn_status attn_dtype_from_name(const char *name, attn_dtype *out) {
-  static const struct { const char *name; attn_dtype d; } names[] = {
-      {"f32", ATTN_DTYPE_F32},      {"float32", ATTN_DTYPE_F32}, {"fp32", ATTN_DTYPE_F32},
-      {"f16", ATTN_DTYPE_F16},      {"float16", ATTN_DTYPE_F16}, {"fp16", ATTN_DTYPE_F16},
-      {"bf16", ATTN_DTYPE_BF16},    {"bfloat16", ATTN_DTYPE_BF16},
+  static const struct {
+    const char *name;
+    attn_dtype d;
+  } names[] = {
+      {"f32", ATTN_DTYPE_F32},   {"float32", ATTN_DTYPE_F32},   {"fp32", ATTN_DTYPE_F32},
+      {"f16", ATTN_DTYPE_F16},   {"float16", ATTN_DTYPE_F16},   {"fp16", ATTN_DTYPE_F16},
+      {"bf16", ATTN_DTYPE_BF16}, {"bfloat16", ATTN_DTYPE_BF16},
   };
   for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
     if (strcmp(name, names[i].name) == 0) {
       *out = names[i].d;
       return ATTN_STATUS_OK;
     }
-  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
-                   "unknown dtype '%s': accepted are f32, f16, bf16", name ? name : "(null)");
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "unknown dtype '%s': accepted are f32, f16, bf16",
+                   name ? name : "(null)");
 }
 
 static const char *const backend_names[ATTN_BACKEND_COUNT] = {
@@ -57,8 +60,11 @@ attn_status attn_backend_from_name(const char *name, attn_backend *out) {
 
 attn_tensor attn_tensor_bhsd(void *data, attn_dtype dtype, int device, int64_t b, int64_t h,
                              int64_t s, int64_t d) {
-  attn_tensor t = {.data = data, .dtype = dtype, .device = device,
-                   .shape = {b, h, s, d}, .strides = {h * s * d, s * d, d, 1}};
+  attn_tensor t = {.data = data,
+                   .dtype = dtype,
+                   .device = device,
+                   .shape = {b, h, s, d},
+                   .strides = {h * s * d, s * d, d, 1}};
   return t;
 }
 
@@ -85,12 +91,14 @@ double attn_scale_of(const attn_args *a) {
 int64_t attn_causal_last_key(const attn_args *a, int64_t i) {
   int64_t sk = attn_seq_k(a);
   switch (a->causal) {
-  case ATTN_CAUSAL_TOP_LEFT: return i < sk - 1 ? i : sk - 1;
-  case ATTN_CAUSAL_BOTTOM_RIGHT: {
-    int64_t last = i + sk - attn_seq_q(a);
-    return last < sk - 1 ? last : sk - 1;
-  }
-  default: return sk - 1;
+    case ATTN_CAUSAL_TOP_LEFT:
+      return i < sk - 1 ? i : sk - 1;
+    case ATTN_CAUSAL_BOTTOM_RIGHT: {
+      int64_t last = i + sk - attn_seq_q(a);
+      return last < sk - 1 ? last : sk - 1;
+    }
+    default:
+      return sk - 1;
   }
 }
 
@@ -108,8 +116,8 @@ double attn_flops(const attn_args *a) {
 }
 
 static double logical_bytes(const attn_tensor *t) {
-  return (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] *
-         (double)t->shape[3] * (double)attn_dtype_size(t->dtype);
+  return (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] * (double)t->shape[3] *
+         (double)attn_dtype_size(t->dtype);
 }
 
 double attn_bytes(const attn_args *a) {
@@ -143,8 +151,7 @@ size_t attn_scores_bytes(const attn_args *a, int n_buffers) {
 /* ---- validation -------------------------------------------------------- */
 
 static attn_status check_tensor(const char *name, const attn_tensor *t, int allow_zero_stride) {
-  if (!t->data)
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: data pointer is NULL", name);
+  if (!t->data) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: data pointer is NULL", name);
   if ((unsigned)t->dtype >= ATTN_DTYPE_COUNT)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "%s: dtype %d unknown: accepted are f32, f16, bf16%s", name, (int)t->dtype,
@@ -217,7 +224,8 @@ static attn_status check_mask(const attn_args *a) {
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "mask dtype %s does not fit a %s mask: bool masks are bool, additive masks "
                      "f32, f16 or bf16",
-                     attn_dtype_name(m->dtype), a->mask_kind == ATTN_MASK_BOOL ? "bool" : "additive");
+                     attn_dtype_name(m->dtype),
+                     a->mask_kind == ATTN_MASK_BOOL ? "bool" : "additive");
   const int64_t want[4] = {attn_batch(a), attn_heads_q(a), attn_seq_q(a), attn_seq_k(a)};
   for (int i = 0; i < 4; i++)
     if (m->shape[i] != want[i] && !(i < 2 && m->shape[i] == 1))

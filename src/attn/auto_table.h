@@ -14,9 +14,9 @@
 enum { ATTN_AUTO_MAX = 6 };
 
 typedef struct {
-  int cc;      /* compute capability, major * 10 + minor */
+  int cc; /* compute capability, major * 10 + minor */
   int d;
-  int64_t s;   /* Sq = Sk of the point */
+  int64_t s; /* Sq = Sk of the point */
   int causal;
   int n;
   attn_backend order[ATTN_AUTO_MAX];

@@ -43,7 +43,6 @@ extern const size_t attn_backend_table_len;
 /* The implementation of `backend` for the device the tensors are on, or NULL. */
 const attn_backend_impl *attn_backend_find(attn_backend backend, int device);
 
-
 /* Byte count of the S x S score buffer(s) naive and math need; the memory
  * check reports it before anything is allocated. */
 size_t attn_scores_bytes(const attn_args *args, int n_buffers);

@@ -80,8 +80,7 @@ static entry **bucket_of(attn_cache *c, uint64_t hash) {
 static entry *lookup(attn_cache *c, unsigned char kind, const void *key, size_t len,
                      uint64_t hash) {
   for (entry *e = *bucket_of(c, hash); e; e = e->hash_next)
-    if (e->hash == hash && e->len == len && e->key[0] == kind &&
-        memcmp(e->key + 1, key, len) == 0)
+    if (e->hash == hash && e->len == len && e->key[0] == kind && memcmp(e->key + 1, key, len) == 0)
       return e;
   return NULL;
 }
@@ -116,8 +115,8 @@ void *attn_cache_find(attn_cache *c, attn_cache_kind kind, const void *key, size
   return e->value;
 }
 
-int attn_cache_put(attn_cache *c, attn_cache_kind kind, const void *key, size_t len,
-                   void *value, attn_cache_free_fn free_fn) {
+int attn_cache_put(attn_cache *c, attn_cache_kind kind, const void *key, size_t len, void *value,
+                   attn_cache_free_fn free_fn) {
   uint64_t hash = key_hash((unsigned char)kind, key, len);
   entry *old = lookup(c, (unsigned char)kind, key, len, hash);
   if (old) drop(c, old);

@@ -52,8 +52,8 @@ void attn_cache_free(attn_cache *c);
 void *attn_cache_find(attn_cache *c, attn_cache_kind kind, const void *key, size_t len);
 /* Stores value under (kind, key), most recent; replaces (and frees) a value
  * already there. Returns 0, or -1 when out of memory (value freed then). */
-int attn_cache_put(attn_cache *c, attn_cache_kind kind, const void *key, size_t len,
-                   void *value, attn_cache_free_fn free_fn);
+int attn_cache_put(attn_cache *c, attn_cache_kind kind, const void *key, size_t len, void *value,
+                   attn_cache_free_fn free_fn);
 /* Evicts least recently used entries down to the capacity. */
 void attn_cache_trim(attn_cache *c);
 /* Frees every entry of `kind` for which keep(value, arg) is 0 (keep NULL: all

@@ -98,8 +98,8 @@ static attn_status opts_check(const attn_ctx_opts *o) {
 attn_status attn_ctx_create(const attn_ctx_opts *opts, attn_ctx **out) {
   attn_ctx_opts o = attn_ctx_opts_default();
   *out = NULL;
-  attn_status st = attn_opts_take(&o, sizeof o, ATTN_OPTS_SIZE(attn_ctx_opts, locked), opts,
-                                  "attn_ctx_opts");
+  attn_status st =
+      attn_opts_take(&o, sizeof o, ATTN_OPTS_SIZE(attn_ctx_opts, locked), opts, "attn_ctx_opts");
   if (!st) st = opts_check(&o);
   if (st) return st;
   attn_ctx *c = calloc(1, sizeof *c);
@@ -110,8 +110,7 @@ attn_status attn_ctx_create(const attn_ctx_opts *opts, attn_ctx **out) {
     o.cpu_isa = c->cpu_isa;
   }
   c->opts = o;
-  if (!(c->cache = attn_cache_create(o.cache_capacity)) ||
-      pthread_mutex_init(&c->lock, NULL)) {
+  if (!(c->cache = attn_cache_create(o.cache_capacity)) || pthread_mutex_init(&c->lock, NULL)) {
     attn_cache_free(c->cache);
     free(c);
     return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for an engine handle");

@@ -16,8 +16,8 @@ extern "C" {
 
 enum { ATTN_CTX_MAX_DEVICES = 64 };
 
-struct attn_cuda_ctx; /* cuda/common/device_state.h */
-struct cudnn_device;  /* cuda/cudnn/cudnn_state.h */
+struct attn_cuda_ctx;      /* cuda/common/device_state.h */
+struct cudnn_device;       /* cuda/cudnn/cudnn_state.h */
 struct attn_launch_record; /* cuda/common/launch_record.c */
 
 struct attn_ctx {

@@ -44,8 +44,8 @@ static int auto_order_of(const attn_args *a, attn_backend *order, const attn_aut
   if (a->seqs) order[n++] = ATTN_BACKEND_FLASH;
   if (a->q.device >= 0 && !a->seqs) {
     int cc = attn_device_cc(a->q.device);
-    *row = cc ? attn_auto_lookup(cc, attn_head_dim(a), attn_seq_k(a),
-                                 a->causal != ATTN_CAUSAL_NONE) : NULL;
+    *row = cc ? attn_auto_lookup(cc, attn_head_dim(a), attn_seq_k(a), a->causal != ATTN_CAUSAL_NONE)
+              : NULL;
   }
   for (int i = 0; *row && i < (*row)->n; i++) order[n++] = (*row)->order[i];
   for (int i = 0; i < N_FIXED; i++) {
@@ -60,12 +60,12 @@ static int auto_order_of(const attn_args *a, attn_backend *order, const attn_aut
 static size_t log_order(char *log, size_t len, const attn_auto_row *row, const attn_args *a) {
   if (a->seqs)
     return (size_t)snprintf(log, len, "order: fixed for several sequences (flash first)\n");
-  if (!row)
-    return (size_t)snprintf(log, len, "order: fixed (no measured table for this device)\n");
-  size_t used = (size_t)snprintf(log, len, "order: measured on compute capability %d.%d at D=%d "
-                                 "S=%lld%s (%s):", row->cc / 10, row->cc % 10, row->d,
-                                 (long long)row->s, row->causal ? " causal" : "",
-                                 attn_auto_table_source);
+  if (!row) return (size_t)snprintf(log, len, "order: fixed (no measured table for this device)\n");
+  size_t used = (size_t)snprintf(log, len,
+                                 "order: measured on compute capability %d.%d at D=%d "
+                                 "S=%lld%s (%s):",
+                                 row->cc / 10, row->cc % 10, row->d, (long long)row->s,
+                                 row->causal ? " causal" : "", attn_auto_table_source);
   for (int i = 0; i < row->n && used < len; i++)
     used += (size_t)snprintf(log + used, len - used, " %s %.0f", attn_backend_name(row->order[i]),
                              row->tflops[i]);
@@ -96,8 +96,8 @@ static const char *device_word(int device) { return device < 0 ? "the CPU" : "CU
 
 /* The why-not check of one implementation: availability, the table's
  * capabilities, then the backend's own check. */
-static attn_status impl_why_not(attn_ctx *ctx, const attn_backend_impl *impl,
-                                const attn_args *a, char *why, size_t len) {
+static attn_status impl_why_not(attn_ctx *ctx, const attn_backend_impl *impl, const attn_args *a,
+                                char *why, size_t len) {
   attn_status st;
   if (impl->available && (st = impl->available(why, len)) != ATTN_STATUS_OK) return st;
   if (!(impl->dtypes & ATTN_DTYPE_BIT(a->q.dtype))) {
@@ -105,13 +105,15 @@ static attn_status impl_why_not(attn_ctx *ctx, const attn_backend_impl *impl,
     return ATTN_STATUS_UNSUPPORTED;
   }
   if (attn_head_dim(a) > impl->max_head_dim) {
-    snprintf(why, len, "%s takes head dims up to %d, got D=%lld", impl->impl,
-             impl->max_head_dim, (long long)attn_head_dim(a));
+    snprintf(why, len, "%s takes head dims up to %d, got D=%lld", impl->impl, impl->max_head_dim,
+             (long long)attn_head_dim(a));
     return ATTN_STATUS_UNSUPPORTED;
   }
   if (a->seqs && !impl->takes_seqs) {
-    snprintf(why, len, "%s does not take several sequences (attn_seqs: packed queries, "
-             "paged or per-sequence KV)%s", impl->impl, attn_seqs_refusal_detail(impl));
+    snprintf(why, len,
+             "%s does not take several sequences (attn_seqs: packed queries, "
+             "paged or per-sequence KV)%s",
+             impl->impl, attn_seqs_refusal_detail(impl));
     return ATTN_STATUS_UNSUPPORTED;
   }
   return impl->why_not ? impl->why_not(ctx, a, why, len) : ATTN_STATUS_OK;
@@ -134,8 +136,8 @@ static const char *without_name(const char *why, attn_backend b) {
   return strncmp(why, attn_backend_name(b), n) == 0 && why[n] == ' ' ? why + n + 1 : why;
 }
 
-static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend *picked,
-                                 char *log, size_t log_len) {
+static attn_status select_locked(attn_ctx *ctx, const attn_args *a, attn_backend *picked, char *log,
+                                 size_t log_len) {
   attn_status st = attn_args_check(a);
   if (st) return st;
   size_t used = 0;

@@ -33,9 +33,9 @@ typedef struct {
 } ref_problem;
 
 typedef struct {
-  double *k, *v;   /* [Sk][D] of the head being worked on */
-  double *q;       /* [D] */
-  double *s;       /* [Sk] scores of the keys taking part */
+  double *k, *v;       /* [Sk][D] of the head being worked on */
+  double *q;           /* [D] */
+  double *s;           /* [Sk] scores of the keys taking part */
   unsigned char *keep; /* [Sk] 1 when the key takes part */
 } ref_work;
 
@@ -70,8 +70,7 @@ static double row_scores(const ref_problem *p, ref_work *w, int64_t b, int64_t h
   return m;
 }
 
-static void row_output(const ref_problem *p, ref_work *w, double m, double *out,
-                       double *lse) {
+static void row_output(const ref_problem *p, ref_work *w, double m, double *out, double *lse) {
   for (int64_t c = 0; c < p->d; c++) out[c] = 0;
   if (m == -INFINITY) { /* nothing to attend: 0 and lse -inf */
     if (lse) *lse = -INFINITY;
@@ -117,8 +116,8 @@ static void ref_head(const ref_problem *p, ref_work *w, int64_t b, int64_t h, do
 /* One (sequence b, query head h) of a several-sequence problem: its keys
  * gathered through the view (pages, offsets or cache rows), causal per
  * sequence (bottom-right). */
-static void ref_seq_head(const attn_seqs_view *v, ref_problem *p, ref_work *w, int64_t b,
-                         int64_t h, double *out_ref, double *lse_ref) {
+static void ref_seq_head(const attn_seqs_view *v, ref_problem *p, ref_work *w, int64_t b, int64_t h,
+                         double *out_ref, double *lse_ref) {
   int64_t nq = attn_seqs_nq(v, b), nk = attn_seqs_nk(v, b), hk = h / (p->hq / p->hkv);
   for (int64_t j = 0; j < nk; j++) {
     int64_t tb, row;
@@ -170,8 +169,13 @@ attn_status attn_reference_f64(const attn_args *args, double *out_ref, double *l
                      "the fp64 reference reads host tensors; q is on device %d", args->q.device);
   if (!out_ref) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "out_ref is NULL");
   if (args->seqs) return reference_seqs(args, out_ref, lse_ref);
-  ref_problem p = {args, attn_seq_q(args), attn_seq_k(args), attn_head_dim(args),
-                   attn_heads_q(args), attn_heads_kv(args), attn_scale_of(args),
+  ref_problem p = {args,
+                   attn_seq_q(args),
+                   attn_seq_k(args),
+                   attn_head_dim(args),
+                   attn_heads_q(args),
+                   attn_heads_kv(args),
+                   attn_scale_of(args),
                    attn_cpu_causal_offset(args)};
   int64_t items = attn_batch(args) * p.hq;
   int failed = 0;

@@ -10,22 +10,22 @@
 #else
 #define ATTN_BACKEND_IMPL_CUDNN(X)
 #endif
-#define ATTN_BACKEND_IMPLS_CUDA(X) \
-  ATTN_BACKEND_IMPL_CUDNN(X)       \
-  X(attn_backend_flash_cuda)       \
-  X(attn_backend_efficient_cuda)   \
-  X(attn_backend_math_cuda)        \
+#define ATTN_BACKEND_IMPLS_CUDA(X)   \
+  ATTN_BACKEND_IMPL_CUDNN(X)         \
+  X(attn_backend_flash_cuda)         \
+  X(attn_backend_efficient_cuda)     \
+  X(attn_backend_math_cuda)          \
   X(attn_backend_naive_inplace_cuda) \
   X(attn_backend_naive_cuda)
 #else
 #define ATTN_BACKEND_IMPLS_CUDA(X)
 #endif
 
-#define ATTN_BACKEND_IMPLS(X)     \
-  X(attn_backend_flash_cpu)       \
-  X(attn_backend_math_cpu)        \
+#define ATTN_BACKEND_IMPLS(X)       \
+  X(attn_backend_flash_cpu)         \
+  X(attn_backend_math_cpu)          \
   X(attn_backend_naive_inplace_cpu) \
-  X(attn_backend_naive_cpu)       \
+  X(attn_backend_naive_cpu)         \
   ATTN_BACKEND_IMPLS_CUDA(X)
 
 #define ATTN_DECLARE_IMPL(sym) extern const attn_backend_impl sym;

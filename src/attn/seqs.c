@@ -48,7 +48,8 @@ static attn_status check_layout(const attn_args *a, const attn_seqs *s) {
                      "so causal is bottom-right (or none)");
   if (s->trusted && (s->max_q < 0 || s->max_kv < 0))
     return SEQS_FAIL("trusted tables need max_q and max_kv >= 0 (bounds of every sequence), "
-                     "got %lld and %lld", (long long)s->max_q, (long long)s->max_kv);
+                     "got %lld and %lld",
+                     (long long)s->max_q, (long long)s->max_kv);
   return ATTN_STATUS_OK;
 }
 
@@ -71,8 +72,7 @@ static attn_status copy_in(int device, const int32_t *src, int64_t n, const char
     err = cudaMemcpy(*dst, src, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToHost);
   if (err == cudaSuccess) return ATTN_STATUS_OK;
   attn_status st = attn_cuda_fail(err, "cudaMemcpy");
-  return attn_fail(st, "%s: reading the table from device %d: %s", name, device,
-                   attn_last_error());
+  return attn_fail(st, "%s: reading the table from device %d: %s", name, device, attn_last_error());
 #else
   return attn_fail(ATTN_STATUS_NO_DEVICE,
                    "%s is on device %d but this build has no CUDA to read it", name, device);
@@ -82,15 +82,15 @@ static attn_status copy_in(int device, const int32_t *src, int64_t n, const char
 static attn_status check_offsets(const int32_t *off, int64_t n, const char *name, int64_t rows,
                                  int exact, const char *tensor) {
   if (exact ? off[0] != 0 : off[0] < 0)
-    return SEQS_FAIL("%s[0] = %d: the first offset must be %s", name, off[0],
-                     exact ? "0" : ">= 0");
+    return SEQS_FAIL("%s[0] = %d: the first offset must be %s", name, off[0], exact ? "0" : ">= 0");
   for (int64_t b = 1; b <= n; b++)
     if (off[b] < off[b - 1])
       return SEQS_FAIL("%s[%lld] = %d < %s[%lld] = %d: offsets must not decrease", name,
                        (long long)b, off[b], name, (long long)b - 1, off[b - 1]);
   if (exact ? off[n] != rows : off[n] > rows)
     return SEQS_FAIL("%s[B=%lld] = %d but %s has %lld rows (shape[2]): the last offset must "
-                     "be %s", name, (long long)n, off[n], tensor, (long long)rows,
+                     "be %s",
+                     name, (long long)n, off[n], tensor, (long long)rows,
                      exact ? "exactly that" : "at most that");
   return ATTN_STATUS_OK;
 }
@@ -101,12 +101,12 @@ static attn_status check_lens(const attn_seqs_view *v) {
     if (v->kv_len[b] < 0 || v->kv_len[b] > cap) {
       if (v->kv == ATTN_KV_PAGED)
         return SEQS_FAIL("kv_lens[%lld] = %d: a block_table row holds %lld pages of %lld = "
-                         "%lld keys (lengths 0..%lld)", (long long)b, v->kv_len[b],
-                         (long long)v->max_pages, (long long)v->page_size, (long long)cap,
-                         (long long)cap);
+                         "%lld keys (lengths 0..%lld)",
+                         (long long)b, v->kv_len[b], (long long)v->max_pages,
+                         (long long)v->page_size, (long long)cap, (long long)cap);
       return SEQS_FAIL("kv_lens[%lld] = %d: the cache holds %lld keys per sequence (k.shape[2]);"
-                       " lengths 0..%lld", (long long)b, v->kv_len[b], (long long)cap,
-                       (long long)cap);
+                       " lengths 0..%lld",
+                       (long long)b, v->kv_len[b], (long long)cap, (long long)cap);
     }
   return ATTN_STATUS_OK;
 }
@@ -129,8 +129,10 @@ static void view_shape(const attn_args *a, attn_seqs_view *v) {
   memset(v, 0, sizeof *v);
   v->batch = s->batch, v->hq = a->q.shape[1], v->hkv = a->k.shape[1], v->d = a->q.shape[3];
   v->q_packed = s->q_offsets != NULL;
-  v->kv = s->kv_offsets ? ATTN_KV_PACKED : s->block_table ? ATTN_KV_PAGED
-          : s->kv_lens ? ATTN_KV_CACHE : ATTN_KV_DENSE;
+  v->kv = s->kv_offsets    ? ATTN_KV_PACKED
+          : s->block_table ? ATTN_KV_PAGED
+          : s->kv_lens     ? ATTN_KV_CACHE
+                           : ATTN_KV_DENSE;
   v->q_rows = a->q.shape[2], v->sk = a->k.shape[2];
   v->page_size = a->k.shape[2], v->pages = a->k.shape[0];
   v->max_pages = s->max_pages;
@@ -218,7 +220,8 @@ double attn_seqs_bytes(const attn_args *a, const attn_seqs_view *v) {
   if (v->kv_len) tables += 4.0 * (double)v->batch;
   if (v->kv == ATTN_KV_PAGED) tables += 4.0 * keys / (double)v->page_size;
   return es * (2.0 * (double)v->total_q * (double)(v->hq * v->d) +
-               2.0 * keys * (double)(v->hkv * v->d)) + tables;
+               2.0 * keys * (double)(v->hkv * v->d)) +
+         tables;
 }
 
 double attn_seqs_flops(const attn_args *a, const attn_seqs_view *v) {

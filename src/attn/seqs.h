@@ -18,14 +18,14 @@ typedef enum { ATTN_KV_DENSE, ATTN_KV_PACKED, ATTN_KV_CACHE, ATTN_KV_PAGED } att
 
 typedef struct {
   int64_t batch, hq, hkv, d;
-  int q_packed;            /* q/out are [1, Hq, total_q, D] */
+  int q_packed; /* q/out are [1, Hq, total_q, D] */
   attn_kv_layout kv;
-  int64_t q_rows;          /* q.shape[2]: Sq (dense) or total_q (packed) */
-  int64_t sk;              /* k.shape[2]: Sk, S_cap, total_kv or page_size */
+  int64_t q_rows; /* q.shape[2]: Sq (dense) or total_q (packed) */
+  int64_t sk;     /* k.shape[2]: Sk, S_cap, total_kv or page_size */
   int64_t page_size, pages, max_pages, table_stride;
   int32_t *q_off, *kv_off, *kv_len, *table; /* host copies (NULL: not used) */
   int64_t max_q, max_kv, total_q;
-  int have_tables;         /* 0 when trusted on a device: only max_q/max_kv */
+  int have_tables; /* 0 when trusted on a device: only max_q/max_kv */
 } attn_seqs_view;
 
 /* The checks of attn_args_check for args->seqs != NULL (shapes, then every
@@ -47,10 +47,13 @@ static inline int64_t attn_seqs_nq(const attn_seqs_view *v, int64_t b) {
 
 static inline int64_t attn_seqs_nk(const attn_seqs_view *v, int64_t b) {
   switch (v->kv) {
-  case ATTN_KV_PACKED: return (int64_t)v->kv_off[b + 1] - v->kv_off[b];
-  case ATTN_KV_CACHE:
-  case ATTN_KV_PAGED: return v->kv_len[b];
-  default: return v->sk;
+    case ATTN_KV_PACKED:
+      return (int64_t)v->kv_off[b + 1] - v->kv_off[b];
+    case ATTN_KV_CACHE:
+    case ATTN_KV_PAGED:
+      return v->kv_len[b];
+    default:
+      return v->sk;
   }
 }
 
@@ -66,18 +69,21 @@ static inline void attn_seqs_q_at(const attn_seqs_view *v, int64_t b, int64_t t,
 static inline void attn_seqs_kv_at(const attn_seqs_view *v, int64_t b, int64_t j, int64_t *tb,
                                    int64_t *row) {
   switch (v->kv) {
-  case ATTN_KV_PACKED: *tb = 0, *row = v->kv_off[b] + j; return;
-  case ATTN_KV_PAGED:
-    *tb = v->table[b * v->table_stride + j / v->page_size], *row = j % v->page_size;
-    return;
-  default: *tb = b, *row = j; return;
+    case ATTN_KV_PACKED:
+      *tb = 0, *row = v->kv_off[b] + j;
+      return;
+    case ATTN_KV_PAGED:
+      *tb = v->table[b * v->table_stride + j / v->page_size], *row = j % v->page_size;
+      return;
+    default:
+      *tb = b, *row = j;
+      return;
   }
 }
 
 /* Index of lse for query t of sequence b and query head h ([B, Hq, Sq] dense,
  * [Hq, total_q] packed). */
-static inline int64_t attn_seqs_lse_at(const attn_seqs_view *v, int64_t b, int64_t h,
-                                       int64_t t) {
+static inline int64_t attn_seqs_lse_at(const attn_seqs_view *v, int64_t b, int64_t h, int64_t t) {
   int64_t tb, row;
   attn_seqs_q_at(v, b, t, &tb, &row);
   return (tb * v->hq + h) * v->q_rows + row;

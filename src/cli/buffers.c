@@ -15,9 +15,9 @@
 #define ON_DEVICE(device, call) \
   if ((device) >= 0) return call
 #else
-#define ON_DEVICE(device, call)                                                              \
-  if ((device) >= 0)                                                                         \
-    return attn_fail(ATTN_STATUS_NO_DEVICE, "cuda:%d: this build has no CUDA backends", device)
+#define ON_DEVICE(device, call) \
+  if ((device) >= 0)            \
+  return attn_fail(ATTN_STATUS_NO_DEVICE, "cuda:%d: this build has no CUDA backends", device)
 #endif
 
 attn_status cli_buf_alloc(int device, size_t bytes, void **p) {

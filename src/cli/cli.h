@@ -24,10 +24,10 @@ typedef struct {
   attn_dtype dtype;
   attn_causal causal;
   attn_mask_kind mask;
-  int bshd;      /* lay Q/K/V/out out as [B, S, H, D] in memory */
-  double scale;  /* 0: 1/sqrt(D) */
+  int bshd;     /* lay Q/K/V/out out as [B, S, H, D] in memory */
+  double scale; /* 0: 1/sqrt(D) */
   int want_lse;
-  int device;    /* ATTN_DEVICE_CPU or a CUDA ordinal */
+  int device; /* ATTN_DEVICE_CPU or a CUDA ordinal */
   uint64_t seed;
   int64_t page_size; /* > 0: K/V in a paged cache of pages this long (decode problems) */
 } cli_problem;
@@ -125,8 +125,8 @@ void cli_quartiles(double *v, int n, double *q1, double *median, double *q3);
 double *cli_reference(const cli_inputs *in);
 /* Warm-up, timed iterations, profiled iterations inside "attn_fwd" ranges, and
  * the accuracy check. Fills r (r->trace owned by r). */
-void cli_measure(attn_backend b, cli_inputs *in, const double *ref,
-                 const cli_measure_opts *m, cli_result *r);
+void cli_measure(attn_backend b, cli_inputs *in, const double *ref, const cli_measure_opts *m,
+                 cli_result *r);
 void cli_result_free(cli_result *r);
 
 /* The range every profiled forward sits in. */
@@ -157,7 +157,7 @@ void cli_print_options(FILE *f, int run);
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
-int cmd_merge(int argc, char **argv);   /* several processes on one timeline: cmd_merge.c */
+int cmd_merge(int argc, char **argv); /* several processes on one timeline: cmd_merge.c */
 /* Loads n files; on failure none stays loaded. */
 int cli_load_traces(const char *const *files, size_t n, prof_trace **traces);
 int cmd_summary(int argc, char **argv); /* trace files (issue 7): cmd_summary.c, */

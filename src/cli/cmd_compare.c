@@ -15,7 +15,8 @@ static const char compare_usage[] =
     "usage: attnprof compare [problem options] [measure options] [--sweep | --serving]\n"
     "  --sweep              on a GPU, the throughput grid (docs/cli.md: B*S = 16384, H*D = 2048)\n"
     "  --serving            the paged decode grid: B {1,16,64,128} x KV {1k,8k,32k,128k} x heads\n"
-    "                       {32/8, 64/8} x pages {16, 64}, D 128, with GB/s and roofline fractions\n"
+    "                       {32/8, 64/8} x pages {16, 64}, D 128, with GB/s and roofline "
+    "fractions\n"
     "                       (on the CPU a scaled-down grid)\n"
     "  --max-forward-ms N   --serving: a backend whose forward takes longer than N ms is not\n"
     "                       timed in that cell, its row says so (default 25 on a GPU, none on\n"
@@ -36,7 +37,8 @@ static int parse_serving_opt(int argc, char **argv, int *i, serving_opts *s) {
   int r;
   double *dst = NULL, scale = 1;
   const char *name = NULL;
-  if ((r = cli_opt_value(argc, argv, i, "--max-forward-ms", &v))) name = "--max-forward-ms", dst = &s->max_forward_ms;
+  if ((r = cli_opt_value(argc, argv, i, "--max-forward-ms", &v)))
+    name = "--max-forward-ms", dst = &s->max_forward_ms;
   else if ((r = cli_opt_value(argc, argv, i, "--mem-limit-mib", &v)))
     name = "--mem-limit-mib", dst = &s->mem_limit, scale = 1048576.0;
   if (r <= 0) return r;
@@ -63,11 +65,14 @@ static int parse_compare(int argc, char **argv, cli_problem *p, cli_measure_opts
       *serving = 1;
       continue;
     }
-    if ((r = cli_parse_problem_opt(argc, argv, &i, p)) || (r = cli_parse_measure_opt(argc, argv, &i, m))) {
+    if ((r = cli_parse_problem_opt(argc, argv, &i, p)) ||
+        (r = cli_parse_measure_opt(argc, argv, &i, m))) {
       if (r < 0) return -1;
       continue;
     }
-    return cli_usage_error("compare: unknown option '%s' (attnprof help compare lists them)", argv[i]), -1;
+    return cli_usage_error("compare: unknown option '%s' (attnprof help compare lists them)",
+                           argv[i]),
+           -1;
   }
   return 0;
 }
@@ -95,7 +100,8 @@ static prof_trace *merge_traces(const cli_result *rs, int n) {
   for (int i = 0; all && i < n; i++) {
     if (rs[i].status || !rs[i].trace || !prof_trace_count(rs[i].trace)) continue;
     const prof_trace *t = rs[i].trace;
-    for (size_t j = 0; j < prof_trace_count(t); j++) prof_trace_append(all, prof_trace_at(t, j), NULL);
+    for (size_t j = 0; j < prof_trace_count(t); j++)
+      prof_trace_append(all, prof_trace_at(t, j), NULL);
     cli_roof_group(all, &rs[i]);
   }
   return all;
@@ -113,12 +119,12 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
   } else {
     char desc[256];
     cli_problem_describe(p, desc, sizeof desc);
-    printf("attnprof compare: %s, %s; median of %d forwards after %d warm-up%s, ops from the "
-           "trace of %d profiled forwards\n",
-           dev, desc, cli_timed_iters(m, p->device), m->warmup,
-           p->device >= 0 ? " (time_us: CUDA events per forward; host_us: one call, device idle)"
-                          : "",
-           m->profiled);
+    printf(
+        "attnprof compare: %s, %s; median of %d forwards after %d warm-up%s, ops from the "
+        "trace of %d profiled forwards\n",
+        dev, desc, cli_timed_iters(m, p->device), m->warmup,
+        p->device >= 0 ? " (time_us: CUDA events per forward; host_us: one call, device idle)" : "",
+        m->profiled);
     cli_print_results(stdout, rs, n);
     cli_print_roof(stdout, cli_roof_for(p->device, p->dtype, m));
     if (p->device >= 0) cli_print_top_kernels(stdout, rs, n);
@@ -126,7 +132,8 @@ static int report(const cli_problem *p, const cli_measure_opts *m, const cli_res
   int rc = CLI_OK;
   if (m->trace_path) {
     prof_trace *all = merge_traces(rs, n);
-    rc = all ? cli_write_trace(m->trace_path, m->trace_format, all) : cli_failure("no memory for the trace");
+    rc = all ? cli_write_trace(m->trace_path, m->trace_format, all)
+             : cli_failure("no memory for the trace");
     prof_trace_destroy(all);
   }
   return rc;
@@ -160,7 +167,8 @@ int cmd_compare(int argc, char **argv) {
   if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
     return fputs(compare_usage, stdout), cli_print_options(stdout, 0), CLI_OK;
   for (int i = 0; i < argc; i++) /* several GPUs: one row per context-parallel variant */
-    if (!strcmp(argv[i], "--gpus") || !strncmp(argv[i], "--gpus=", 7)) return cli_cp_compare(argc, argv);
+    if (!strcmp(argv[i], "--gpus") || !strncmp(argv[i], "--gpus=", 7))
+      return cli_cp_compare(argc, argv);
   int sweep = 0, serving = 0;
   serving_opts so = {.max_forward_ms = -1};
   if (parse_compare(argc, argv, &p, &m, &sweep, &serving, &so) || !cli_engine(&m)) return CLI_USAGE;

@@ -78,7 +78,8 @@ static int parse_cp(int argc, char **argv, cp_opts *o) {
   if (!o->gpus) return cli_usage_error("cp: --gpus N is required\n%s", cp_usage), -1;
   if (o->p.sk != o->p.sq)
     return cli_usage_error("cp: one sequence (--sk must equal S, got %lld and %lld)",
-                           (long long)o->p.sk, (long long)o->p.sq), -1;
+                           (long long)o->p.sk, (long long)o->p.sq),
+           -1;
   if (o->p.causal == ATTN_CAUSAL_BOTTOM_RIGHT || o->p.mask != ATTN_MASK_NONE)
     return cli_usage_error("cp: --causal (top-left) or none, no --mask"), -1;
   if (o->p.dtype == ATTN_DTYPE_F32)
@@ -90,8 +91,9 @@ int cmd_cp(int argc, char **argv) {
   cp_opts o;
   if (parse_cp(argc, argv, &o)) return CLI_USAGE;
   const char *rank = getenv("ATTNPROF_CP_RANK");
-  if (rank && *rank) return cli_cp_rank(&o.p, o.gpus, atoi(rank), o.variant, o.iters, o.warmup,
-                                        o.check, o.trace_dir);
+  if (rank && *rank)
+    return cli_cp_rank(&o.p, o.gpus, atoi(rank), o.variant, o.iters, o.warmup, o.check,
+                       o.trace_dir);
   int have = attn_cp_device_count();
   if (have < o.gpus)
     return cli_usage_error("cp --gpus %d needs %d CUDA device(s), this machine has %d", o.gpus,

@@ -36,10 +36,8 @@ static int parse_diff(int argc, char **argv, diff_opts *o) {
   for (int i = 0; i < argc; i++) {
     const char *v;
     int r;
-    if (cli_opt_flag(argc, argv, &i, "--json"))
-      o->json = 1;
-    else if (cli_opt_flag(argc, argv, &i, "--all"))
-      o->all = 1;
+    if (cli_opt_flag(argc, argv, &i, "--json")) o->json = 1;
+    else if (cli_opt_flag(argc, argv, &i, "--all")) o->all = 1;
     else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
@@ -55,7 +53,8 @@ static int parse_diff(int argc, char **argv, diff_opts *o) {
       o->file[n++] = argv[i];
     }
   }
-  if (n < 2) return cli_usage_error("diff: two trace files are needed: attnprof diff A B [options]");
+  if (n < 2)
+    return cli_usage_error("diff: two trace files are needed: attnprof diff A B [options]");
   return CLI_OK;
 }
 
@@ -86,10 +85,8 @@ static void print_range(const diff_opts *o, const prof_diff_range *r) {
   printf(" (calls %lld -> %lld; %s -> %s)\n", (long long)r->calls_a, (long long)r->calls_b,
          counted(r->calls_a, r->gpu_a), counted(r->calls_b, r->gpu_b));
   for (size_t i = 0; i < r->n_items; i++) {
-    if (r->items[i].status == PROF_DIFF_SAME && !o->all)
-      same++;
-    else
-      print_item(&r->items[i]);
+    if (r->items[i].status == PROF_DIFF_SAME && !o->all) same++;
+    else print_item(&r->items[i]);
   }
   if (same) printf("  (%zu unchanged; --all lists them)\n", same);
 }
@@ -137,7 +134,8 @@ static int check_range(const diff_opts *o, const prof_diff *d) {
                               d->ranges[i].name);
   }
   return cli_usage_error("--range %s: no range of that name in either trace (ranges: %s; "
-                         "#N stands for any step number)", o->range, len ? names : "none");
+                         "#N stands for any step number)",
+                         o->range, len ? names : "none");
 }
 
 static int show(const diff_opts *o, const prof_diff *d) {
@@ -153,10 +151,8 @@ static int show(const diff_opts *o, const prof_diff *d) {
   for (size_t i = 0; i < d->n_ranges; i++) {
     const prof_diff_range *r = &d->ranges[i];
     if (o->range && !range_matches(o->range, r->name)) continue;
-    if (o->json)
-      json_array_append_new(ranges, range_json(r));
-    else
-      print_range(o, r);
+    if (o->json) json_array_append_new(ranges, range_json(r));
+    else print_range(o, r);
   }
   if (!o->json) return CLI_OK;
   return cli_json_print(json_pack("{so so so}", "a", cli_json_text(o->file[0]), "b",

@@ -61,7 +61,8 @@ int cmd_merge(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *v;
     int r;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return free(files), fputs(merge_usage, stdout), CLI_OK;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+      return free(files), fputs(merge_usage, stdout), CLI_OK;
     if ((r = cli_opt_value(argc, argv, &i, "--out", &v))) {
       if (r < 0) return free(files), CLI_USAGE;
       out = v;
@@ -74,7 +75,8 @@ int cmd_merge(int argc, char **argv) {
   }
   if (!out || n < 2) {
     free(files);
-    return cli_usage_error("merge: %s\n%s", !out ? "no --out FILE given" : "two traces or more are merged",
+    return cli_usage_error("merge: %s\n%s",
+                           !out ? "no --out FILE given" : "two traces or more are merged",
                            merge_usage);
   }
   if (prof_check_writable(out)) return free(files), cli_usage_error("%s", attn_last_error());

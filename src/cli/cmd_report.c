@@ -9,7 +9,8 @@
 static const char report_usage[] =
     "usage: attnprof report --html OUT [--range NAME] FILE...\n"
     "  --html OUT       the page to write (one file, works offline)\n"
-    "  --range NAME     the range the charts and timelines show (default attn_fwd, else the first)\n"
+    "  --range NAME     the range the charts and timelines show (default attn_fwd, else the "
+    "first)\n"
     "  FILE...          Chrome/Kineto traces (.json or .json.gz)\n";
 
 typedef struct {
@@ -29,13 +30,16 @@ static int parse_report(int argc, char **argv, report_opts *o) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("report: unknown option '%s' (attnprof help report lists them)", argv[i]);
+      return cli_usage_error("report: unknown option '%s' (attnprof help report lists them)",
+                             argv[i]);
     } else {
       o->files[o->n++] = argv[i];
     }
   }
-  if (!o->out) return cli_usage_error("report: --html OUT is needed: attnprof report --html OUT FILE...");
-  if (!o->n) return cli_usage_error("report: no trace FILE given: attnprof report --html OUT FILE...");
+  if (!o->out)
+    return cli_usage_error("report: --html OUT is needed: attnprof report --html OUT FILE...");
+  if (!o->n)
+    return cli_usage_error("report: no trace FILE given: attnprof report --html OUT FILE...");
   return CLI_OK;
 }
 

@@ -12,8 +12,7 @@ static const char run_usage[] =
     "usage: attnprof run [--backend NAME] [problem options] [measure options]\n"
     "  --backend NAME       auto (default), naive, naive_inplace, math, efficient, flash, cudnn\n";
 
-static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
-                     cli_measure_opts *m) {
+static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p, cli_measure_opts *m) {
   for (int i = 0; i < argc; i++) {
     const char *v;
     int r;
@@ -22,7 +21,8 @@ static int parse_run(int argc, char **argv, attn_backend *b, cli_problem *p,
       if (attn_backend_from_name(v, b)) return cli_usage_error("%s", attn_last_error()), -1;
       continue;
     }
-    if ((r = cli_parse_problem_opt(argc, argv, &i, p)) || (r = cli_parse_measure_opt(argc, argv, &i, m))) {
+    if ((r = cli_parse_problem_opt(argc, argv, &i, p)) ||
+        (r = cli_parse_measure_opt(argc, argv, &i, m))) {
       if (r < 0) return -1;
       continue;
     }
@@ -65,8 +65,7 @@ static int run_measured(const cli_problem *p, cli_measure_opts *m, attn_backend 
   cli_inputs_destroy(&in);
   /* A refusal is about the inputs (exit 2), whatever its status. */
   if (r.status) {
-    int rc = r.refused ? cli_usage_error("%s", r.why)
-                       : cli_status_exit(r.status, r.why);
+    int rc = r.refused ? cli_usage_error("%s", r.why) : cli_status_exit(r.status, r.why);
     cli_result_free(&r);
     return rc;
   }

@@ -54,7 +54,8 @@ static int parse_summary(int argc, char **argv, summary_opts *o) {
       o->top = strtoll(v, &end, 10);
       if (*end || o->top <= 0) return cli_usage_error("--top %s: a positive count is accepted", v);
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("summary: unknown option '%s' (attnprof help summary lists them)", argv[i]);
+      return cli_usage_error("summary: unknown option '%s' (attnprof help summary lists them)",
+                             argv[i]);
     } else if (o->file) {
       o->more[o->n_more++] = argv[i];
     } else {
@@ -84,8 +85,7 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   print_devices(t);
   int gpu = 0;
   for (int64_t i = 0; i < s->n_ranges; i++) gpu |= s->ranges[i].gpu;
-  if (!gpu && s->n_ranges)
-    printf("(no GPU events in the ranges: they count their CPU ops)\n");
+  if (!gpu && s->n_ranges) printf("(no GPU events in the ranges: they count their CPU ops)\n");
   if (!s->n_ranges) printf("(no ranges in the trace: only the kernel table and key averages)\n");
   cli_print_links(stdout, &s->links);
   printf("\nper range, each range's own events (ops per call; GPU events where the range "
@@ -93,7 +93,8 @@ static void print_text(const summary_opts *o, const prof_trace *t, const cli_sum
   prof_print_range_summary(stdout, s->ranges, s->n_ranges);
   if (s->n_kernels > 0) {
     printf("\nkernels %s%s (occupancy: ours, estimated achieved; file: the trace's own "
-           "figure):\n", o->range ? "in range " : "in the whole trace", o->range ? o->range : "");
+           "figure):\n",
+           o->range ? "in range " : "in the whole trace", o->range ? o->range : "");
     cli_print_kernels(stdout, s->kernels, s->n_kernels);
   }
   if (!o->range && s->n_keys > 0) {
@@ -158,7 +159,8 @@ int cmd_summary(int argc, char **argv) {
   prof_trace *t = NULL;
   prof_read_stats stats;
   cli_summary s;
-  if (!(rc = cli_load_trace(o.file, &t, &stats)) && !(rc = cli_summary_build_ex(t, o.range, o.per_step ? PROF_SUMMARY_PER_STEP : 0, &s))) {
+  if (!(rc = cli_load_trace(o.file, &t, &stats)) &&
+      !(rc = cli_summary_build_ex(t, o.range, o.per_step ? PROF_SUMMARY_PER_STEP : 0, &s))) {
     int prc = CLI_OK;
     if (o.json) {
       json_t *doc = cli_summary_json(o.file, &stats, t, &s);

@@ -26,7 +26,8 @@
 #include "cli/traces.h"
 
 static const char trace_usage[] =
-    "usage: attnprof trace [--out FILE] [--format F] [--range NAME] [--json] [--all-api] [--stream-only] "
+    "usage: attnprof trace [--out FILE] [--format F] [--range NAME] [--json] [--all-api] "
+    "[--stream-only] "
     "[--defer MB] -- CMD [ARGS...]\n"
     "  --out FILE      the trace to write (default attnprof_trace.json, or .json.gz /\n"
     "                  .pftrace by --format)\n"
@@ -68,30 +69,39 @@ static int parse(int argc, char **argv, trace_opts *o) {
     } else if ((r = cli_opt_value(argc, argv, &i, "--format", &v))) {
       if (r < 0) return CLI_USAGE;
       if (prof_trace_format_from_name(v, &o->format))
-        return cli_usage_error("trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
+        return cli_usage_error(
+            "trace: --format: unknown trace format '%s' (json, json.gz or pftrace)", v);
     } else if ((r = cli_opt_value(argc, argv, &i, "--defer", &v))) {
       if (r < 0) return CLI_USAGE;
-      if (!defer_mb_ok(v)) return cli_usage_error("trace: --defer: '%s' is not a size in MB (1 to 1048576)", v);
+      if (!defer_mb_ok(v))
+        return cli_usage_error("trace: --defer: '%s' is not a size in MB (1 to 1048576)", v);
       o->defer_mb = v;
     } else if ((r = cli_opt_value(argc, argv, &i, "--range", &v))) {
       if (r < 0) return CLI_USAGE;
       o->range = v;
     } else {
       return cli_usage_error("trace: unknown option '%s' (the program goes after --; attnprof help "
-                             "trace lists the options)", argv[i]);
+                             "trace lists the options)",
+                             argv[i]);
     }
   }
-  if (i + 1 >= argc) return cli_usage_error("trace: no program given after --: attnprof trace [options] -- CMD [ARGS...]");
+  if (i + 1 >= argc)
+    return cli_usage_error(
+        "trace: no program given after --: attnprof trace [options] -- CMD [ARGS...]");
   const char *env_defer = getenv("ATTNPROF_CUPTI_DEFER");
   if (!o->defer_mb && env_defer && !defer_mb_ok(env_defer))
     return cli_usage_error("trace: ATTNPROF_CUPTI_DEFER='%s' is not a size in MB (1 to 1048576); "
-                           "unset it or pass --defer MB", env_defer);
+                           "unset it or pass --defer MB",
+                           env_defer);
   if (o->stream_only && o->format != PROF_FORMAT_AUTO && o->format != PROF_FORMAT_JSON)
-    return cli_usage_error("trace: --stream-only keeps the streamed JSON as it is; --format %s needs "
-                           "the rewrite (drop --stream-only)", prof_trace_format_name(o->format));
+    return cli_usage_error(
+        "trace: --stream-only keeps the streamed JSON as it is; --format %s needs "
+        "the rewrite (drop --stream-only)",
+        prof_trace_format_name(o->format));
   if (o->format == PROF_FORMAT_JSON_GZ && !o->out_given) o->out = "attnprof_trace.json.gz";
   if (o->format == PROF_FORMAT_PFTRACE && !o->out_given) o->out = "attnprof_trace.pftrace";
-  if (o->stream_only && prof_trace_format_for_path(o->out) != PROF_FORMAT_JSON && o->format == PROF_FORMAT_AUTO)
+  if (o->stream_only && prof_trace_format_for_path(o->out) != PROF_FORMAT_JSON &&
+      o->format == PROF_FORMAT_AUTO)
     return cli_usage_error("trace: --stream-only writes JSON; '%s' asks for %s by its name", o->out,
                            prof_trace_format_name(prof_trace_format_for_path(o->out)));
   o->argv = argv + i + 1;
@@ -168,8 +178,7 @@ static int run_program(const trace_opts *o, const trace_paths *p, trace_outcome 
   if (fds[1] >= 0) close(fds[1]);
   int rc = -1;
   if (pid > 0) {
-    while (waitpid(pid, &out->status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &out->status, 0) < 0 && errno == EINTR) {}
     out->peak_rss_kib = -1;
     read_spawn(fds[0], out);
     rc = 0;

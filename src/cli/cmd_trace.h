@@ -14,7 +14,7 @@ typedef struct {
   const char *defer_mb; /* --defer MB: ATTNPROF_CUPTI_DEFER for the program; NULL: stream */
   int json, all_api, stream_only, out_given;
   prof_trace_format format; /* of the final trace; AUTO: by --out's name */
-  char **argv; /* the program and its arguments */
+  char **argv;              /* the program and its arguments */
 } trace_opts;
 
 typedef struct {

@@ -98,9 +98,11 @@ static int predicted_slow(const backend_rate *rate, double bytes, const cli_meas
   double us = bytes * rate->us / rate->bytes;
   if (us <= m->skip_ms * 1e3) return 0;
   char hb[32];
-  snprintf(why, len, "a forward would take about %.0f ms (its %.3g GB/s in a cell of %s), over "
-           "--max-forward-ms %g: not run", us / 1e3, rate->bytes / (rate->us * 1e3),
-           cli_human_bytes(rate->bytes, hb, sizeof hb), m->skip_ms);
+  snprintf(why, len,
+           "a forward would take about %.0f ms (its %.3g GB/s in a cell of %s), over "
+           "--max-forward-ms %g: not run",
+           us / 1e3, rate->bytes / (rate->us * 1e3), cli_human_bytes(rate->bytes, hb, sizeof hb),
+           m->skip_ms);
   return 1;
 }
 
@@ -110,8 +112,7 @@ static void measure_cell(const cli_problem *p, const cli_pool *pool, const char 
   cli_cell c;
   char why[512];
   attn_status st = pool_why ? ATTN_STATUS_OUT_OF_MEMORY : cli_cell_make(p, pool, &c);
-  if (st && !pool_why)
-    snprintf(why, sizeof why, "the cell's inputs: %s", attn_last_error());
+  if (st && !pool_why) snprintf(why, sizeof why, "the cell's inputs: %s", attn_last_error());
   for (int i = 0; i < nbk; i++) {
     cli_result r;
     double bytes = st ? 0 : attn_bytes(&c.args);
@@ -155,7 +156,8 @@ static void print_header(const cli_problem *base, const cli_measure_opts *m) {
                              "KV {1k..128k} x heads {32/8, 64/8})",
          cli_timed_iters(m, base->device), within);
   printf("time_us: %s per forward; each cell's tables checked once before timing, then passed "
-         "trusted; %s\n", base->device >= 0 ? "device time (CUDA events)" : "wall time",
+         "trusted; %s\n",
+         base->device >= 0 ? "device time (CUDA events)" : "wall time",
          m->skip_ms > 0 ? "backends past --max-forward-ms are not timed in that cell"
                         : "no --max-forward-ms");
   cli_print_roof(stdout, cli_roof_for(base->device, base->dtype, m));
@@ -203,11 +205,10 @@ int cli_compare_serving(const cli_problem *base, const cli_measure_opts *m0, dou
   if (rows) {
     char dev[160];
     cli_device_describe(base->device, dev, sizeof dev);
-    cli_json_print(json_pack("{ss ss ss so so sf}", "device", dev, "dtype",
-                             attn_dtype_name(base->dtype), "grid",
-                             base->device >= 0 ? "full" : "scaled-down for the CPU", "roofline",
-                             cli_roof_json(cli_roof_for(base->device, base->dtype, &m)), "rows",
-                             rows, "wall_s", secs));
+    cli_json_print(json_pack(
+        "{ss ss ss so so sf}", "device", dev, "dtype", attn_dtype_name(base->dtype), "grid",
+        base->device >= 0 ? "full" : "scaled-down for the CPU", "roofline",
+        cli_roof_json(cli_roof_for(base->device, base->dtype, &m)), "rows", rows, "wall_s", secs));
   } else {
     printf("grid: %d cells in %.1f s\n", g.nb * g.nkv * 4, secs);
   }

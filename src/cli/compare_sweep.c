@@ -68,21 +68,21 @@ static json_t *point_json(const sweep_point *pt, const attn_backend *list, int n
     }
     json_array_append_new(bs, o);
   }
-  return json_pack("{sI sI sI sI sb so}", "B", (json_int_t)pt->p.b, "H", (json_int_t)pt->p.hq,
-                   "S", (json_int_t)pt->p.sq, "D", (json_int_t)pt->p.d, "causal",
+  return json_pack("{sI sI sI sI sb so}", "B", (json_int_t)pt->p.b, "H", (json_int_t)pt->p.hq, "S",
+                   (json_int_t)pt->p.sq, "D", (json_int_t)pt->p.d, "causal",
                    pt->p.causal != ATTN_CAUSAL_NONE, "backends", bs);
 }
 
 static void print_table(const sweep_point *pts, const attn_backend *list, int nb, int tflops) {
-  printf("\n%s\n%4s %6s %6s", tflops ? "TFLOP/s (4*B*H*S^2*D, halved when causal):"
-                                     : "device us per forward (CUDA events, median):",
+  printf("\n%s\n%4s %6s %6s",
+         tflops ? "TFLOP/s (4*B*H*S^2*D, halved when causal):"
+                : "device us per forward (CUDA events, median):",
          "D", "S", "causal");
   for (int i = 0; i < nb; i++) printf(" %14s", attn_backend_name(list[i]));
   printf("\n");
   for (int k = 0; k < N_POINTS; k++) {
     const sweep_point *pt = &pts[k];
-    printf("%4lld %6lld %6s", (long long)pt->p.d, (long long)pt->p.sq,
-           pt->p.causal ? "yes" : "no");
+    printf("%4lld %6lld %6s", (long long)pt->p.d, (long long)pt->p.sq, pt->p.causal ? "yes" : "no");
     for (int i = 0; i < nb; i++) {
       const cli_result *r = &pt->r[i];
       if (r->status) printf(" %14s", "-");

@@ -104,8 +104,8 @@ static int merge_traces(const char *trace_dir, int gpus) {
   return rc;
 }
 
-int cli_cp_launch(int argc, char **argv, int gpus, attn_cp_variant variant,
-                  const char *trace_dir, int row_only) {
+int cli_cp_launch(int argc, char **argv, int gpus, attn_cp_variant variant, const char *trace_dir,
+                  int row_only) {
   char dir[] = "/tmp/attnprof-cp-XXXXXX";
   if (!mkdtemp(dir)) return cli_failure("cp: cannot make a private folder: %s", strerror(errno));
   fflush(stdout);

@@ -9,8 +9,8 @@
 /* Runs `attnprof cp ARGS` once per rank (argv: the arguments after "cp"),
  * waits, prints the run's row (and the header unless row_only), merges the
  * traces under trace_dir. Returns the worst exit status. */
-int cli_cp_launch(int argc, char **argv, int gpus, attn_cp_variant variant,
-                  const char *trace_dir, int row_only);
+int cli_cp_launch(int argc, char **argv, int gpus, attn_cp_variant variant, const char *trace_dir,
+                  int row_only);
 /* One rank (from the environment the launcher set). */
 int cli_cp_rank(const cli_problem *p, int nranks, int rank, attn_cp_variant variant, int iters,
                 int warmup, int check, const char *trace_dir);

@@ -67,8 +67,8 @@ static double rows_error(const attn_tensor *out, const cli_problem *p, int n, in
         int64_t g = r < la ? a0 + r : b0 + (r - la);
         for (int64_t d = 0; d < p->d; d++) {
           double x = attn_tensor_get(out, b, h, r, d);
-          double y = ref ? ref[((b * p->hq + h) * s + g) * p->d + d]
-                         : attn_tensor_get(ref_t, b, h, g, d);
+          double y =
+              ref ? ref[((b * p->hq + h) * s + g) * p->d + d] : attn_tensor_get(ref_t, b, h, g, d);
           num += (x - y) * (x - y), den += y * y;
         }
       }
@@ -168,10 +168,9 @@ int cli_cp_rank(const cli_problem *p, int n, int rank, attn_cp_variant variant, 
   if (st == ATTN_STATUS_OK) st = attn_ctx_create(&opts, &ctx);
   if (st == ATTN_STATUS_OK) st = attn_cp_comm_init_file(path, rank, n, rank, &comm);
   void *mem[4] = {0}, *dmem[4] = {0};
-  attn_tensor t[4] = {make_host(p, 0, p->hq, n, rank, &mem[0]),
-                      make_host(p, 1, p->hkv, n, rank, &mem[1]),
-                      make_host(p, 2, p->hkv, n, rank, &mem[2]),
-                      make_host(p, 3, p->hq, n, rank, &mem[3])};
+  attn_tensor t[4] = {
+      make_host(p, 0, p->hq, n, rank, &mem[0]), make_host(p, 1, p->hkv, n, rank, &mem[1]),
+      make_host(p, 2, p->hkv, n, rank, &mem[2]), make_host(p, 3, p->hq, n, rank, &mem[3])};
   for (int i = 0; st == ATTN_STATUS_OK && i < 4; i++) {
     st = mem[i] ? to_device(rank, &t[i], &dmem[i])
                 : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no host memory for the shard");
@@ -184,7 +183,8 @@ int cli_cp_rank(const cli_problem *p, int n, int rank, attn_cp_variant variant, 
   a.shard.scale = p->scale;
   double ms = NAN, err_ref = NAN, err_flash = NAN;
   /* Before the warm-up, as cli_measure does (prof_prepare says why). */
-  if (st == ATTN_STATUS_OK && trace_dir) (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL);
+  if (st == ATTN_STATUS_OK && trace_dir)
+    (void)prof_prepare(PROF_COLLECT_CPU | PROF_COLLECT_GPU, NULL);
   if (st == ATTN_STATUS_OK) st = time_forwards(ctx, comm, &a, rank, iters, warmup, &ms);
   if (st == ATTN_STATUS_OK && trace_dir) st = write_trace(ctx, comm, &a, rank, trace_dir);
   if (st == ATTN_STATUS_OK && check) {
@@ -200,8 +200,8 @@ int cli_cp_rank(const cli_problem *p, int n, int rank, attn_cp_variant variant, 
   attn_cp_pick(comm, &a, why, sizeof why);
   if (st == ATTN_STATUS_OK) {
     printf("rank %d (cuda:%d %s): %s (%s), %lld rows, %.3f ms, %.1f TFLOP/s/GPU\n", rank, rank,
-           attn_cuda_device_name(rank), attn_cp_variant_name(attn_cp_comm_last_variant(comm)),
-           why, (long long)a.shard.q.shape[2], ms, tflops);
+           attn_cuda_device_name(rank), attn_cp_variant_name(attn_cp_comm_last_variant(comm)), why,
+           (long long)a.shard.q.shape[2], ms, tflops);
     fflush(stdout);
     snprintf(path, sizeof path, "%s/rank%d.result", dir ? dir : "/tmp", rank);
     FILE *f = fopen(path, "w");
@@ -216,8 +216,10 @@ int cli_cp_rank(const cli_problem *p, int n, int rank, attn_cp_variant variant, 
   /* bf16/f16 storage: the tolerance of the single-GPU checks */
   if (rc == CLI_OK && check && !(err_ref <= 2e-2 && err_flash <= 1e-2) &&
       p->b * p->hq * p->sq * p->sq <= CP_CHECK_MAX) {
-    fprintf(stderr, "attnprof: rank %d: rows differ: %.3g from the fp64 reference (at most 2e-2), "
-                    "%.3g from single-GPU flash (at most 1e-2)\n", rank, err_ref, err_flash);
+    fprintf(stderr,
+            "attnprof: rank %d: rows differ: %.3g from the fp64 reference (at most 2e-2), "
+            "%.3g from single-GPU flash (at most 1e-2)\n",
+            rank, err_ref, err_flash);
     rc = CLI_EXPECT_BROKEN;
   }
   for (int i = 0; i < 4; i++) attn_cuda_free(rank, dmem[i]), free(mem[i]);

@@ -59,13 +59,13 @@ json_t *cli_top_kernel_json(const prof_trace *t, int64_t forwards) {
   cli_top_kernel_find(t, forwards, &k);
   if (!k.name) return json_null();
   json_t *o = json_pack("{ss sf sf so so si si}", "name", k.name, "calls_per_forward", k.calls,
-                        "device_us_per_forward", k.device_us, "grid", dim3_json(k.fp.grid),
-                        "block", dim3_json(k.fp.block), "registers_per_thread",
-                        k.fp.registers_per_thread, "shared_memory",
-                        k.fp.static_shared_memory + k.fp.dynamic_shared_memory);
+                        "device_us_per_forward", k.device_us, "grid", dim3_json(k.fp.grid), "block",
+                        dim3_json(k.fp.block), "registers_per_thread", k.fp.registers_per_thread,
+                        "shared_memory", k.fp.static_shared_memory + k.fp.dynamic_shared_memory);
   char lim[64] = "";
   if (k.have_occ) prof_occupancy_limit_names(k.occ.limiting, lim, sizeof lim);
-  json_object_set_new(o, "occupancy_pct", k.have_occ ? json_real(k.occ.theoretical_pct) : json_null());
+  json_object_set_new(o, "occupancy_pct",
+                      k.have_occ ? json_real(k.occ.theoretical_pct) : json_null());
   json_object_set_new(o, "occupancy_est_achieved_pct",
                       k.have_occ ? json_real(k.occ.achieved_est_pct) : json_null());
   json_object_set_new(o, "limited_by", k.have_occ ? json_string(lim) : json_null());
@@ -93,8 +93,9 @@ static void print_launch_apis(FILE *f, const cli_result *rs, int n) {
 }
 
 void cli_print_top_kernels(FILE *f, const cli_result *rs, int n) {
-  fprintf(f, "\ntop kernel per backend (most device time per forward; footprint and occupancy "
-             "from the trace):\n%-14s %-44s %8s %5s %7s %14s %10s\n",
+  fprintf(f,
+          "\ntop kernel per backend (most device time per forward; footprint and occupancy "
+          "from the trace):\n%-14s %-44s %8s %5s %7s %14s %10s\n",
           "backend", "kernel", "us/fwd", "regs", "smem_B", "occ% theor/est", "limited by");
   for (int i = 0; i < n; i++) {
     cli_top_kernel k;
@@ -110,8 +111,8 @@ void cli_print_top_kernels(FILE *f, const cli_result *rs, int n) {
       snprintf(occ, sizeof occ, "%.1f/%.1f", k.occ.theoretical_pct, k.occ.achieved_est_pct);
       prof_occupancy_limit_names(k.occ.limiting, lim, sizeof lim);
     }
-    fprintf(f, "%-14s %-44.44s %8.1f %5d %7d %14s %10s\n", attn_backend_name(rs[i].backend),
-            k.name, k.device_us, k.fp.registers_per_thread,
+    fprintf(f, "%-14s %-44.44s %8.1f %5d %7d %14s %10s\n", attn_backend_name(rs[i].backend), k.name,
+            k.device_us, k.fp.registers_per_thread,
             k.fp.static_shared_memory + k.fp.dynamic_shared_memory, occ, lim);
   }
   print_launch_apis(f, rs, n);

@@ -10,10 +10,10 @@
 #include "cli/cli.h"
 
 typedef struct {
-  const char *name;            /* NULL: the trace holds no kernel */
-  double calls, device_us;     /* per forward */
+  const char *name;        /* NULL: the trace holds no kernel */
+  double calls, device_us; /* per forward */
   prof_footprint fp;
-  int have_occ;                /* the trace knows the device's limits */
+  int have_occ; /* the trace knows the device's limits */
   prof_occupancy occ;
 } cli_top_kernel;
 

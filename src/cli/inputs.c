@@ -88,9 +88,10 @@ static attn_status make_paged(const cli_problem *p, cli_inputs *in, uint64_t *se
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "--page-size takes no --mask (a paged cache runs causal or none)");
   if (pages > INT32_MAX)
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "--page-size %lld: %lld pages do not fit "
-                     "int32 page indices: use larger pages", (long long)p->page_size,
-                     (long long)pages);
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "--page-size %lld: %lld pages do not fit "
+                     "int32 page indices: use larger pages",
+                     (long long)p->page_size, (long long)pages);
   in->tables[0] = malloc((size_t)p->b * sizeof(int32_t));
   in->tables[1] = malloc((size_t)pages * sizeof(int32_t));
   if (!in->tables[0] || !in->tables[1])
@@ -109,8 +110,8 @@ static attn_status make_paged(const cli_problem *p, cli_inputs *in, uint64_t *se
     *t = attn_tensor_bhsd(t->data, t->dtype, t->device, pages, h, p->page_size, d);
     t->strides[1] = d, t->strides[2] = h * d; /* memory [pages, page, Hkv, D] */
   }
-  in->seqs = (attn_seqs){.batch = p->b, .kv_lens = in->tables[0], .block_table = in->tables[1],
-                         .max_pages = per};
+  in->seqs = (attn_seqs){
+      .batch = p->b, .kv_lens = in->tables[0], .block_table = in->tables[1], .max_pages = per};
   in->args.seqs = &in->seqs;
   if (in->args.causal == ATTN_CAUSAL_TOP_LEFT) in->args.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
   return ATTN_STATUS_OK;

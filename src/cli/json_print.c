@@ -42,32 +42,36 @@ static void put_value(FILE *f, json_t *v, int depth) {
   json_t *item;
   size_t i, n = 0;
   switch (json_typeof(v)) {
-  case JSON_OBJECT:
-    fputc('{', f);
-    json_object_foreach(v, key, item) {
-      if (n++) fputc(',', f);
-      indent(f, depth + 1);
-      json_t *k = json_string(key);
-      put_scalar(f, k);
-      json_decref(k);
-      fputs(": ", f);
-      put_value(f, item, depth + 1);
-    }
-    if (n) indent(f, depth);
-    fputc('}', f);
-    return;
-  case JSON_ARRAY:
-    fputc('[', f);
-    json_array_foreach(v, i, item) {
-      if (i) fputc(',', f);
-      indent(f, depth + 1);
-      put_value(f, item, depth + 1);
-    }
-    if (json_array_size(v)) indent(f, depth);
-    fputc(']', f);
-    return;
-  case JSON_REAL: put_real(f, json_real_value(v)); return;
-  default: put_scalar(f, v); return;
+    case JSON_OBJECT:
+      fputc('{', f);
+      json_object_foreach(v, key, item) {
+        if (n++) fputc(',', f);
+        indent(f, depth + 1);
+        json_t *k = json_string(key);
+        put_scalar(f, k);
+        json_decref(k);
+        fputs(": ", f);
+        put_value(f, item, depth + 1);
+      }
+      if (n) indent(f, depth);
+      fputc('}', f);
+      return;
+    case JSON_ARRAY:
+      fputc('[', f);
+      json_array_foreach(v, i, item) {
+        if (i) fputc(',', f);
+        indent(f, depth + 1);
+        put_value(f, item, depth + 1);
+      }
+      if (json_array_size(v)) indent(f, depth);
+      fputc(']', f);
+      return;
+    case JSON_REAL:
+      put_real(f, json_real_value(v));
+      return;
+    default:
+      put_scalar(f, v);
+      return;
   }
 }
 

@@ -16,12 +16,14 @@ static const struct {
   const char *help;
 } commands[] = {
     {"run", cmd_run, "one backend (or auto) on one problem: ops per forward, times, error"},
-    {"compare", cmd_compare, "every available backend on one problem, one table (--sweep, --serving: grids)"},
+    {"compare", cmd_compare,
+     "every available backend on one problem, one table (--sweep, --serving: grids)"},
     {"summary", cmd_summary, "summary of a trace file (torch.profiler's or ours): ranges, kernels"},
     {"diff", cmd_diff, "what appeared, vanished or changed between two trace files"},
     {"report", cmd_report, "one self-contained HTML page over trace files (--html OUT)"},
     {"merge", cmd_merge, "traces of several processes/ranks on one timeline, per-rank figures"},
-    {"trace", cmd_trace, "trace any CUDA program through CUPTI: -- CMD ARGS (NVTX ranges summarized)"},
+    {"trace", cmd_trace,
+     "trace any CUDA program through CUPTI: -- CMD ARGS (NVTX ranges summarized)"},
     {"cp", cmd_cp, "context-parallel attention over N GPUs (one process each), per-rank traces"},
     {"version", cmd_version, "version, backends and collectors compiled in"},
     {"help", cmd_help, "this text"},
@@ -29,7 +31,8 @@ static const struct {
 
 /* The options run and compare share, one line each. */
 static const char *const problem_options[] = {
-    "  --shape BxHxSxD      batch, heads, sequence, head dim (CPU default 1x8x1024x64, GPU 8x16x1024x64)",
+    "  --shape BxHxSxD      batch, heads, sequence, head dim (CPU default 1x8x1024x64, GPU "
+    "8x16x1024x64)",
     "  --sk N               key/value length when it differs from the query length",
     "  --kv-heads N         key/value heads (GQA; must divide H)",
     "  --dtype T            f32, f16 or bf16 (default bf16)",
@@ -65,7 +68,8 @@ void cli_print_options(FILE *f, int run) {
   fputs("measure options:\n", f);
   for (size_t i = 0; i < sizeof measure_options / sizeof *measure_options; i++)
     fprintf(f, "%s\n", measure_options[i]);
-  if (run) fputs("  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0'; exit 1 if broken\n", f);
+  if (run)
+    fputs("  --expect EXPR|@FILE  guess first: e.g. 'ops==5, copies==0'; exit 1 if broken\n", f);
 }
 
 static int cmd_help(int argc, char **argv) {
@@ -78,9 +82,11 @@ static int cmd_help(int argc, char **argv) {
     }
   if (argc > 0)
     return cli_usage_error("help %s: no such command: accepted are run, compare, summary, diff, "
-                           "report, trace, version", argv[0]);
+                           "report, trace, version",
+                           argv[0]);
   printf("attnprof %s: attention backends and what each one really does\n\n"
-         "usage: attnprof COMMAND [options]\n\ncommands:\n", ATTNPROF_VERSION);
+         "usage: attnprof COMMAND [options]\n\ncommands:\n",
+         ATTNPROF_VERSION);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     printf("  %-10s %s\n", commands[i].name, commands[i].help);
   printf("\nattnprof help COMMAND (or COMMAND --help) lists its options.\n"
@@ -129,6 +135,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) return cmd_help(0, NULL);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
-  return cli_usage_error("unknown command '%s': accepted are run, compare, summary, diff, report, merge, trace, cp, version, help",
+  return cli_usage_error("unknown command '%s': accepted are run, compare, summary, diff, report, "
+                         "merge, trace, cp, version, help",
                          argv[1]);
 }

@@ -76,8 +76,10 @@ static int time_forwards(cli_result *r, const attn_args *a, const cli_measure_op
 int cli_skip_slow(cli_result *r, double us, const cli_measure_opts *m) {
   if (!(m->skip_ms > 0) || us <= m->skip_ms * 1e3) return 0;
   r->skipped = 1, r->status = ATTN_STATUS_UNSUPPORTED, r->time_us_median = us; /* its one forward */
-  snprintf(r->why, sizeof r->why, "one forward took %.1f ms, over --max-forward-ms %g: not timed "
-           "further (attnprof run times it alone)", us / 1e3, m->skip_ms);
+  snprintf(r->why, sizeof r->why,
+           "one forward took %.1f ms, over --max-forward-ms %g: not timed "
+           "further (attnprof run times it alone)",
+           us / 1e3, m->skip_ms);
   return 1;
 }
 
@@ -103,9 +105,9 @@ static int profile_forwards(cli_result *r, const attn_args *a, const cli_measure
     if (!strcmp(rows[i].name, CLI_RANGE)) r->per_fwd = rows[i];
   free(rows);
   if (r->per_fwd.calls != m->profiled)
-    return fail(r, attn_fail(ATTN_STATUS_BACKEND_ERROR,
-                             "the trace holds %lld '%s' ranges, expected %d",
-                             (long long)r->per_fwd.calls, CLI_RANGE, m->profiled));
+    return fail(
+        r, attn_fail(ATTN_STATUS_BACKEND_ERROR, "the trace holds %lld '%s' ranges, expected %d",
+                     (long long)r->per_fwd.calls, CLI_RANGE, m->profiled));
   return 0;
 }
 

@@ -60,7 +60,8 @@ static attn_status device_times(attn_backend b, const attn_args *a, attn_cuda_ti
                                 double *us) {
   attn_status st;
   for (int i = 0; i < n; i++)
-    if ((st = attn_cuda_timer_mark(t, 2 * i, a->stream)) || (st = attn_forward(cli_engine(NULL), b, a)) ||
+    if ((st = attn_cuda_timer_mark(t, 2 * i, a->stream)) ||
+        (st = attn_forward(cli_engine(NULL), b, a)) ||
         (st = attn_cuda_timer_mark(t, 2 * i + 1, a->stream)))
       return st;
   for (int i = 0; i < n; i++)

@@ -66,8 +66,7 @@ int cli_parse_shape(const char *text, cli_problem *p) {
   for (int i = 0; i < 4; i++) {
     char part[32];
     size_t n = strcspn(s, "x");
-    if (n == 0 || n >= sizeof part || (i < 3 && s[n] != 'x') || (i == 3 && s[n] != '\0'))
-      goto bad;
+    if (n == 0 || n >= sizeof part || (i < 3 && s[n] != 'x') || (i == 3 && s[n] != '\0')) goto bad;
     memcpy(part, s, n);
     part[n] = '\0';
     if ((v[i] = parse_count(part, (int64_t)1 << 24)) < 0) goto bad;
@@ -119,8 +118,8 @@ static int parse_device(const char *v, cli_problem *p) {
   long n;
   if (!strcmp(v, "cpu")) return p->device = ATTN_DEVICE_CPU, 1;
   if (!strcmp(v, "cuda")) return p->device = 0, 1;
-  if (!strncmp(v, "cuda:", 5) && (n = strtol(v + 5, &end, 10), end != v + 5 && !*end) &&
-      n >= 0 && n < 64)
+  if (!strncmp(v, "cuda:", 5) && (n = strtol(v + 5, &end, 10), end != v + 5 && !*end) && n >= 0 &&
+      n < 64)
     return p->device = (int)n, 1;
   cli_usage_error("--device %s: accepted are cpu, cuda, cuda:N", v);
   return -1;
@@ -152,7 +151,9 @@ static int parse_heads(const char *v, cli_problem *p) {
   if (end != v && *end == '/') hkv = strtoll(end + 1, &end, 10);
   if (end == v || *end || hq < 1 || hkv < 1 || hq > 65536 || hq % hkv)
     return cli_usage_error("--heads %s: give Q or Q/KV head counts, Q a multiple of KV "
-                           "(e.g. 32/8)", v), -1;
+                           "(e.g. 32/8)",
+                           v),
+           -1;
   p->hq = hq, p->hkv = hkv;
   return 1;
 }
@@ -160,11 +161,16 @@ static int parse_heads(const char *v, cli_problem *p) {
 int cli_parse_problem_opt(int argc, char **argv, int *i, cli_problem *p) {
   const char *v;
   int r;
-  if ((r = cli_opt_value(argc, argv, i, "--shape", &v))) return r < 0 ? r : cli_parse_shape(v, p) ? -1 : 1;
-  if ((r = cli_opt_value(argc, argv, i, "--sk", &v))) return r < 0 ? r : parse_int_opt("--sk", v, 1 << 24, &p->sk);
-  if ((r = cli_opt_value(argc, argv, i, "--kv-heads", &v))) return r < 0 ? r : parse_int_opt("--kv-heads", v, 1 << 16, &p->hkv);
+  if ((r = cli_opt_value(argc, argv, i, "--shape", &v)))
+    return r < 0 ? r : cli_parse_shape(v, p) ? -1 : 1;
+  if ((r = cli_opt_value(argc, argv, i, "--sk", &v)))
+    return r < 0 ? r : parse_int_opt("--sk", v, 1 << 24, &p->sk);
+  if ((r = cli_opt_value(argc, argv, i, "--kv-heads", &v)))
+    return r < 0 ? r : parse_int_opt("--kv-heads", v, 1 << 16, &p->hkv);
   if ((r = cli_opt_value(argc, argv, i, "--dtype", &v)))
-    return r < 0 ? r : attn_dtype_from_name(v, &p->dtype) ? (cli_usage_error("%s", attn_last_error()), -1) : 1;
+    return r < 0                                ? r
+           : attn_dtype_from_name(v, &p->dtype) ? (cli_usage_error("%s", attn_last_error()), -1)
+                                                : 1;
   if (cli_opt_flag(argc, argv, i, "--causal")) return p->causal = ATTN_CAUSAL_TOP_LEFT, 1;
   if (!strncmp(argv[*i], "--causal=", 9)) return parse_causal(argv[*i] + 9, p);
   if ((r = cli_opt_value(argc, argv, i, "--mask", &v))) return r < 0 ? r : parse_mask(v, p);
@@ -181,10 +187,14 @@ int cli_parse_problem_opt(int argc, char **argv, int *i, cli_problem *p) {
   }
   /* A decode problem as a serving engineer writes it: --batch 16 --heads 32/8
    * --new-tokens 1 --kv-len 32768 --page-size 16 (K/V in a paged cache). */
-  if ((r = cli_opt_value(argc, argv, i, "--batch", &v))) return r < 0 ? r : parse_int_opt("--batch", v, 1 << 24, &p->b);
-  if ((r = cli_opt_value(argc, argv, i, "--new-tokens", &v))) return r < 0 ? r : parse_int_opt("--new-tokens", v, 1 << 24, &p->sq);
-  if ((r = cli_opt_value(argc, argv, i, "--kv-len", &v))) return r < 0 ? r : parse_int_opt("--kv-len", v, 1 << 24, &p->sk);
-  if ((r = cli_opt_value(argc, argv, i, "--page-size", &v))) return r < 0 ? r : parse_int_opt("--page-size", v, 1 << 20, &p->page_size);
+  if ((r = cli_opt_value(argc, argv, i, "--batch", &v)))
+    return r < 0 ? r : parse_int_opt("--batch", v, 1 << 24, &p->b);
+  if ((r = cli_opt_value(argc, argv, i, "--new-tokens", &v)))
+    return r < 0 ? r : parse_int_opt("--new-tokens", v, 1 << 24, &p->sq);
+  if ((r = cli_opt_value(argc, argv, i, "--kv-len", &v)))
+    return r < 0 ? r : parse_int_opt("--kv-len", v, 1 << 24, &p->sk);
+  if ((r = cli_opt_value(argc, argv, i, "--page-size", &v)))
+    return r < 0 ? r : parse_int_opt("--page-size", v, 1 << 20, &p->page_size);
   if ((r = cli_opt_value(argc, argv, i, "--heads", &v))) return r < 0 ? r : parse_heads(v, p);
   if ((r = cli_opt_value(argc, argv, i, "--seed", &v))) {
     int64_t s;
@@ -226,13 +236,17 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
   if ((r = cli_opt_value(argc, argv, i, "--format", &v))) {
     if (r < 0) return r;
     if (prof_trace_format_from_name(v, &m->trace_format))
-      return cli_usage_error("--format: unknown trace format '%s' (json, json.gz or pftrace)", v), -1;
+      return cli_usage_error("--format: unknown trace format '%s' (json, json.gz or pftrace)", v),
+             -1;
     return 1;
   }
-  if ((r = cli_opt_value(argc, argv, i, "--expect", &v))) return r < 0 ? r : (m->expect_text = v, 1);
+  if ((r = cli_opt_value(argc, argv, i, "--expect", &v)))
+    return r < 0 ? r : (m->expect_text = v, 1);
   if (cli_opt_flag(argc, argv, i, "--json")) return m->json = 1, 1;
-  if ((r = cli_opt_value(argc, argv, i, "--copy-bw", &v))) return r < 0 ? r : parse_roof("--copy-bw", v, &m->copy_bw);
-  if ((r = cli_opt_value(argc, argv, i, "--peak-tflops", &v))) return r < 0 ? r : parse_roof("--peak-tflops", v, &m->peak_tflops);
+  if ((r = cli_opt_value(argc, argv, i, "--copy-bw", &v)))
+    return r < 0 ? r : parse_roof("--copy-bw", v, &m->copy_bw);
+  if ((r = cli_opt_value(argc, argv, i, "--peak-tflops", &v)))
+    return r < 0 ? r : parse_roof("--peak-tflops", v, &m->peak_tflops);
   if (cli_opt_flag(argc, argv, i, "--no-check")) return m->check = 0, 1;
   if (cli_opt_flag(argc, argv, i, "--force")) return m->force = 1, 1;
   return 0;
@@ -241,9 +255,17 @@ int cli_parse_measure_opt(int argc, char **argv, int *i, cli_measure_opts *m) {
 void cli_problem_defaults(cli_problem *p) {
   /* On the CPU a smaller default than the GPU shape (8x16x1024x64), so that a
    * compare of four backends plus the fp64 reference takes seconds. */
-  *p = (cli_problem){.b = 1, .hq = 8, .hkv = 8, .sq = 1024, .sk = 1024, .d = 64,
-                     .dtype = ATTN_DTYPE_BF16, .causal = ATTN_CAUSAL_TOP_LEFT,
-                     .mask = ATTN_MASK_NONE, .device = ATTN_DEVICE_CPU, .seed = 1};
+  *p = (cli_problem){.b = 1,
+                     .hq = 8,
+                     .hkv = 8,
+                     .sq = 1024,
+                     .sk = 1024,
+                     .d = 64,
+                     .dtype = ATTN_DTYPE_BF16,
+                     .causal = ATTN_CAUSAL_TOP_LEFT,
+                     .mask = ATTN_MASK_NONE,
+                     .device = ATTN_DEVICE_CPU,
+                     .seed = 1};
 }
 
 void cli_measure_defaults(cli_measure_opts *m) {
@@ -253,8 +275,9 @@ void cli_measure_defaults(cli_measure_opts *m) {
 void cli_problem_describe(const cli_problem *p, char *buf, size_t len) {
   static const char *const causal[] = {"", " causal(top-left)", " causal(bottom-right)"};
   static const char *const mask[] = {"", " mask=bool", " mask=additive"};
-  int n = snprintf(buf, len, "B=%" PRId64 " Hq=%" PRId64 " Hkv=%" PRId64 " Sq=%" PRId64
-                   " Sk=%" PRId64 " D=%" PRId64 " %s%s%s%s",
+  int n = snprintf(buf, len,
+                   "B=%" PRId64 " Hq=%" PRId64 " Hkv=%" PRId64 " Sq=%" PRId64 " Sk=%" PRId64
+                   " D=%" PRId64 " %s%s%s%s",
                    p->b, p->hq, p->hkv, p->sq, p->sk, p->d, attn_dtype_name(p->dtype),
                    causal[p->page_size > 0 && p->causal ? 2 : p->causal], mask[p->mask],
                    p->bshd ? " layout=bshd" : "");

@@ -23,7 +23,8 @@ int cli_prepare_outputs(const cli_measure_opts *m, prof_expect **ex) {
   if (m->trace_format != PROF_FORMAT_AUTO && !m->trace_path) {
     prof_expect_free(*ex);
     *ex = NULL;
-    return cli_usage_error("--format %s: no --trace FILE to write", prof_trace_format_name(m->trace_format));
+    return cli_usage_error("--format %s: no --trace FILE to write",
+                           prof_trace_format_name(m->trace_format));
   }
   if (m->trace_path && prof_check_writable(m->trace_path)) {
     prof_expect_free(*ex);

@@ -40,8 +40,9 @@ static attn_args shape_args(const cli_problem *p) {
 static double input_bytes(const cli_problem *p) {
   double e = attn_dtype_size(p->dtype);
   double qo = 2.0 * p->b * p->hq * p->sq * p->d * e, kv = 2.0 * p->b * p->hkv * p->sk * p->d * e;
-  double mask = p->mask == ATTN_MASK_NONE ? 0
-                : (double)p->b * p->sq * p->sk * (p->mask == ATTN_MASK_BOOL ? 1 : e);
+  double mask = p->mask == ATTN_MASK_NONE
+                    ? 0
+                    : (double)p->b * p->sq * p->sk * (p->mask == ATTN_MASK_BOOL ? 1 : e);
   return qo + kv + mask + (p->want_lse ? 4.0 * p->b * p->hq * p->sq : 0);
 }
 
@@ -72,7 +73,8 @@ static double seconds_per_flop(const cli_problem *p, attn_backend b, int ref) {
     int64_t t0 = attn_clock_ns(), t1 = t0;
     int reps = 0;
     while (!st && reps < 20 && t1 - t0 < 50000000) {
-      st = ref ? attn_reference_f64(&in.host, out, NULL) : attn_forward(cli_engine(NULL), b, &in.args);
+      st = ref ? attn_reference_f64(&in.host, out, NULL)
+               : attn_forward(cli_engine(NULL), b, &in.args);
       reps++, t1 = attn_clock_ns();
     }
     if (!st) spf = (double)(t1 - t0) / 1e9 / reps / attn_flops(&in.args);
@@ -96,17 +98,20 @@ void cli_preflight_reference(const cli_problem *p, cli_measure_opts *m) {
   double bytes = 8.0 * p->b * p->hq * p->sq * p->d;
   char t[32];
   if (avail > 0 && bytes + input_bytes(p) > avail / 2) {
-    fprintf(stderr, "attnprof: fp64 check skipped: the reference would need %.1f GiB beside "
-            "%.1f GiB of inputs, with %.1f GiB available\n", bytes / 1073741824.0,
-            input_bytes(p) / 1073741824.0, avail / 1073741824.0);
+    fprintf(stderr,
+            "attnprof: fp64 check skipped: the reference would need %.1f GiB beside "
+            "%.1f GiB of inputs, with %.1f GiB available\n",
+            bytes / 1073741824.0, input_bytes(p) / 1073741824.0, avail / 1073741824.0);
     m->check = 0;
     return;
   }
   double secs = seconds_per_flop(p, ATTN_BACKEND_AUTO, 1) * attn_flops(&a);
   if (secs > CLI_REF_LIMIT_S) {
     human_time(secs, t, sizeof t);
-    fprintf(stderr, "attnprof: fp64 check skipped: the reference would take about %s "
-            "(limit %.0f s; measured on a smaller problem)\n", t, CLI_REF_LIMIT_S);
+    fprintf(stderr,
+            "attnprof: fp64 check skipped: the reference would take about %s "
+            "(limit %.0f s; measured on a smaller problem)\n",
+            t, CLI_REF_LIMIT_S);
     m->check = 0;
   }
 }
@@ -116,7 +121,8 @@ static int estimate_run(const cli_problem *p, const cli_measure_opts *m, attn_ba
   double avail = (double)attn_host_memory_available(), need = input_bytes(p);
   if (avail > 0 && need > avail && !m->force)
     return cli_usage_error("the inputs need %.1f GiB of memory but %.1f GiB are available: "
-                           "choose a smaller --shape", need / 1073741824.0, avail / 1073741824.0);
+                           "choose a smaller --shape",
+                           need / 1073741824.0, avail / 1073741824.0);
   if (p->device != ATTN_DEVICE_CPU) return CLI_OK; /* GPU times are not estimated here */
   attn_args a = shape_args(p);
   int forwards = m->warmup + m->iters + m->profiled + (m->check ? 1 : 0);
@@ -130,8 +136,8 @@ static int estimate_run(const cli_problem *p, const cli_measure_opts *m, attn_ba
   }
   return cli_usage_error("%s would take about %s for %d forwards of %.2g FLOP (rate measured on "
                          "a smaller problem); past %.0f s a run needs --force, or choose a smaller "
-                         "--shape or fewer --iters", attn_backend_name(b), t, forwards,
-                         attn_flops(&a), CLI_TIME_LIMIT_S);
+                         "--shape or fewer --iters",
+                         attn_backend_name(b), t, forwards, attn_flops(&a), CLI_TIME_LIMIT_S);
 }
 
 int cli_preflight(const cli_problem *p, cli_measure_opts *m, attn_backend *b, char *log,
@@ -147,7 +153,8 @@ int cli_preflight(const cli_problem *p, cli_measure_opts *m, attn_backend *b, ch
     if (st) return cli_status_exit(st, attn_last_error());
   }
   if (*b == ATTN_BACKEND_AUTO) {
-    if ((st = attn_select(cli_engine(m), &a, b, log, len))) return cli_status_exit(st, attn_last_error());
+    if ((st = attn_select(cli_engine(m), &a, b, log, len)))
+      return cli_status_exit(st, attn_last_error());
   } else if ((st = attn_why_not(cli_engine(m), *b, &a, why, sizeof why))) {
     return cli_usage_error("%s", why);
   }

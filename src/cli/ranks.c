@@ -57,10 +57,11 @@ static const char *label(const cli_rank *r, char *buf, size_t len) {
 /* min, max and mean of one figure over the ranks that have the range */
 static void spread(FILE *f, const char *what, const double *v, size_t n) {
   double lo = v[0], hi = v[0], sum = 0;
-  for (size_t i = 0; i < n; i++) lo = v[i] < lo ? v[i] : lo, hi = v[i] > hi ? v[i] : hi, sum += v[i];
+  for (size_t i = 0; i < n; i++)
+    lo = v[i] < lo ? v[i] : lo, hi = v[i] > hi ? v[i] : hi, sum += v[i];
   double mean = sum / (double)n;
-  fprintf(f, "    spread of %s: min %.1f, max %.1f, max-min %.1f (%.1f%% of the mean)\n", what, lo, hi,
-          hi - lo, mean > 0 ? 100.0 * (hi - lo) / mean : 0.0);
+  fprintf(f, "    spread of %s: min %.1f, max %.1f, max-min %.1f (%.1f%% of the mean)\n", what, lo,
+          hi, hi - lo, mean > 0 ? 100.0 * (hi - lo) / mean : 0.0);
 }
 
 static void print_range(FILE *f, const char *name, const cli_rank *ranks, const cli_rank_tables *tb,
@@ -111,7 +112,8 @@ static int cmp_joined(const void *pa, const void *pb) {
 /* Adds weight to the row (name, cat) of j, made when new. */
 static void join_add(joined *j, size_t *count, const char *name, prof_cat cat, double weight) {
   size_t x = 0;
-  while (x < *count && !(j[x].cat == cat && !strcmp(j[x].name ? j[x].name : "", name ? name : ""))) x++;
+  while (x < *count && !(j[x].cat == cat && !strcmp(j[x].name ? j[x].name : "", name ? name : "")))
+    x++;
   if (x == *count) j[(*count)++] = (joined){name, cat, 0};
   j[x].total += weight;
 }
@@ -130,7 +132,8 @@ static joined *join(const cli_rank_tables *tb, size_t n, int keys, size_t *count
         const prof_key_average *k = &tb[r].keys[i];
         join_add(j, count, k->name, k->cat, k->device_us_total * 1e6 + k->host_us_total);
       } else {
-        join_add(j, count, tb[r].kernels[i].name, PROF_CAT_KERNEL, tb[r].kernels[i].device_us_total);
+        join_add(j, count, tb[r].kernels[i].name, PROF_CAT_KERNEL,
+                 tb[r].kernels[i].device_us_total);
       }
     }
   if (j && *count > 1) qsort(j, *count, sizeof *j, cmp_joined);
@@ -156,7 +159,8 @@ static void print_kernels(FILE *f, const cli_rank_tables *tb, size_t n) {
     if ((int)strlen(j[x].name ? j[x].name : "") > w) w = (int)strlen(j[x].name);
   fprintf(f, "\nkernels per rank (by name; comm = an NCCL collective):\n");
   cli_put_cell(f, "kernel", w);
-  fprintf(f, " %4s %7s %15s %13s %-6s\n", "rank", "calls", "device us total", "device us avg", "kind");
+  fprintf(f, " %4s %7s %15s %13s %-6s\n", "rank", "calls", "device us total", "device us avg",
+          "kind");
   for (size_t x = 0; x < m; x++)
     for (size_t r = 0, first = 1; r < n; r++) {
       int64_t calls, graph;
@@ -175,7 +179,8 @@ static void print_kernels(FILE *f, const cli_rank_tables *tb, size_t n) {
 
 static const prof_key_average *key_of(const cli_rank_tables *tb, const joined *k) {
   for (int64_t i = 0; i < tb->n_keys; i++)
-    if (tb->keys[i].cat == k->cat && !strcmp(tb->keys[i].name ? tb->keys[i].name : "", k->name ? k->name : ""))
+    if (tb->keys[i].cat == k->cat &&
+        !strcmp(tb->keys[i].name ? tb->keys[i].name : "", k->name ? k->name : ""))
       return &tb->keys[i];
   return NULL;
 }
@@ -210,10 +215,12 @@ int cli_print_ranks(FILE *f, const cli_rank *ranks, size_t n, int64_t top) {
   char buf[4200];
   fprintf(f, "per rank (GPU events per call of each range; kernels and key averages of each "
              "rank):\n");
-  for (size_t r = 0; r < n; r++) fprintf(f, "  rank %zu: %s\n", r, label(&ranks[r], buf, sizeof buf));
+  for (size_t r = 0; r < n; r++)
+    fprintf(f, "  rank %zu: %s\n", r, label(&ranks[r], buf, sizeof buf));
   for (size_t r = 0; r < n; r++)
     for (int64_t i = 0; i < tb[r].n_ranges; i++)
-      if (!range_seen(tb, r, tb[r].ranges[i].name)) print_range(f, tb[r].ranges[i].name, ranks, tb, n);
+      if (!range_seen(tb, r, tb[r].ranges[i].name))
+        print_range(f, tb[r].ranges[i].name, ranks, tb, n);
   print_kernels(f, tb, n);
   print_keys(f, tb, n, top);
   free_tables(tb, n);
@@ -240,8 +247,10 @@ static json_t *spread_json(const char *name, const cli_rank_tables *tb, size_t n
 
 static json_t *rank_json(const cli_rank *rk, size_t r, const cli_rank_tables *tb) {
   json_t *rows = json_array(), *kernels = json_array(), *keys = json_array();
-  for (int64_t i = 0; i < tb->n_ranges; i++) json_array_append_new(rows, cli_range_json(&tb->ranges[i]));
-  for (int64_t i = 0; i < tb->n_kernels; i++) json_array_append_new(kernels, cli_kernel_json(&tb->kernels[i]));
+  for (int64_t i = 0; i < tb->n_ranges; i++)
+    json_array_append_new(rows, cli_range_json(&tb->ranges[i]));
+  for (int64_t i = 0; i < tb->n_kernels; i++)
+    json_array_append_new(kernels, cli_kernel_json(&tb->kernels[i]));
   for (int64_t i = 0; i < tb->n_keys; i++) json_array_append_new(keys, cli_key_json(&tb->keys[i]));
   json_t *o = json_pack("{sI so so so}", "rank", (json_int_t)r, "ranges", rows, "kernels", kernels,
                         "key_averages", keys);

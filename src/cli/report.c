@@ -10,11 +10,11 @@
 json_t *cli_problem_json(const cli_problem *p) {
   static const char *const causal[] = {"none", "top-left", "bottom-right"};
   static const char *const mask[] = {"none", "bool", "additive"};
-  json_t *o = json_pack("{sI sI sI sI sI sI ss ss ss ss sb}", "B", (json_int_t)p->b, "H",
-                        (json_int_t)p->hq, "H_kv", (json_int_t)p->hkv, "S_q", (json_int_t)p->sq,
-                        "S_k", (json_int_t)p->sk, "D", (json_int_t)p->d, "dtype",
-                        attn_dtype_name(p->dtype), "causal", causal[p->causal], "mask",
-                        mask[p->mask], "layout", p->bshd ? "bshd" : "bhsd", "lse", p->want_lse);
+  json_t *o =
+      json_pack("{sI sI sI sI sI sI ss ss ss ss sb}", "B", (json_int_t)p->b, "H", (json_int_t)p->hq,
+                "H_kv", (json_int_t)p->hkv, "S_q", (json_int_t)p->sq, "S_k", (json_int_t)p->sk, "D",
+                (json_int_t)p->d, "dtype", attn_dtype_name(p->dtype), "causal", causal[p->causal],
+                "mask", mask[p->mask], "layout", p->bshd ? "bshd" : "bhsd", "lse", p->want_lse);
   if (p->page_size > 0) json_object_set_new(o, "page_size", json_integer(p->page_size));
   return o;
 }
@@ -23,7 +23,10 @@ json_t *cli_problem_json(const cli_problem *p) {
 static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 json_t *cli_result_json(const cli_result *r) {
-  const char *status = r->refused ? "refused" : r->skipped ? "skipped" : r->status ? "failed" : "ok";
+  const char *status = r->refused   ? "refused"
+                       : r->skipped ? "skipped"
+                       : r->status  ? "failed"
+                                    : "ok";
   json_t *o = json_pack("{ss ss}", "name", attn_backend_name(r->backend), "status", status);
   if (r->status) {
     json_object_set_new(o, "why", json_string(r->why));
@@ -36,7 +39,8 @@ json_t *cli_result_json(const cli_result *r) {
   json_object_set_new(o, "per_forward", per);
   json_t *apis = json_object();
   for (int i = 0; i < r->per_fwd.n_launch_apis; i++)
-    json_object_set_new(apis, r->per_fwd.launch_api[i], json_real(r->per_fwd.launch_api_per_call[i]));
+    json_object_set_new(apis, r->per_fwd.launch_api[i],
+                        json_real(r->per_fwd.launch_api_per_call[i]));
   json_object_set_new(o, "launch_api", apis);
   if (r->device >= 0) { /* GPU: CUDA-event time beside the trace's sum, the top kernel */
     json_object_set_new(o, "device_us_events", json_real(r->time_us_median));
@@ -54,7 +58,8 @@ json_t *cli_result_json(const cli_result *r) {
   json_object_set_new(o, "flops", json_real(r->flops));
   json_object_set_new(o, "copy_gbps", r->copy_gbps > 0 ? json_real(r->copy_gbps) : json_null());
   json_object_set_new(o, "copy_frac", real_or_null(r->copy_frac));
-  json_object_set_new(o, "peak_tflops", r->peak_tflops > 0 ? json_real(r->peak_tflops) : json_null());
+  json_object_set_new(o, "peak_tflops",
+                      r->peak_tflops > 0 ? json_real(r->peak_tflops) : json_null());
   json_object_set_new(o, "peak_frac", real_or_null(r->peak_frac));
   json_object_set_new(o, "roof", json_string(r->roof ? r->roof : "unknown"));
   json_object_set_new(o, "rel_err", real_or_null(r->rel_err));

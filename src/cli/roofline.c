@@ -90,10 +90,11 @@ static void find_copy_bw(int device, const cli_measure_opts *m, cli_roof *r) {
     snprintf(r->copy_source, sizeof r->copy_source, "unknown: %s", attn_last_error());
     return;
   }
-  int kept = have_path && !keep(path, key, json_pack("{sf sI sI sI}", "copy_gbps", r->copy_gbps,
-                                                     "bytes_per_copy", (json_int_t)bytes, "copies",
-                                                     (json_int_t)COPY_REPS, "measured_unix",
-                                                     (json_int_t)time(NULL)));
+  int kept =
+      have_path && !keep(path, key,
+                         json_pack("{sf sI sI sI}", "copy_gbps", r->copy_gbps, "bytes_per_copy",
+                                   (json_int_t)bytes, "copies", (json_int_t)COPY_REPS,
+                                   "measured_unix", (json_int_t)time(NULL)));
   snprintf(r->copy_source, sizeof r->copy_source, "measured now (%s, median of %d)%s%s",
            device >= 0 ? "device-to-device cudaMemcpy" : "memcpy", COPY_REPS,
            kept ? ", kept in " : ", not kept: cannot write the cache file", kept ? path : "");
@@ -120,8 +121,8 @@ static void find_peak(int device, attn_dtype dtype, const cli_measure_opts *m, c
   }
   if (device >= 0 && !attn_matmul_tflops_measured(device, dtype, &r->peak_tflops)) {
     if (have_path) keep(path, key, json_pack("{sf}", field, r->peak_tflops));
-    snprintf(r->peak_source, sizeof r->peak_source, "cuBLAS %s GEMM 8192^3 measured now, median of 9",
-             attn_dtype_name(dtype));
+    snprintf(r->peak_source, sizeof r->peak_source,
+             "cuBLAS %s GEMM 8192^3 measured now, median of 9", attn_dtype_name(dtype));
     return;
   }
   r->peak_tflops = attn_matmul_peak_tflops(device, dtype, &src);
@@ -168,7 +169,8 @@ void cli_print_roof(FILE *f, const cli_roof *roof) {
   if (roof->copy_gbps > 0) fprintf(f, "%.1f GB/s (%s)", roof->copy_gbps, roof->copy_source);
   else fprintf(f, "%s", roof->copy_source);
   fprintf(f, "; matmul peak ");
-  if (roof->peak_tflops > 0) fprintf(f, "%.1f TFLOP/s (%s)\n", roof->peak_tflops, roof->peak_source);
+  if (roof->peak_tflops > 0)
+    fprintf(f, "%.1f TFLOP/s (%s)\n", roof->peak_tflops, roof->peak_source);
   else fprintf(f, "unknown (give --peak-tflops)\n");
 }
 

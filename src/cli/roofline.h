@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 
 typedef struct {
-  double copy_gbps;   /* 0: unknown */
+  double copy_gbps; /* 0: unknown */
   char copy_source[1400];
   double peak_tflops; /* 0: unknown */
   char peak_source[256];

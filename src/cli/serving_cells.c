@@ -104,11 +104,10 @@ attn_status cli_cell_make(const cli_problem *p, const cli_pool *pool, cli_cell *
     kv[i].strides[1] = p->d, kv[i].strides[2] = p->hkv * p->d;
   }
   c->args = attn_args_make(q, kv[0], kv[1], o);
-  c->seqs = (attn_seqs){.batch = p->b, .kv_lens = c->lens, .block_table = c->table,
-                        .max_pages = per};
+  c->seqs =
+      (attn_seqs){.batch = p->b, .kv_lens = c->lens, .block_table = c->table, .max_pages = per};
   c->args.seqs = &c->seqs;
   if ((st = attn_args_check(&c->args))) return st;
   c->seqs.trusted = 1, c->seqs.max_q = 1, c->seqs.max_kv = p->sk;
   return ATTN_STATUS_OK;
 }
-

@@ -54,18 +54,23 @@ void cli_summary_free(cli_summary *s) {
 
 void cli_print_links(FILE *f, const prof_link_stats *l) {
   if (l->gpu_without_launch)
-    fprintf(f, "note: %lld GPU event(s) matched no launch call (no correlation id in common): "
-            "counted in the kernel table, in no range\n", (long long)l->gpu_without_launch);
+    fprintf(f,
+            "note: %lld GPU event(s) matched no launch call (no correlation id in common): "
+            "counted in the kernel table, in no range\n",
+            (long long)l->gpu_without_launch);
   if (l->launches_without_gpu)
     fprintf(f, "note: %lld launch call(s) had no GPU work in the trace\n",
             (long long)l->launches_without_gpu);
   if (l->ambiguous)
-    fprintf(f, "note: %lld GPU event(s) carry a correlation id that launch calls of several "
+    fprintf(f,
+            "note: %lld GPU event(s) carry a correlation id that launch calls of several "
             "processes share: linked to the process using that device, then by time\n",
             (long long)l->ambiguous);
   if (l->crossing_ranges)
-    fprintf(f, "note: %lld range(s) overlap without nesting: work counts for every range open "
-            "at its launch call's start\n", (long long)l->crossing_ranges);
+    fprintf(f,
+            "note: %lld range(s) overlap without nesting: work counts for every range open "
+            "at its launch call's start\n",
+            (long long)l->crossing_ranges);
 }
 
 json_t *cli_links_json(const prof_link_stats *l) {
@@ -147,17 +152,15 @@ json_t *cli_summary_json(const char *file, const prof_read_stats *stats, const p
   for (int64_t i = 0; i < s->n_keys; i++) json_array_append_new(keys, cli_key_json(&s->keys[i]));
   return json_pack("{so so so so so so so}", "file", cli_json_text(file), "read",
                    cli_read_stats_json(stats), "devices", devices_json(t), "links",
-                   cli_links_json(&s->links), "ranges", ranges, "kernels", kernels,
-                   "key_averages", keys);
+                   cli_links_json(&s->links), "ranges", ranges, "kernels", kernels, "key_averages",
+                   keys);
 }
 
 /* ---- kernel table -------------------------------------------------------- */
 
 static void put_pct(FILE *f, double v) {
-  if (v < 0)
-    fprintf(f, " %7s", "-");
-  else
-    fprintf(f, " %6.1f%%", v);
+  if (v < 0) fprintf(f, " %7s", "-");
+  else fprintf(f, " %6.1f%%", v);
 }
 
 void cli_print_kernels(FILE *f, const prof_kernel_summary *rows, int64_t n) {
@@ -211,7 +214,8 @@ int cli_expect_print(FILE *f, const prof_expect *ex, const prof_trace *t, const 
   range = cli_expect_range(t, range);
   fprintf(f, "\nexpectations%s%s:\n", range ? " per " : "", range ? range : "");
   int broken = 0;
-  if (prof_expect_check(ex, t, range, f, &broken)) return cli_usage_error("--expect: %s", attn_last_error());
+  if (prof_expect_check(ex, t, range, f, &broken))
+    return cli_usage_error("--expect: %s", attn_last_error());
   fprintf(f, "%s\n", broken ? "some expectations BROKE" : "all expectations held");
   return broken ? CLI_EXPECT_BROKEN : CLI_OK;
 }
@@ -223,9 +227,9 @@ json_t *cli_expect_json(const prof_expect *ex, const prof_trace *t, const char *
   if (r && prof_expect_evaluate(ex, t, cli_expect_range(t, range), r, &broken)) broken = -1;
   json_t *a = json_array();
   for (size_t i = 0; broken >= 0 && i < n; i++)
-    json_array_append_new(a,
-                          json_pack("{so so sb}", "expectation", cli_json_text(r[i].text),
-                                    "observed", cli_json_text(r[i].observed), "held", r[i].held));
+    json_array_append_new(
+        a, json_pack("{so so sb}", "expectation", cli_json_text(r[i].text), "observed",
+                     cli_json_text(r[i].observed), "held", r[i].held));
   free(r);
   *rc = broken < 0 ? cli_usage_error("--expect: %s", attn_last_error())
         : broken   ? CLI_EXPECT_BROKEN

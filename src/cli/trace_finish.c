@@ -22,8 +22,8 @@
 typedef struct {
   int found, closed, api_all;
   int64_t safe_offset, events, dropped, signal, records, buffers, buffers_allocated, buffer_bytes,
-      cupti_dropped, buffers_refused, incomplete, open_ranges, peak_rss_kib, write_ms,
-      exit_status, rank; /* -1: not said (no exit(), no RANK) */
+      cupti_dropped, buffers_refused, incomplete, open_ranges, peak_rss_kib, write_ms, exit_status,
+      rank; /* -1: not said (no exit(), no RANK) */
   char error[704];
 } trace_report;
 
@@ -57,8 +57,8 @@ static char *find_beside_exe(const char *const *rel, size_t n, int mode) {
 static char *find_inject(void) {
   const char *env = getenv("ATTNPROF_INJECT_LIB");
   if (env && *env) return access(env, R_OK) ? NULL : strdup(env);
-  static const char *const rel[] = {"/../lib/libattnprof_inject.so", "/../lib64/libattnprof_inject.so",
-                                    "/libattnprof_inject.so"};
+  static const char *const rel[] = {"/../lib/libattnprof_inject.so",
+                                    "/../lib64/libattnprof_inject.so", "/libattnprof_inject.so"};
   return find_beside_exe(rel, sizeof rel / sizeof rel[0], R_OK);
 }
 
@@ -103,9 +103,10 @@ static void read_report(const char *path, trace_report *r) {
     size_t off;
   } keys[] = {
 #define K(name) {#name "=", offsetof(trace_report, name)}
-      K(safe_offset), K(events), K(dropped), K(signal), K(records), K(buffers),
-      K(buffers_allocated), K(buffer_bytes), K(cupti_dropped), K(buffers_refused),
-      K(incomplete), K(open_ranges), K(peak_rss_kib), K(write_ms), K(exit_status), K(rank),
+      K(safe_offset),   K(events),          K(dropped),           K(signal),
+      K(records),       K(buffers),         K(buffers_allocated), K(buffer_bytes),
+      K(cupti_dropped), K(buffers_refused), K(incomplete),        K(open_ranges),
+      K(peak_rss_kib),  K(write_ms),        K(exit_status),       K(rank),
 #undef K
   };
   while (fgets(line, sizeof line, f)) {
@@ -128,15 +129,12 @@ static void say_program(const trace_opts *o, const trace_outcome *r, const trace
   fprintf(f, "attnprof trace: %s ", o->argv[0]);
   if (WIFSIGNALED(r->status))
     fprintf(f, "was killed by signal %d (%s)", WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
-  else
-    fprintf(f, "exited with status %d", WEXITSTATUS(r->status));
+  else fprintf(f, "exited with status %d", WEXITSTATUS(r->status));
   /* The program's own peak: VmHWM from exec on when the collector said it,
    * else its rusage as attnprof_spawn read it. */
   double kib = rep->peak_rss_kib > 0 ? (double)rep->peak_rss_kib : (double)r->peak_rss_kib;
-  if (kib > 0)
-    fprintf(f, "; its peak memory %.1f MiB\n", kib / 1024.0);
-  else
-    fputs("; its peak memory unknown (attnprof_spawn not found)\n", f);
+  if (kib > 0) fprintf(f, "; its peak memory %.1f MiB\n", kib / 1024.0);
+  else fputs("; its peak memory unknown (attnprof_spawn not found)\n", f);
 }
 
 /* child: "" for the program, "child process N (rank R)" for a child, whose
@@ -155,8 +153,8 @@ static void say_faults(const trace_report *rep, const char *child) {
             "attnprof: %s%lld activity records were dropped (CUPTI dropped %lld; buffer requests "
             "refused %lld; incomplete %lld): the counts are low by up to that many. More room: "
             "ATTNPROF_CUPTI_MAX_BUFFERS, ATTNPROF_CUPTI_BUFFER_KB\n",
-            who, (long long)rep->dropped, (long long)rep->cupti_dropped, (long long)rep->buffers_refused,
-            (long long)rep->incomplete);
+            who, (long long)rep->dropped, (long long)rep->cupti_dropped,
+            (long long)rep->buffers_refused, (long long)rep->incomplete);
   if (rep->open_ranges > 0)
     fprintf(stderr, "attnprof: %s%lld NVTX ranges were still open at the end (not in the trace)\n",
             who, (long long)rep->open_ranges);
@@ -165,33 +163,41 @@ static void say_faults(const trace_report *rep, const char *child) {
 /* One line on how a child process ended and what its trace holds: stdout
  * when it exited 0, else stderr (a rank that crashed, was killed, or exited
  * non-zero; its trace keeps what it flushed). */
-static void say_child(const trace_opts *o, const char *who, const trace_report *rep, size_t events) {
+static void say_child(const trace_opts *o, const char *who, const trace_report *rep,
+                      size_t events) {
   FILE *f = stderr;
   if (rep->signal > 0)
-    fprintf(f, "attnprof: %s was killed by signal %lld (%s); its trace %s keeps the %zu events it "
-               "flushed\n", who, (long long)rep->signal, strsignal((int)rep->signal), o->out, events);
+    fprintf(f,
+            "attnprof: %s was killed by signal %lld (%s); its trace %s keeps the %zu events it "
+            "flushed\n",
+            who, (long long)rep->signal, strsignal((int)rep->signal), o->out, events);
   else if (!rep->closed)
-    fprintf(f, "attnprof: %s ended without closing its trace (a crash, _exit or SIGKILL); %s keeps "
-               "the %zu events flushed before (records still in CUPTI's buffers are lost)\n",
+    fprintf(f,
+            "attnprof: %s ended without closing its trace (a crash, _exit or SIGKILL); %s keeps "
+            "the %zu events flushed before (records still in CUPTI's buffers are lost)\n",
             who, o->out, events);
   else if (rep->exit_status > 0)
-    fprintf(f, "attnprof: %s exited with status %lld; its trace %s keeps the %zu events it flushed\n",
+    fprintf(f,
+            "attnprof: %s exited with status %lld; its trace %s keeps the %zu events it flushed\n",
             who, (long long)rep->exit_status, o->out, events);
   else
     fprintf(f = o->json ? stderr : stdout, "attnprof trace: %s %s; trace %s (%zu events)\n", who,
             rep->exit_status == 0 ? "exited with status 0" : "ended", o->out, events);
 }
 
-static void say_collector(const trace_opts *o, const trace_report *rep, size_t events, double final_s) {
+static void say_collector(const trace_opts *o, const trace_report *rep, size_t events,
+                          double final_s) {
   FILE *f = o->json ? stderr : stdout;
   fprintf(f, "export: streamed %lld events in %.3f s inside the program", (long long)rep->events,
           rep->write_ms / 1e3);
   if (rep->write_ms > 0) fprintf(f, " (%.0f events/s)", rep->events / (rep->write_ms / 1e3));
   if (final_s > 0)
-    fprintf(f, "; read, annotated and rewritten in %.3f s (%.0f events/s)", final_s, events / final_s);
+    fprintf(f, "; read, annotated and rewritten in %.3f s (%.0f events/s)", final_s,
+            events / final_s);
   fputc('\n', f);
-  fprintf(f, "trace: %s (%zu events, %lld dropped); CUPTI: %lld records in %lld buffers, "
-             "at most %lld buffers of %lld KiB in memory; API calls: %s\n",
+  fprintf(f,
+          "trace: %s (%zu events, %lld dropped); CUPTI: %lld records in %lld buffers, "
+          "at most %lld buffers of %lld KiB in memory; API calls: %s\n",
           o->out, events, (long long)rep->dropped, (long long)rep->records, (long long)rep->buffers,
           (long long)rep->buffers_allocated, (long long)rep->buffer_bytes / 1024,
           rep->api_all ? "all" : "launches, copies, sets, waits");
@@ -220,8 +226,8 @@ static int print_summary(const trace_opts *o, const prof_trace *t, const prof_re
     prof_print_range_summary(stdout, s.ranges, s.n_ranges);
     if (s.n_kernels > 0) {
       printf("\nkernels %s%s (occupancy: ours, estimated achieved, then theoretical; file: "
-             "the trace's own figure):\n", o->range ? "in range " : "in the whole trace",
-             o->range ? o->range : "");
+             "the trace's own figure):\n",
+             o->range ? "in range " : "in the whole trace", o->range ? o->range : "");
       cli_print_kernels(stdout, s.kernels, s.n_kernels);
     }
   }
@@ -239,7 +245,7 @@ static int export_and_summarize(const trace_opts *o, const trace_paths *p, const
   int rc = cli_load_trace(p->partial, &t, &stats);
   if (rc) return rc;
   prof_trace_add_dropped(t, rep->dropped); /* the reader does not read the count back */
-  prof_add_gpu_annotations(t, NULL); /* without them (no memory) the trace is still whole */
+  prof_add_gpu_annotations(t, NULL);       /* without them (no memory) the trace is still whole */
   prof_write_opts w = prof_write_opts_default();
   w.format = o->format;
   if (prof_write_trace(t, o->out, &w)) {
@@ -265,7 +271,8 @@ static int complete(const trace_opts *o, const trace_paths *p, const trace_repor
       return cli_failure("cannot complete the trace: %s", attn_last_error());
   }
   if (o->stream_only) {
-    if (rename(p->partial, o->out)) return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));
+    if (rename(p->partial, o->out))
+      return cli_failure("cannot rename %s: %s", p->partial, strerror(errno));
     *kept = (size_t)rep->events;
     if (!child) say_collector(o, rep, (size_t)rep->events, 0);
     return CLI_OK;
@@ -279,7 +286,8 @@ int trace_finish_child(const trace_opts *o, const trace_paths *p, long long pid)
   if (!rep.found) rep.closed = 0, rep.safe_offset = 0; /* no report: keep what parses */
   char who[96];
   int n = snprintf(who, sizeof who, "child process %lld", pid);
-  if (rep.rank >= 0) n += snprintf(who + n, sizeof who - (size_t)n, " (rank %lld)", (long long)rep.rank);
+  if (rep.rank >= 0)
+    n += snprintf(who + n, sizeof who - (size_t)n, " (rank %lld)", (long long)rep.rank);
   size_t kept = 0;
   int rc = complete(o, p, &rep, 1, who, &kept);
   if (!rc) say_child(o, who, &rep, kept);
@@ -294,7 +302,8 @@ int trace_finish(const trace_opts *o, const trace_paths *p, const trace_outcome 
   if (!rep.found) {
     if (children > 0) { /* a launcher (torchrun, a script): its children traced */
       printf("attnprof trace: %s used no CUDA itself; %d child process trace(s) above "
-             "(attnprof merge puts them on one timeline)\n", o->argv[0], children);
+             "(attnprof merge puts them on one timeline)\n",
+             o->argv[0], children);
       return CLI_OK;
     }
     fprintf(stderr, "attnprof: the program never initialized CUDA (or the injection library "

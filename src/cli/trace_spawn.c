@@ -50,8 +50,7 @@ int main(int argc, char **argv) {
   int status = 0;
   struct rusage ru;
   memset(&ru, 0, sizeof ru);
-  while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
-  }
+  while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
   char line[64];
   int n = snprintf(line, sizeof line, "%d %ld\n", status, ru.ru_maxrss);
   if (write(fd, line, (size_t)n) != n) return 1;

@@ -25,7 +25,10 @@ int cli_load_trace(const char *path, prof_trace **out, prof_read_stats *stats) {
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not one. */
 static size_t utf8_len(const unsigned char *p) {
   if (p[0] < 0x80) return 1;
-  size_t n = p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 && p[0] < 0xE0 ? 2 : 0;
+  size_t n = p[0] >= 0xF0 && p[0] <= 0xF4  ? 4
+             : p[0] >= 0xE0                ? 3
+             : p[0] >= 0xC2 && p[0] < 0xE0 ? 2
+                                           : 0;
   for (size_t i = 1; i < n; i++)
     if ((p[i] & 0xC0) != 0x80) return 0;
   if (n == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
@@ -58,15 +61,13 @@ json_t *cli_json_dim3(const int32_t v[3]) {
 }
 
 json_t *cli_read_stats_json(const prof_read_stats *s) {
-  json_t *o = json_pack("{sI sI sI sI sI sI sI sI sI sI sI}", "events", (json_int_t)s->events,
-                        "devices", (json_int_t)s->devices, "metadata", (json_int_t)s->metadata,
-                        "flows", (json_int_t)s->flows, "unknown_category",
-                        (json_int_t)s->unknown_category, "unsupported_phase",
-                        (json_int_t)s->unsupported_phase, "missing_time",
-                        (json_int_t)s->missing_time, "not_an_event", (json_int_t)s->not_an_event,
-                        "bad_values", (json_int_t)s->bad_values, "truncated_strings",
-                        (json_int_t)s->truncated_strings, "out_of_order",
-                        (json_int_t)s->out_of_order);
+  json_t *o = json_pack(
+      "{sI sI sI sI sI sI sI sI sI sI sI}", "events", (json_int_t)s->events, "devices",
+      (json_int_t)s->devices, "metadata", (json_int_t)s->metadata, "flows", (json_int_t)s->flows,
+      "unknown_category", (json_int_t)s->unknown_category, "unsupported_phase",
+      (json_int_t)s->unsupported_phase, "missing_time", (json_int_t)s->missing_time, "not_an_event",
+      (json_int_t)s->not_an_event, "bad_values", (json_int_t)s->bad_values, "truncated_strings",
+      (json_int_t)s->truncated_strings, "out_of_order", (json_int_t)s->out_of_order);
   json_t *cats = json_array(); /* [{name, count}]: a file's names may not be valid keys */
   for (int i = 0; i < s->n_categories; i++)
     json_array_append_new(cats, json_pack("{so sI}", "name", cli_json_text(s->categories[i].name),

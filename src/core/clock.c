@@ -18,4 +18,3 @@ int64_t attn_clock_epoch_offset(void) {
   int64_t b = attn_clock_ns();
   return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (a + (b - a) / 2);
 }
-

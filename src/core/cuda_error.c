@@ -3,8 +3,7 @@
 #include "core/cuda_error.h"
 
 attn_status attn_cuda_fail(cudaError_t err, const char *call) {
-  attn_status st = err == cudaErrorMemoryAllocation ? ATTN_STATUS_OUT_OF_MEMORY
-                                                    : ATTN_STATUS_BACKEND_ERROR;
-  return attn_fail(st, "%s failed: %s (%s)", call, cudaGetErrorName(err),
-                   cudaGetErrorString(err));
+  attn_status st =
+      err == cudaErrorMemoryAllocation ? ATTN_STATUS_OUT_OF_MEMORY : ATTN_STATUS_BACKEND_ERROR;
+  return attn_fail(st, "%s failed: %s (%s)", call, cudaGetErrorName(err), cudaGetErrorString(err));
 }

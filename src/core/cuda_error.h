@@ -16,16 +16,16 @@ extern "C" {
  * ATTN_STATUS_OUT_OF_MEMORY or ATTN_STATUS_BACKEND_ERROR. */
 attn_status attn_cuda_fail(cudaError_t err, const char *call);
 
-#define ATTN_CUDA_TRY(call)                                      \
-  do {                                                           \
-    cudaError_t attn_err_ = (call);                              \
+#define ATTN_CUDA_TRY(call)                                                \
+  do {                                                                     \
+    cudaError_t attn_err_ = (call);                                        \
     if (attn_err_ != cudaSuccess) return attn_cuda_fail(attn_err_, #call); \
   } while (0)
 
 /* After a kernel launch: its error, naming the kernel (a string literal). */
-#define ATTN_CUDA_CHECK_LAUNCH(kernel_name)                                        \
-  do {                                                                             \
-    cudaError_t attn_err_ = cudaGetLastError();                                   \
+#define ATTN_CUDA_CHECK_LAUNCH(kernel_name)                                                   \
+  do {                                                                                        \
+    cudaError_t attn_err_ = cudaGetLastError();                                               \
     if (attn_err_ != cudaSuccess) return attn_cuda_fail(attn_err_, "launch of " kernel_name); \
   } while (0)
 

@@ -67,20 +67,24 @@ static inline uint16_t attn_cpu_f32_to_f16(float f) {
 }
 
 /* Offset in elements of element (b, h, s, d); size-1 dims broadcast. */
-static inline int64_t attn_cpu_offset(const attn_tensor *t, int64_t b, int64_t h,
-                                      int64_t s, int64_t d) {
+static inline int64_t attn_cpu_offset(const attn_tensor *t, int64_t b, int64_t h, int64_t s,
+                                      int64_t d) {
   const int64_t *n = t->shape, *st = t->strides;
-  return (n[0] == 1 ? 0 : b) * st[0] + (n[1] == 1 ? 0 : h) * st[1] +
-         (n[2] == 1 ? 0 : s) * st[2] + (n[3] == 1 ? 0 : d) * st[3];
+  return (n[0] == 1 ? 0 : b) * st[0] + (n[1] == 1 ? 0 : h) * st[1] + (n[2] == 1 ? 0 : s) * st[2] +
+         (n[3] == 1 ? 0 : d) * st[3];
 }
 
 /* Element `off` of a host buffer of dtype dt, as float (BOOL: 0 or 1). */
 static inline float attn_cpu_load(const void *data, attn_dtype dt, int64_t off) {
   switch (dt) {
-  case ATTN_DTYPE_F32: return ((const float *)data)[off];
-  case ATTN_DTYPE_F16: return attn_cpu_f16_to_f32(((const uint16_t *)data)[off]);
-  case ATTN_DTYPE_BF16: return attn_cpu_bf16_to_f32(((const uint16_t *)data)[off]);
-  default: return ((const uint8_t *)data)[off] != 0;
+    case ATTN_DTYPE_F32:
+      return ((const float *)data)[off];
+    case ATTN_DTYPE_F16:
+      return attn_cpu_f16_to_f32(((const uint16_t *)data)[off]);
+    case ATTN_DTYPE_BF16:
+      return attn_cpu_bf16_to_f32(((const uint16_t *)data)[off]);
+    default:
+      return ((const uint8_t *)data)[off] != 0;
   }
 }
 

@@ -41,22 +41,21 @@ typedef struct {
 
 /* One call of the plan on the K/V in hand (kv: [B, Hkv, s_kv, D]); its
  * partial result folded into the rank's accumulators. */
-static attn_status run_call(attn_ctx *ctx, const attn_args *a, const attn_cp_call *c,
-                            void *k, void *v, int64_t s_kv, rank_acc *acc) {
+static attn_status run_call(attn_ctx *ctx, const attn_args *a, const attn_cp_call *c, void *k,
+                            void *v, int64_t s_kv, rank_acc *acc) {
   int64_t l = a->q.shape[2], bh = a->q.shape[0] * a->q.shape[1], d = a->q.shape[3];
-  attn_args ca = attn_args_make(
-      attn_cp_rows_view(&a->q, a->q.data, l, c->q0, c->nq),
-      attn_cp_rows_view(&a->k, k, s_kv, c->k0, c->nk),
-      attn_cp_rows_view(&a->v, v, s_kv, c->k0, c->nk),
-      attn_tensor_bhsd(acc->part_o, a->out.dtype, a->out.device, a->q.shape[0], a->q.shape[1],
-                       c->nq, d));
+  attn_args ca = attn_args_make(attn_cp_rows_view(&a->q, a->q.data, l, c->q0, c->nq),
+                                attn_cp_rows_view(&a->k, k, s_kv, c->k0, c->nk),
+                                attn_cp_rows_view(&a->v, v, s_kv, c->k0, c->nk),
+                                attn_tensor_bhsd(acc->part_o, a->out.dtype, a->out.device,
+                                                 a->q.shape[0], a->q.shape[1], c->nq, d));
   ca.causal = c->causal;
   ca.scale = a->scale;
   ca.lse = acc->part_lse;
   attn_status st = attn_forward(ctx, ATTN_BACKEND_FLASH, &ca);
   if (st == ATTN_STATUS_OK)
-    attn_cp_merge_host(acc->acc_o, acc->acc_lse, bh, l, d, c->q0, c->nq, acc->part_o,
-                       a->out.dtype, acc->part_lse);
+    attn_cp_merge_host(acc->acc_o, acc->acc_lse, bh, l, d, c->q0, c->nq, acc->part_o, a->out.dtype,
+                       acc->part_lse);
   return st;
 }
 
@@ -80,16 +79,16 @@ static void acc_free(rank_acc *acc) {
   free(acc->part_o);
 }
 
-static attn_status host_ring(attn_ctx *ctx, int64_t s, int n, const attn_args *sh,
-                             rank_acc *acc, size_t row_bytes) {
+static attn_status host_ring(attn_ctx *ctx, int64_t s, int n, const attn_args *sh, rank_acc *acc,
+                             size_t row_bytes) {
   int64_t lmax = 0;
   for (int r = 0; r < n; r++) lmax = sh[r].k.shape[2] > lmax ? sh[r].k.shape[2] : lmax;
   kv_block *held = calloc((size_t)n, sizeof *held), *spare = calloc((size_t)n, sizeof *spare);
-  attn_status st = held && spare ? ATTN_STATUS_OK
-                                 : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no host memory");
+  attn_status st =
+      held && spare ? ATTN_STATUS_OK : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no host memory");
   for (int r = 0; st == ATTN_STATUS_OK && r < n; r++) {
-    held[r] = (kv_block){malloc((size_t)lmax * row_bytes + 1),
-                         malloc((size_t)lmax * row_bytes + 1), sh[r].k.shape[2], r};
+    held[r] = (kv_block){malloc((size_t)lmax * row_bytes + 1), malloc((size_t)lmax * row_bytes + 1),
+                         sh[r].k.shape[2], r};
     spare[r] = (kv_block){malloc((size_t)lmax * row_bytes + 1),
                           malloc((size_t)lmax * row_bytes + 1), 0, -1};
     if (!held[r].k || !held[r].v || !spare[r].k || !spare[r].v)
@@ -102,8 +101,7 @@ static attn_status host_ring(attn_ctx *ctx, int64_t s, int n, const attn_args *s
   for (int step = 0; st == ATTN_STATUS_OK && step < n; step++) {
     for (int r = 0; st == ATTN_STATUS_OK && r < n; r++) {
       attn_cp_call calls[4];
-      int nc = attn_cp_ring_calls(sh[r].causal != ATTN_CAUSAL_NONE, s, n, r, held[r].owner,
-                                  calls);
+      int nc = attn_cp_ring_calls(sh[r].causal != ATTN_CAUSAL_NONE, s, n, r, held[r].owner, calls);
       for (int c = 0; st == ATTN_STATUS_OK && c < nc; c++)
         st = run_call(ctx, &sh[r], &calls[c], held[r].k, held[r].v, held[r].len, &acc[r]);
     }
@@ -124,11 +122,11 @@ static attn_status host_allgather(attn_ctx *ctx, int64_t s, int n, const attn_ar
   const attn_tensor *k0 = &sh[0].k;
   size_t bytes = (size_t)(k0->shape[0] * k0->shape[1] * s) * row_bytes;
   void *kall = malloc(bytes + 1), *vall = malloc(bytes + 1);
-  attn_status st = kall && vall ? ATTN_STATUS_OK
-                                : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no host memory");
+  attn_status st =
+      kall && vall ? ATTN_STATUS_OK : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "cp: no host memory");
   for (int r = 0; st == ATTN_STATUS_OK && r < n; r++) {
-    attn_tensor fk = attn_tensor_bhsd(kall, k0->dtype, ATTN_DEVICE_CPU, k0->shape[0],
-                                      k0->shape[1], s, k0->shape[3]);
+    attn_tensor fk = attn_tensor_bhsd(kall, k0->dtype, ATTN_DEVICE_CPU, k0->shape[0], k0->shape[1],
+                                      s, k0->shape[3]);
     attn_tensor fv = fk;
     fv.data = vall;
     st = attn_cp_gather(&sh[r].k, n, r, &fk);

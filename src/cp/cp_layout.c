@@ -23,8 +23,8 @@ static attn_status layout_check(const attn_tensor *full, const attn_tensor *shar
                                 int rank) {
   if (n < 1 || rank < 0 || rank >= n)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
-                     "cp: rank %d of %d ranks: accepted are 0 <= rank < ranks, ranks >= 1",
-                     rank, n);
+                     "cp: rank %d of %d ranks: accepted are 0 <= rank < ranks, ranks >= 1", rank,
+                     n);
   if (full->device != ATTN_DEVICE_CPU || shard->device != ATTN_DEVICE_CPU)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "cp: scatter/gather take host tensors");
   int64_t want = attn_cp_shard_len(full->shape[2], n, rank);
@@ -54,11 +54,13 @@ static void copy_rows(const attn_tensor *src, attn_tensor *dst, int n, int rank,
         int64_t g = r < la ? a0 + r : b0 + (r - la);
         int64_t rs = to_shard ? g : r, rd = to_shard ? r : g;
         for (int64_t d = 0; d < full->shape[3]; d++) {
-          const char *ps = (const char *)src->data +
-              (size_t)(b * src->strides[0] + h * src->strides[1] + rs * src->strides[2] +
-                       d * src->strides[3]) * es;
+          const char *ps =
+              (const char *)src->data + (size_t)(b * src->strides[0] + h * src->strides[1] +
+                                                 rs * src->strides[2] + d * src->strides[3]) *
+                                            es;
           char *pd = (char *)dst->data + (size_t)(b * dst->strides[0] + h * dst->strides[1] +
-                                                  rd * dst->strides[2] + d * dst->strides[3]) * es;
+                                                  rd * dst->strides[2] + d * dst->strides[3]) *
+                                             es;
           memcpy(pd, ps, es);
         }
       }

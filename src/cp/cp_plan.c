@@ -38,9 +38,9 @@ int attn_cp_ring_calls(int causal, int64_t s, int n, int rank, int src, attn_cp_
   attn_cp_call c[2];
   int has[2];
   for (int i = 0; i < 2; i++) {
-    has[i] = lq[i] > 0 && chunk_call(attn_cp_block_rule(causal, q_chunk[i], k_chunk[0]),
-                                     attn_cp_block_rule(causal, q_chunk[i], k_chunk[1]), lk[0],
-                                     lk[1], &c[i]);
+    has[i] = lq[i] > 0 &&
+             chunk_call(attn_cp_block_rule(causal, q_chunk[i], k_chunk[0]),
+                        attn_cp_block_rule(causal, q_chunk[i], k_chunk[1]), lk[0], lk[1], &c[i]);
     c[i].q0 = i ? lq[0] : 0;
     c[i].nq = lq[i];
   }
@@ -68,17 +68,19 @@ int attn_cp_allgather_calls(int causal, int64_t s, int n, int rank, attn_cp_call
   int64_t q0[2] = {0, la}, nq[2] = {la, lb};
   for (int i = 0; i < 2; i++)
     if (nq[i] > 0) /* every key up to the chunk's end; its own chunk as the triangle */
-      calls[count++] = (attn_cp_call){q0[i], nq[i], 0,
-                                      attn_cp_chunk_start(s, n, chunk[i]) + nq[i],
+      calls[count++] = (attn_cp_call){q0[i], nq[i], 0, attn_cp_chunk_start(s, n, chunk[i]) + nq[i],
                                       ATTN_CAUSAL_BOTTOM_RIGHT};
   return count;
 }
 
 static float load(const void *p, attn_dtype dt, int64_t i) {
   switch (dt) {
-  case ATTN_DTYPE_F16: return attn_cpu_f16_to_f32(((const uint16_t *)p)[i]);
-  case ATTN_DTYPE_BF16: return attn_cpu_bf16_to_f32(((const uint16_t *)p)[i]);
-  default: return ((const float *)p)[i];
+    case ATTN_DTYPE_F16:
+      return attn_cpu_f16_to_f32(((const uint16_t *)p)[i]);
+    case ATTN_DTYPE_BF16:
+      return attn_cpu_bf16_to_f32(((const uint16_t *)p)[i]);
+    default:
+      return ((const float *)p)[i];
   }
 }
 
@@ -139,8 +141,9 @@ attn_status attn_cp_check_shard(const attn_args *a, int64_t s, int n, int rank) 
     return attn_fail(ATTN_STATUS_UNSUPPORTED,
                      "cp: one dense sequence per shard (attn_args.seqs must be NULL)");
   if (a->causal == ATTN_CAUSAL_BOTTOM_RIGHT || a->mask_kind != ATTN_MASK_NONE)
-    return attn_fail(ATTN_STATUS_UNSUPPORTED, "cp: causal top-left (of the whole sequence) or "
-                                              "none, no mask tensor; got %s",
+    return attn_fail(ATTN_STATUS_UNSUPPORTED,
+                     "cp: causal top-left (of the whole sequence) or "
+                     "none, no mask tensor; got %s",
                      a->mask_kind != ATTN_MASK_NONE ? "a mask" : "bottom-right");
   int64_t l = attn_cp_shard_len(s, n, rank);
   if (a->q.shape[2] != l || a->k.shape[2] != l)
@@ -157,8 +160,8 @@ attn_status attn_cp_check_shard(const attn_args *a, int64_t s, int n, int rank) 
 
 attn_tensor attn_cp_rows_view(const attn_tensor *t, void *base, int64_t s_all, int64_t r0,
                               int64_t nr) {
-  attn_tensor v = attn_tensor_bhsd(base, t->dtype, t->device, t->shape[0], t->shape[1], nr,
-                                   t->shape[3]);
+  attn_tensor v =
+      attn_tensor_bhsd(base, t->dtype, t->device, t->shape[0], t->shape[1], nr, t->shape[3]);
   v.strides[0] = t->shape[1] * s_all * t->shape[3];
   v.strides[1] = s_all * t->shape[3];
   v.data = (char *)base + (size_t)(r0 * t->shape[3]) * attn_dtype_size(t->dtype);

@@ -35,7 +35,8 @@ static void *try_glob(const char *pattern) {
  * installs the fixed patterns miss. Runs python3 once, only as a last try. */
 static void *try_python(void) {
   FILE *p = popen("python3 -c \"import sysconfig as s; p = s.get_paths(); "
-                  "print(p['purelib']); print(p['platlib'])\" 2>/dev/null", "r");
+                  "print(p['purelib']); print(p['platlib'])\" 2>/dev/null",
+                  "r");
   if (!p) return NULL;
   char line[400], path[512];
   void *h = NULL;
@@ -81,14 +82,14 @@ static void open_once(void) {
              env && *env ? env : "");
     return;
   }
-#define NCCL_SYM(field, name)                                                            \
-  do {                                                                                   \
-    *(void **)&api.field = dlsym(h, name);                                               \
-    if (!api.field) {                                                                    \
-      snprintf(api_why, sizeof api_why, "%.500s has no %s: NCCL 2.7 or later is needed", \
-               api.path, name);                                                          \
-      return;                                                                            \
-    }                                                                                    \
+#define NCCL_SYM(field, name)                                                                      \
+  do {                                                                                             \
+    *(void **)&api.field = dlsym(h, name);                                                         \
+    if (!api.field) {                                                                              \
+      snprintf(api_why, sizeof api_why, "%.500s has no %s: NCCL 2.7 or later is needed", api.path, \
+               name);                                                                              \
+      return;                                                                                      \
+    }                                                                                              \
   } while (0)
   NCCL_SYM(get_error_string, "ncclGetErrorString");
   NCCL_SYM(get_version, "ncclGetVersion");

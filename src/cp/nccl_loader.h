@@ -25,8 +25,7 @@ typedef struct {
   int (*group_end)(void);
   int (*send)(const void *buf, size_t count, int type, int peer, void *comm, void *stream);
   int (*recv)(void *buf, size_t count, int type, int peer, void *comm, void *stream);
-  int (*all_gather)(const void *send, void *recv, size_t count, int type, void *comm,
-                    void *stream);
+  int (*all_gather)(const void *send, void *recv, size_t count, int type, void *comm, void *stream);
   char path[512]; /* the file opened */
 } attn_nccl_api;
 

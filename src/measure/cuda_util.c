@@ -100,4 +100,3 @@ void attn_cuda_timer_destroy(attn_cuda_timer *t) {
   for (int i = 0; i < t->n; i++) cudaEventDestroy(t->ev[i]);
   free(t);
 }
-

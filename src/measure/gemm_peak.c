@@ -45,8 +45,9 @@ static attn_status timed_gemms(int device, cublasHandle_t h, cudaDataType_t ty, 
 
 attn_status attn_cuda_gemm_tflops(int device, attn_dtype dtype, double *tflops);
 attn_status attn_cuda_gemm_tflops(int device, attn_dtype dtype, double *tflops) {
-  cudaDataType_t ty = dtype == ATTN_DTYPE_BF16 ? CUDA_R_16BF : dtype == ATTN_DTYPE_F16 ? CUDA_R_16F
-                                                                                        : CUDA_R_32F;
+  cudaDataType_t ty = dtype == ATTN_DTYPE_BF16  ? CUDA_R_16BF
+                      : dtype == ATTN_DTYPE_F16 ? CUDA_R_16F
+                                                : CUDA_R_32F;
   size_t bytes = (size_t)GEMM_N * GEMM_N * attn_dtype_size(dtype);
   void *m[3] = {NULL, NULL, NULL};
   double ms[GEMM_REPS];

@@ -16,7 +16,8 @@ attn_status attn_cuda_gemm_tflops(int device, attn_dtype dtype, double *tflops);
 
 attn_status attn_matmul_tflops_measured(int device, attn_dtype dtype, double *tflops) {
   if (!tflops || (unsigned)dtype > ATTN_DTYPE_BF16)
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "matmul roof: give f32, f16 or bf16 and an output");
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "matmul roof: give f32, f16 or bf16 and an output");
   if (device < 0) return attn_fail(ATTN_STATUS_NO_DEVICE, "matmul roof: measured on a GPU only");
 #ifdef ATTNPROF_HAVE_CUDA
   return attn_cuda_gemm_tflops(device, dtype, tflops);
@@ -41,7 +42,8 @@ static attn_status host_copy_bandwidth(size_t bytes, int reps, double *gbps) {
   double *t = malloc(sizeof *t * (size_t)reps);
   if (!src || !dst || !t) {
     free(src), free(dst), free(t);
-    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "copy bandwidth: no memory for 2 x %zu bytes", bytes);
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "copy bandwidth: no memory for 2 x %zu bytes",
+                     bytes);
   }
   memset(src, 1, bytes), memset(dst, 2, bytes);
   memcpy(dst, src, bytes);
@@ -108,7 +110,8 @@ static const struct {
   const char *source;
 } peaks[] = {
     {"H200", 989.5, 67.0, "NVIDIA H200 datasheet, dense BF16/FP16 989.5, FP32 67 TFLOP/s"},
-    {"H100 80GB HBM3", 989.5, 67.0, "NVIDIA H100 SXM datasheet, dense BF16/FP16 989.5, FP32 67 TFLOP/s"},
+    {"H100 80GB HBM3", 989.5, 67.0,
+     "NVIDIA H100 SXM datasheet, dense BF16/FP16 989.5, FP32 67 TFLOP/s"},
 };
 
 double attn_matmul_peak_tflops(int device, attn_dtype dtype, const char **source) {

@@ -35,19 +35,25 @@ extern "C" attn_status attn_cuda_fill_uniform(int device, void *p, attn_dtype dt
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = device;
   if (prev != device) ATTN_CUDA_TRY(cudaSetDevice(device));
-  const unsigned threads = 256; // grid-stride: enough blocks to fill any card, no more
+  const unsigned threads = 256;  // grid-stride: enough blocks to fill any card, no more
   const size_t want = (n + threads - 1) / threads;
   const unsigned blocks = (unsigned)(want < 4096 ? (want ? want : 1) : 4096);
   switch (dtype) {
-  case ATTN_DTYPE_F32: fill_uniform_kernel<<<blocks, threads>>>((float *)p, n, seed); break;
-  case ATTN_DTYPE_F16: fill_uniform_kernel<<<blocks, threads>>>((__half *)p, n, seed); break;
-  case ATTN_DTYPE_BF16:
-    fill_uniform_kernel<<<blocks, threads>>>((__nv_bfloat16 *)p, n, seed);
-    break;
-  default:
-    if (prev != device) cudaSetDevice(prev);
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "attn_cuda_fill_uniform: dtype %s is not "
-                     "f32, f16 or bf16", attn_dtype_name(dtype));
+    case ATTN_DTYPE_F32:
+      fill_uniform_kernel<<<blocks, threads>>>((float *)p, n, seed);
+      break;
+    case ATTN_DTYPE_F16:
+      fill_uniform_kernel<<<blocks, threads>>>((__half *)p, n, seed);
+      break;
+    case ATTN_DTYPE_BF16:
+      fill_uniform_kernel<<<blocks, threads>>>((__nv_bfloat16 *)p, n, seed);
+      break;
+    default:
+      if (prev != device) cudaSetDevice(prev);
+      return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                       "attn_cuda_fill_uniform: dtype %s is not "
+                       "f32, f16 or bf16",
+                       attn_dtype_name(dtype));
   }
   cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess) err = cudaDeviceSynchronize();

@@ -16,10 +16,18 @@ double attn_tensor_get(const attn_tensor *t, int64_t b, int64_t h, int64_t s, in
 /* Writes the element, rounding to the storage dtype (bool: nonzero -> 1). */
 static void store_element(void *data, attn_dtype dt, int64_t off, float v) {
   switch (dt) {
-  case ATTN_DTYPE_F32: ((float *)data)[off] = v; break;
-  case ATTN_DTYPE_F16: ((uint16_t *)data)[off] = attn_cpu_f32_to_f16(v); break;
-  case ATTN_DTYPE_BF16: ((uint16_t *)data)[off] = attn_cpu_f32_to_bf16(v); break;
-  default: ((uint8_t *)data)[off] = v != 0; break;
+    case ATTN_DTYPE_F32:
+      ((float *)data)[off] = v;
+      break;
+    case ATTN_DTYPE_F16:
+      ((uint16_t *)data)[off] = attn_cpu_f32_to_f16(v);
+      break;
+    case ATTN_DTYPE_BF16:
+      ((uint16_t *)data)[off] = attn_cpu_f32_to_bf16(v);
+      break;
+    default:
+      ((uint8_t *)data)[off] = v != 0;
+      break;
   }
 }
 

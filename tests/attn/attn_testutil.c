@@ -37,14 +37,16 @@ uint64_t test_seed(uint64_t fallback) {
 /* ---- specs ---------------------------------------------------------------- */
 
 static int64_t pick_d(test_rng *r) {
-  static const int64_t ds[] = {1,  2,  3,  5,  8,  16, 31, 32,  33,  48,  63,  64,
+  static const int64_t ds[] = {1,  2,  3,  5,  8,   16,  31,  32,  33,  48,  63,  64,
                                64, 65, 80, 96, 100, 127, 128, 129, 160, 192, 255, 256};
   return ds[test_rng_int(r, 0, (int64_t)(sizeof ds / sizeof ds[0]) - 1)];
 }
 
 static int64_t pick_s(test_rng *r) {
   double u = test_rng_uniform(r);
-  return u < 0.3 ? test_rng_int(r, 1, 8) : u < 0.8 ? test_rng_int(r, 9, 80) : test_rng_int(r, 81, 200);
+  return u < 0.3   ? test_rng_int(r, 1, 8)
+         : u < 0.8 ? test_rng_int(r, 9, 80)
+                   : test_rng_int(r, 81, 200);
 }
 
 problem_spec problem_random(test_rng *r) {
@@ -85,13 +87,12 @@ void problem_describe(const problem_spec *s, char *buf, size_t n) {
            "%s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld causal=%s mask=%s%s%s%s%s%s%s "
            "layout=%s lse=%d scale=%g",
            attn_dtype_name(s->dtype), (long long)s->b, (long long)s->hq, (long long)s->hkv,
-           (long long)s->sq, (long long)s->sk, (long long)s->d, causal[s->causal],
-           mask[s->mask], s->mask == ATTN_MASK_ADDITIVE ? "/" : "",
+           (long long)s->sq, (long long)s->sk, (long long)s->d, causal[s->causal], mask[s->mask],
+           s->mask == ATTN_MASK_ADDITIVE ? "/" : "",
            s->mask == ATTN_MASK_ADDITIVE ? attn_dtype_name(s->mask_dtype) : "",
            s->mask && s->mask_b1 ? " bcast-B" : "", s->mask && s->mask_h1 ? " bcast-H" : "",
            s->mask && s->mask_zero_stride ? " (stride 0)" : "",
-           s->mask && s->masked_rows ? " +masked rows" : "", layout[s->layout], s->lse,
-           s->scale);
+           s->mask && s->masked_rows ? " +masked rows" : "", layout[s->layout], s->lse, s->scale);
 }
 
 /* ---- tensors -------------------------------------------------------------- */
@@ -104,12 +105,17 @@ static attn_tensor layout_tensor(attn_dtype dt, test_layout l, int64_t b, int64_
   attn_tensor t = attn_tensor_bhsd(NULL, dt, ATTN_DEVICE_CPU, b, h, s, d);
   int64_t ld = d + 3;
   switch (l) {
-  case LAYOUT_BSHD: t.strides[0] = s * h * d, t.strides[1] = d, t.strides[2] = h * d; break;
-  case LAYOUT_BHSD_PADDED:
-    t.strides[0] = h * s * ld, t.strides[1] = s * ld, t.strides[2] = ld;
-    break;
-  case LAYOUT_BHDS: t.strides[2] = 1, t.strides[3] = s; break;
-  default: break;
+    case LAYOUT_BSHD:
+      t.strides[0] = s * h * d, t.strides[1] = d, t.strides[2] = h * d;
+      break;
+    case LAYOUT_BHSD_PADDED:
+      t.strides[0] = h * s * ld, t.strides[1] = s * ld, t.strides[2] = ld;
+      break;
+    case LAYOUT_BHDS:
+      t.strides[2] = 1, t.strides[3] = s;
+      break;
+    default:
+      break;
   }
   return t;
 }
@@ -146,7 +152,8 @@ static void fill_normal(attn_tensor *t, test_rng *r) {
   for (int64_t b = 0; b < t->shape[0]; b++)
     for (int64_t h = 0; h < t->shape[1]; h++)
       for (int64_t s = 0; s < t->shape[2]; s++)
-        for (int64_t d = 0; d < t->shape[3]; d++) attn_tensor_set(t, b, h, s, d, test_rng_normal(r));
+        for (int64_t d = 0; d < t->shape[3]; d++)
+          attn_tensor_set(t, b, h, s, d, test_rng_normal(r));
 }
 
 /* The mask: [B|1, H|1, Sq, Sk] (or full size with stride-0 dims). Bool: 80%
@@ -162,7 +169,7 @@ static int make_mask(test_problem *p, test_rng *r) {
     for (int64_t b = 0; b < mb; b++)
       for (int64_t h = 0; h < mh; h++)
         for (int64_t j = 0; j < s->sk; j++) {
-          double v = s->mask == ATTN_MASK_BOOL ? (double)(test_rng_uniform(r) < 0.8)
+          double v = s->mask == ATTN_MASK_BOOL   ? (double)(test_rng_uniform(r) < 0.8)
                      : test_rng_uniform(r) < 0.1 ? -INFINITY
                                                  : 1.5 * test_rng_normal(r);
           if (hide_row) v = s->mask == ATTN_MASK_BOOL ? 0.0 : -INFINITY;
@@ -181,11 +188,10 @@ static int make_mask(test_problem *p, test_rng *r) {
 int problem_make(test_problem *p, const problem_spec *s, test_rng *r) {
   memset(p, 0, sizeof *p);
   p->spec = *s;
-  attn_tensor t[4] = {
-      layout_tensor(s->dtype, s->layout, s->b, s->hq, s->sq, s->d),
-      layout_tensor(s->dtype, s->layout, s->b, s->hkv, s->sk, s->d),
-      layout_tensor(s->dtype, s->layout, s->b, s->hkv, s->sk, s->d),
-      layout_tensor(s->dtype, s->layout, s->b, s->hq, s->sq, s->d)};
+  attn_tensor t[4] = {layout_tensor(s->dtype, s->layout, s->b, s->hq, s->sq, s->d),
+                      layout_tensor(s->dtype, s->layout, s->b, s->hkv, s->sk, s->d),
+                      layout_tensor(s->dtype, s->layout, s->b, s->hkv, s->sk, s->d),
+                      layout_tensor(s->dtype, s->layout, s->b, s->hq, s->sq, s->d)};
   for (int i = 0; i < 4; i++) {
     if (tensor_alloc(&t[i], &p->mem[i], &p->mem_bytes[i])) return -1;
     if (i < 3) fill_normal(&t[i], r); /* gaps between rows stay NaN: never read */
@@ -272,8 +278,8 @@ __attribute__((format(printf, 2, 3))) static int fail(check_result *c, const cha
 }
 
 /* One row of out: written, masked-row convention, error accumulated. */
-static int check_row(const test_problem *p, check_acc *acc, check_result *c, int64_t b,
-                     int64_t h, int64_t i, int masked, int masked_nan) {
+static int check_row(const test_problem *p, check_acc *acc, check_result *c, int64_t b, int64_t h,
+                     int64_t i, int masked, int masked_nan) {
   const attn_tensor *o = &p->args.out;
   size_t es = attn_dtype_size(o->dtype);
   int64_t row = (b * p->spec.hq + h) * p->spec.sq + i;

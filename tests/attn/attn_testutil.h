@@ -16,7 +16,7 @@ typedef struct {
 } test_rng;
 
 uint64_t test_rng_next(test_rng *r);
-double test_rng_uniform(test_rng *r);                    /* [0, 1) */
+double test_rng_uniform(test_rng *r);                      /* [0, 1) */
 int64_t test_rng_int(test_rng *r, int64_t lo, int64_t hi); /* [lo, hi] */
 double test_rng_normal(test_rng *r);
 /* The seed: ATTNPROF_TEST_SEED from the environment, else `fallback`. */
@@ -36,10 +36,10 @@ typedef struct {
   int64_t b, hq, hkv, sq, sk, d;
   attn_causal causal;
   attn_mask_kind mask;
-  attn_dtype mask_dtype;   /* additive masks */
-  int mask_b1, mask_h1;    /* broadcast over B / H */
-  int mask_zero_stride;    /* broadcast by stride 0 at full size, not size 1 */
-  int masked_rows;         /* mask some query rows completely */
+  attn_dtype mask_dtype; /* additive masks */
+  int mask_b1, mask_h1;  /* broadcast over B / H */
+  int mask_zero_stride;  /* broadcast by stride 0 at full size, not size 1 */
+  int masked_rows;       /* mask some query rows completely */
   test_layout layout;
   int lse;
   double scale;
@@ -48,7 +48,7 @@ typedef struct {
 typedef struct {
   problem_spec spec;
   attn_args args;
-  void *mem[5];        /* q, k, v, out, mask storage */
+  void *mem[5]; /* q, k, v, out, mask storage */
   size_t mem_bytes[5];
   unsigned char *out_snapshot; /* out's bytes after poisoning */
   size_t lse_n;
@@ -68,9 +68,9 @@ void problem_poison(test_problem *p);
 
 /* Result of comparing a run with the reference. */
 typedef struct {
-  double rel_err;       /* ||out - ref|| / ||ref|| over the rows compared */
-  double lse_err;       /* max |lse - ref| / (1 + |ref|) over those rows */
-  int64_t masked_rows;  /* rows with no visible key (lse_ref = -inf) */
+  double rel_err;      /* ||out - ref|| / ||ref|| over the rows compared */
+  double lse_err;      /* max |lse - ref| / (1 + |ref|) over those rows */
+  int64_t masked_rows; /* rows with no visible key (lse_ref = -inf) */
   int ok;
   char why[512];
 } check_result;

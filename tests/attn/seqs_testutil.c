@@ -29,11 +29,13 @@ seqs_spec seqs_spec_random(test_rng *r) {
 }
 
 void seqs_spec_describe(const seqs_spec *s, char *buf, size_t n) {
-  snprintf(buf, n, "%s B=%lld Hkv=%lld G=%lld D=%lld q %s kv %s page %lld new<=%lld kv<=%lld "
-           "%s%s", attn_dtype_name(s->dtype), (long long)s->b, (long long)s->hkv,
-           (long long)s->group, (long long)s->d, s->q_packed ? "packed" : "dense",
-           kv_names[s->kv], (long long)s->page_size, (long long)s->max_new,
-           (long long)s->max_kv, s->causal ? "causal" : "full", s->lse ? " lse" : "");
+  snprintf(buf, n,
+           "%s B=%lld Hkv=%lld G=%lld D=%lld q %s kv %s page %lld new<=%lld kv<=%lld "
+           "%s%s",
+           attn_dtype_name(s->dtype), (long long)s->b, (long long)s->hkv, (long long)s->group,
+           (long long)s->d, s->q_packed ? "packed" : "dense", kv_names[s->kv],
+           (long long)s->page_size, (long long)s->max_new, (long long)s->max_kv,
+           s->causal ? "causal" : "full", s->lse ? " lse" : "");
 }
 
 /* A key count: 0, 1, a multiple of the page size, or anything up to max. */
@@ -75,8 +77,8 @@ static int make_q(seqs_case *c, test_rng *r) {
   c->q_bytes = (size_t)(c->total_q * hq * s->d * es);
   c->q = malloc(c->q_bytes), c->out = malloc(c->q_bytes);
   fill_random(c->q, s->dtype, c->q_bytes / (size_t)es, r);
-  attn_tensor q = attn_tensor_bhsd(c->q, s->dtype, ATTN_DEVICE_CPU, s->q_packed ? 1 : s->b, hq,
-                                   rows, s->d);
+  attn_tensor q =
+      attn_tensor_bhsd(c->q, s->dtype, ATTN_DEVICE_CPU, s->q_packed ? 1 : s->b, hq, rows, s->d);
   if (s->q_packed) { /* [total_q, Hq, D] */
     q.strides[0] = rows * hq * s->d, q.strides[1] = s->d, q.strides[2] = hq * s->d;
   }
@@ -109,8 +111,8 @@ static void make_table(seqs_case *c, test_rng *r, int64_t max_pages) {
       int64_t used = (c->kv_len[b] + s->page_size - 1) / s->page_size;
       int shared = b > 0 && p < used && test_rng_uniform(r) < 0.2;
       c->table[b * max_pages + p] = p >= used ? (int32_t)(1000000 + p)
-                                    : shared ? c->table[(b - 1) * max_pages + p % used]
-                                             : perm[next++];
+                                    : shared  ? c->table[(b - 1) * max_pages + p % used]
+                                              : perm[next++];
       if (shared && c->table[b * max_pages + p] >= 1000000) c->table[b * max_pages + p] = perm[0];
     }
   free(perm);
@@ -121,8 +123,8 @@ static int make_kv(seqs_case *c, test_rng *r) {
   int64_t es = (int64_t)attn_dtype_size(s->dtype), rows = 0, kb = s->b, max_pages = 0;
   c->kv_len = malloc((size_t)s->b * sizeof(int32_t));
   for (int64_t b = 0; b < s->b; b++)
-    c->kv_len[b] = (int32_t)(s->lens[0] > 0 ? s->lens[b % 4]
-                                            : draw_len(r, s, s->kv != SEQS_KV_DENSE));
+    c->kv_len[b] =
+        (int32_t)(s->lens[0] > 0 ? s->lens[b % 4] : draw_len(r, s, s->kv != SEQS_KV_DENSE));
   if (s->kv == SEQS_KV_DENSE) {
     rows = s->max_kv;
   } else if (s->kv == SEQS_KV_PACKED) {
@@ -188,8 +190,8 @@ void seqs_case_poison(seqs_case *c) {
   if (c->lse) memset(c->lse, 0xff, c->lse_n * sizeof(float));
 }
 
-int seqs_case_check(const seqs_case *c, const void *out, const float *lse, int nan_rows,
-                    double tol, char *why, size_t len) {
+int seqs_case_check(const seqs_case *c, const void *out, const float *lse, int nan_rows, double tol,
+                    char *why, size_t len) {
   const seqs_spec *s = &c->spec;
   attn_tensor o = c->args.out;
   o.data = (void *)out;
@@ -218,7 +220,8 @@ int seqs_case_check(const seqs_case *c, const void *out, const float *lse, int n
         }
         if (!lse) continue;
         double l = lse[row], lr = c->lse_ref[row];
-        if (empty ? !(l == -INFINITY || (nan_rows && isnan(l))) : !(fabs(l - lr) <= tol * (1 + fabs(lr)))) {
+        if (empty ? !(l == -INFINITY || (nan_rows && isnan(l)))
+                  : !(fabs(l - lr) <= tol * (1 + fabs(lr)))) {
           snprintf(why, len, "lse[%lld] = %g, ref %g", (long long)row, l, lr);
           return -1;
         }

@@ -13,19 +13,19 @@ enum { SEQS_KV_DENSE, SEQS_KV_PACKED, SEQS_KV_CACHE, SEQS_KV_PAGED, SEQS_KV_COUN
 typedef struct {
   attn_dtype dtype;
   int64_t b, hkv, group, d;
-  int q_packed, kv;      /* SEQS_KV_* */
-  int64_t page_size;     /* paged */
-  int64_t max_new;       /* query tokens per sequence: 1..max_new (dense q: exactly) */
-  int64_t max_kv;        /* keys per sequence up to this */
-  attn_causal causal;    /* NONE or BOTTOM_RIGHT */
+  int q_packed, kv;   /* SEQS_KV_* */
+  int64_t page_size;  /* paged */
+  int64_t max_new;    /* query tokens per sequence: 1..max_new (dense q: exactly) */
+  int64_t max_kv;     /* keys per sequence up to this */
+  attn_causal causal; /* NONE or BOTTOM_RIGHT */
   int lse;
-  int64_t lens[4];       /* lens[0] > 0: sequence b has lens[b % 4] keys (<= max_kv) */
+  int64_t lens[4]; /* lens[0] > 0: sequence b has lens[b % 4] keys (<= max_kv) */
 } seqs_spec;
 
 typedef struct {
   seqs_spec spec;
   attn_seqs seqs;
-  attn_args args;       /* host tensors; args.seqs = &seqs */
+  attn_args args; /* host tensors; args.seqs = &seqs */
   void *q, *k, *v, *out;
   float *lse;
   int32_t *q_off, *kv_off, *kv_len, *table;
@@ -45,7 +45,7 @@ void seqs_case_poison(seqs_case *c);
 /* Checks out/lse (host copies shaped like c->out / c->lse): every element
  * written; rows that see no key 0 and lse -inf (or NaN when nan_rows);
  * rel. error <= tol. 0 when it passes, else why holds the reason. */
-int seqs_case_check(const seqs_case *c, const void *out, const float *lse, int nan_rows,
-                    double tol, char *why, size_t len);
+int seqs_case_check(const seqs_case *c, const void *out, const float *lse, int nan_rows, double tol,
+                    char *why, size_t len);
 
 #endif

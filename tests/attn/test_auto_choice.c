@@ -81,8 +81,7 @@ static void test_grid(void **state) {
           attn_status st = attn_select(ctx, &p.args, &got, log, sizeof log);
           if (st != ATTN_STATUS_OK || got != want)
             fail_msg("%s: AUTO picked %s (%s), the rule says %s; its log:\n%s", desc,
-                     attn_backend_name(got), attn_status_string(st), attn_backend_name(want),
-                     log);
+                     attn_backend_name(got), attn_status_string(st), attn_backend_name(want), log);
           if (attn_why_not(ctx, ATTN_BACKEND_AUTO, &p.args, why, sizeof why) != ATTN_STATUS_OK)
             fail_msg("%s: attn_why_not(AUTO) refused what attn_select took: %s", desc, why);
           problem_poison(&p);

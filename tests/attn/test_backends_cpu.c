@@ -50,12 +50,11 @@ static const problem_spec *edge_problems(size_t *n) {
    * masked rows, layout, lse, scale */
   static const problem_spec e[] = {
       {ATTN_DTYPE_F32, 1, 1, 1, 1, 1, 1, ATTN_CAUSAL_NONE, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD, 1, 0},
-      {ATTN_DTYPE_F32, 1, 2, 1, 130, 130, 256, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0,
-       LAYOUT_BHSD, 1, 0},
-      {ATTN_DTYPE_F32, 2, 2, 2, 64, 64, 64, ATTN_CAUSAL_NONE, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD, 1,
-       0},
-      {ATTN_DTYPE_F32, 1, 2, 2, 128, 128, 64, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0,
-       LAYOUT_BHSD, 1, 0},
+      {ATTN_DTYPE_F32, 1, 2, 1, 130, 130, 256, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD,
+       1, 0},
+      {ATTN_DTYPE_F32, 2, 2, 2, 64, 64, 64, ATTN_CAUSAL_NONE, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD, 1, 0},
+      {ATTN_DTYPE_F32, 1, 2, 2, 128, 128, 64, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD,
+       1, 0},
       /* decoding: one query against a long KV cache */
       {ATTN_DTYPE_BF16, 2, 4, 2, 1, 200, 64, ATTN_CAUSAL_BOTTOM_RIGHT, 0, 0, 0, 0, 0, 0,
        LAYOUT_BSHD, 1, 0},
@@ -64,22 +63,22 @@ static const problem_spec *edge_problems(size_t *n) {
        LAYOUT_BHSD, 1, 0},
       {ATTN_DTYPE_F16, 1, 3, 3, 70, 130, 33, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0,
        LAYOUT_BHSD_PADDED, 1, 0},
-      {ATTN_DTYPE_F32, 1, 3, 3, 130, 70, 33, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0,
-       LAYOUT_BHDS, 1, 0.3},
+      {ATTN_DTYPE_F32, 1, 3, 3, 130, 70, 33, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0, LAYOUT_BHDS, 1,
+       0.3},
       {ATTN_DTYPE_BF16, 1, 8, 2, 65, 65, 128, ATTN_CAUSAL_NONE, 0, 0, 0, 0, 0, 0, LAYOUT_BSHD, 0,
        0},
-      {ATTN_DTYPE_F16, 2, 4, 2, 77, 91, 48, ATTN_CAUSAL_NONE, ATTN_MASK_BOOL, ATTN_DTYPE_BOOL, 1,
-       1, 0, 1, LAYOUT_BHSD, 1, 0},
+      {ATTN_DTYPE_F16, 2, 4, 2, 77, 91, 48, ATTN_CAUSAL_NONE, ATTN_MASK_BOOL, ATTN_DTYPE_BOOL, 1, 1,
+       0, 1, LAYOUT_BHSD, 1, 0},
       {ATTN_DTYPE_F32, 2, 4, 4, 77, 91, 48, ATTN_CAUSAL_BOTTOM_RIGHT, ATTN_MASK_BOOL,
        ATTN_DTYPE_BOOL, 1, 0, 1, 1, LAYOUT_BSHD, 1, 0},
-      {ATTN_DTYPE_BF16, 2, 2, 1, 66, 129, 64, ATTN_CAUSAL_NONE, ATTN_MASK_ADDITIVE,
-       ATTN_DTYPE_F32, 0, 1, 0, 1, LAYOUT_BHSD, 1, 0},
+      {ATTN_DTYPE_BF16, 2, 2, 1, 66, 129, 64, ATTN_CAUSAL_NONE, ATTN_MASK_ADDITIVE, ATTN_DTYPE_F32,
+       0, 1, 0, 1, LAYOUT_BHSD, 1, 0},
       {ATTN_DTYPE_F32, 2, 2, 1, 66, 129, 64, ATTN_CAUSAL_TOP_LEFT, ATTN_MASK_ADDITIVE,
        ATTN_DTYPE_BF16, 1, 0, 1, 0, LAYOUT_BHSD, 1, 0},
-      {ATTN_DTYPE_F16, 1, 2, 1, 40, 70, 255, ATTN_CAUSAL_NONE, ATTN_MASK_ADDITIVE,
-       ATTN_DTYPE_F16, 0, 0, 0, 0, LAYOUT_BSHD, 1, 0.5},
-      {ATTN_DTYPE_F32, 1, 1, 1, 200, 3, 7, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD,
-       1, 0},
+      {ATTN_DTYPE_F16, 1, 2, 1, 40, 70, 255, ATTN_CAUSAL_NONE, ATTN_MASK_ADDITIVE, ATTN_DTYPE_F16,
+       0, 0, 0, 0, LAYOUT_BSHD, 1, 0.5},
+      {ATTN_DTYPE_F32, 1, 1, 1, 200, 3, 7, ATTN_CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0, LAYOUT_BHSD, 1,
+       0},
   };
   *n = sizeof e / sizeof e[0];
   return e;
@@ -156,10 +155,9 @@ int main(void) {
   static struct CMUnitTest tests[MAX_BACKENDS];
   size_t n = attn_backend_list(all, MAX_BACKENDS), n_cpu = 0;
   g_seed = test_seed(20240611);
-  printf("seed %llu (set ATTNPROF_TEST_SEED to change); cpu_isa %s\n",
-         (unsigned long long)g_seed,
-         attn_ctx_options(test_engine())->cpu_isa ? attn_ctx_options(test_engine())->cpu_isa
-                                                   : "auto");
+  printf(
+      "seed %llu (set ATTNPROF_TEST_SEED to change); cpu_isa %s\n", (unsigned long long)g_seed,
+      attn_ctx_options(test_engine())->cpu_isa ? attn_ctx_options(test_engine())->cpu_isa : "auto");
   /* ATTNPROF_TEST_BACKENDS=flash,math narrows the sweep (ctest reruns flash
    * with ATTNPROF_CPU_ISA capping its kernel clone) */
   const char *only = getenv("ATTNPROF_TEST_BACKENDS");

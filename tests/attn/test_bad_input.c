@@ -54,8 +54,7 @@ static attn_status expect_refused(attn_backend backend, const attn_args *a, attn
                                   const char *what) {
   char why[1024] = "";
   attn_status st = attn_forward(test_engine(), backend, a);
-  if (st == ATTN_STATUS_OK)
-    fail_msg("%s: %s accepted it", what, attn_backend_name(backend));
+  if (st == ATTN_STATUS_OK) fail_msg("%s: %s accepted it", what, attn_backend_name(backend));
   if (!allowed_error(st) || (want != ATTN_STATUS_OK && st != want))
     fail_msg("%s: %s returned status %d (%s), want %d", what, attn_backend_name(backend), st,
              attn_status_string(st), want);
@@ -212,21 +211,21 @@ static void check_finite_pattern(const test_problem *p, const char *backend, con
       fail_msg("%s, %s: lse[%zu] = %g but the reference is %g", backend, what, r,
                (double)p->args.lse[r], p->lse_ref[r]);
   if (nonfinite == 0 || nonfinite == idx)
-    fail_msg("%s: the reference has %lld non-finite of %lld outputs: the case tests nothing",
-             what, (long long)nonfinite, (long long)idx);
+    fail_msg("%s: the reference has %lld non-finite of %lld outputs: the case tests nothing", what,
+             (long long)nonfinite, (long long)idx);
 }
 
-static void run_nonfinite(attn_causal causal, const poke *pokes, size_t n_pokes,
-                          const char *what) {
+static void run_nonfinite(attn_causal causal, const poke *pokes, size_t n_pokes, const char *what) {
   problem_spec s = {ATTN_DTYPE_F32, 1, 2, 2, 40, 40, 16, causal, ATTN_MASK_NONE, 0, 0, 0, 0, 0,
-                    LAYOUT_BHSD, 1, 0};
+                    LAYOUT_BHSD,    1, 0};
   for (size_t i = 0; i < g_n_cpu; i++) {
     test_rng r = {1234};
     test_problem p;
     if (problem_make(&p, &s, &r)) fail_msg("could not build the problem");
     for (size_t k = 0; k < n_pokes; k++) {
-      attn_tensor *t = pokes[k].tensor == 0 ? &p.args.q : pokes[k].tensor == 1 ? &p.args.k
-                                                                             : &p.args.v;
+      attn_tensor *t = pokes[k].tensor == 0   ? &p.args.q
+                       : pokes[k].tensor == 1 ? &p.args.k
+                                              : &p.args.v;
       attn_tensor_set(t, 0, pokes[k].h, pokes[k].s, pokes[k].d, pokes[k].value);
     }
     assert_int_equal(attn_reference_f64(&p.args, p.ref, p.lse_ref), ATTN_STATUS_OK);
@@ -240,15 +239,14 @@ static void run_nonfinite(attn_causal causal, const poke *pokes, size_t n_pokes,
 
 static void test_nan_inf_inputs(void **state) {
   /* No mask: every query sees every key, so NaN/Inf anywhere reaches out. */
-  const poke open[] = {{0, 0, 3, 5, NAN},       /* q row: its whole row NaN */
-                       {1, 1, 7, 2, INFINITY},  /* k: +inf or -inf scores by sign */
-                       {2, 0, 11, 4, NAN},      /* v: one column NaN */
+  const poke open[] = {{0, 0, 3, 5, NAN},      /* q row: its whole row NaN */
+                       {1, 1, 7, 2, INFINITY}, /* k: +inf or -inf scores by sign */
+                       {2, 0, 11, 4, NAN},     /* v: one column NaN */
                        {2, 1, 20, 0, -INFINITY}};
   run_nonfinite(ATTN_CAUSAL_NONE, open, sizeof open / sizeof open[0], "NaN/Inf, no mask");
   /* Causal: a NaN key hidden from the rows before it must not reach them. */
   const poke causal[] = {{0, 1, 5, 0, NAN}, {1, 0, 30, 3, NAN}, {2, 1, 0, 7, INFINITY}};
-  run_nonfinite(ATTN_CAUSAL_TOP_LEFT, causal, sizeof causal / sizeof causal[0],
-                "NaN/Inf, causal");
+  run_nonfinite(ATTN_CAUSAL_TOP_LEFT, causal, sizeof causal / sizeof causal[0], "NaN/Inf, causal");
 }
 
 int main(void) {
@@ -257,9 +255,9 @@ int main(void) {
   for (size_t i = 0; i < n && i < MAX_BACKENDS; i++)
     if (all[i].device_kind == ATTN_DEVICE_CPU) g_cpu[g_n_cpu++] = all[i];
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shape_mismatch),     cmocka_unit_test(test_zero_negative_absurd),
-      cmocka_unit_test(test_gqa_and_dtypes),     cmocka_unit_test(test_bad_masks),
-      cmocka_unit_test(test_scores_too_big),     cmocka_unit_test(test_head_dim_over_flash_limit),
+      cmocka_unit_test(test_shape_mismatch), cmocka_unit_test(test_zero_negative_absurd),
+      cmocka_unit_test(test_gqa_and_dtypes), cmocka_unit_test(test_bad_masks),
+      cmocka_unit_test(test_scores_too_big), cmocka_unit_test(test_head_dim_over_flash_limit),
       cmocka_unit_test(test_nan_inf_inputs),
   };
   if (g_n_cpu == 0) return fprintf(stderr, "no CPU backend in the table\n"), 1;

@@ -78,7 +78,7 @@ static void mark(unsigned char *seen, int64_t s, int n, int rank, int kv_rank,
                  const attn_cp_call *c) {
   for (int64_t i = 0; i < c->nq; i++)
     for (int64_t j = 0; j < c->nk; j++) {
-      int64_t last = c->causal == ATTN_CAUSAL_TOP_LEFT ? i
+      int64_t last = c->causal == ATTN_CAUSAL_TOP_LEFT       ? i
                      : c->causal == ATTN_CAUSAL_BOTTOM_RIGHT ? i + c->nk - c->nq
                                                              : c->nk - 1;
       if (j > last) continue;
@@ -168,18 +168,23 @@ static void test_merge_exact(void **state) {
  * 8 Hq D c^2 FLOP over 4 Hkv c D es bytes = 2 (Hq/Hkv) c / es: for bf16 MHA
  * that is c, for 4 query heads per KV head 4c. */
 static void test_auto_rule(void **state) {
-  struct { int64_t hq, hkv, c; attn_cp_variant want; } cases[] = {
-      {32, 32, 1200, ATTN_CP_RING}, {32, 32, 1199, ATTN_CP_ALLGATHER},
-      {32, 8, 300, ATTN_CP_RING},   {32, 8, 299, ATTN_CP_ALLGATHER},
+  struct {
+    int64_t hq, hkv, c;
+    attn_cp_variant want;
+  } cases[] = {
+      {32, 32, 1200, ATTN_CP_RING},
+      {32, 32, 1199, ATTN_CP_ALLGATHER},
+      {32, 8, 300, ATTN_CP_RING},
+      {32, 8, 299, ATTN_CP_ALLGATHER},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int n = 4;
     int64_t s = 2 * n * cases[i].c, l = attn_cp_shard_len(s, n, 0);
-    attn_args a = attn_args_make(
-        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hq, l, 128),
-        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hkv, l, 128),
-        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hkv, l, 128),
-        attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hq, l, 128));
+    attn_args a =
+        attn_args_make(attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hq, l, 128),
+                       attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hkv, l, 128),
+                       attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hkv, l, 128),
+                       attn_tensor_bhsd(NULL, ATTN_DTYPE_BF16, 0, 1, cases[i].hq, l, 128));
     a.causal = ATTN_CAUSAL_TOP_LEFT;
     if (attn_cp_auto(&a, s, n) != cases[i].want)
       fail_msg("Hq=%lld Hkv=%lld c=%lld: %s, expected %s", (long long)cases[i].hq,
@@ -207,13 +212,14 @@ static void run_case(attn_ctx *ctx, const cp_case *c, attn_cp_variant variant, t
   size_t es = attn_dtype_size(c->dt);
   void *q = malloc(nq * es), *k = malloc(nkv * es), *v = malloc(nkv * es), *o = malloc(nq * es);
   float *lse = malloc(c->b * c->hq * c->s * sizeof(float));
-  double *ref = malloc(nq * sizeof(double)), *lse_ref = malloc(c->b * c->hq * c->s * sizeof(double));
+  double *ref = malloc(nq * sizeof(double)),
+         *lse_ref = malloc(c->b * c->hq * c->s * sizeof(double));
   assert_true(q && k && v && o && lse && ref && lse_ref);
-  attn_args full = attn_args_make(
-      attn_tensor_bhsd(q, c->dt, ATTN_DEVICE_CPU, c->b, c->hq, c->s, c->d),
-      attn_tensor_bhsd(k, c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, c->s, c->d),
-      attn_tensor_bhsd(v, c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, c->s, c->d),
-      attn_tensor_bhsd(o, c->dt, ATTN_DEVICE_CPU, c->b, c->hq, c->s, c->d));
+  attn_args full =
+      attn_args_make(attn_tensor_bhsd(q, c->dt, ATTN_DEVICE_CPU, c->b, c->hq, c->s, c->d),
+                     attn_tensor_bhsd(k, c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, c->s, c->d),
+                     attn_tensor_bhsd(v, c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, c->s, c->d),
+                     attn_tensor_bhsd(o, c->dt, ATTN_DEVICE_CPU, c->b, c->hq, c->s, c->d));
   full.causal = c->causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
   attn_tensor *in[3] = {&full.q, &full.k, &full.v};
   for (int t = 0; t < 3; t++)
@@ -228,10 +234,11 @@ static void run_case(attn_ctx *ctx, const cp_case *c, attn_cp_variant variant, t
   for (int r = 0; r < c->n; r++) {
     int64_t l = attn_cp_shard_len(c->s, c->n, r);
     for (int t = 0; t < 5; t++) mem[r][t] = malloc((size_t)(c->b * c->hq * l * c->d) * es + 4);
-    sh[r] = attn_args_make(attn_tensor_bhsd(mem[r][0], c->dt, ATTN_DEVICE_CPU, c->b, c->hq, l, c->d),
-                           attn_tensor_bhsd(mem[r][1], c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, l, c->d),
-                           attn_tensor_bhsd(mem[r][2], c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, l, c->d),
-                           attn_tensor_bhsd(mem[r][3], c->dt, ATTN_DEVICE_CPU, c->b, c->hq, l, c->d));
+    sh[r] =
+        attn_args_make(attn_tensor_bhsd(mem[r][0], c->dt, ATTN_DEVICE_CPU, c->b, c->hq, l, c->d),
+                       attn_tensor_bhsd(mem[r][1], c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, l, c->d),
+                       attn_tensor_bhsd(mem[r][2], c->dt, ATTN_DEVICE_CPU, c->b, c->hkv, l, c->d),
+                       attn_tensor_bhsd(mem[r][3], c->dt, ATTN_DEVICE_CPU, c->b, c->hq, l, c->d));
     sh[r].causal = full.causal;
     sh[r].lse = mem[r][4]; /* [B, Hq, L] fp32 fits in the B*Hq*L*D*es + 4 bytes */
     memset(mem[r][3], 0xff, (size_t)(c->b * c->hq * l * c->d) * es);
@@ -261,8 +268,8 @@ static void run_case(attn_ctx *ctx, const cp_case *c, attn_cp_variant variant, t
     fail_msg("cp %s n=%d B=%lld Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d %s: rel err %.3g, "
              "lse err %.3g (tol %.3g, lse %.3g)",
              attn_cp_variant_name(variant), c->n, (long long)c->b, (long long)c->hq,
-             (long long)c->hkv, (long long)c->s, (long long)c->d, c->causal,
-             attn_dtype_name(c->dt), err, lerr, tol, 256 * 0x1p-24);
+             (long long)c->hkv, (long long)c->s, (long long)c->d, c->causal, attn_dtype_name(c->dt),
+             err, lerr, tol, 256 * 0x1p-24);
   free(q), free(k), free(v), free(o), free(lse), free(ref), free(lse_ref);
 }
 
@@ -271,10 +278,10 @@ static void test_ring_and_allgather_match_reference(void **state) {
   assert_int_equal(attn_ctx_create(NULL, &ctx), ATTN_STATUS_OK);
   test_rng rng = {test_seed(15)};
   const cp_case cases[] = {
-      {2, 1, 2, 2, 32, 16, 1, ATTN_DTYPE_F32}, {2, 1, 2, 2, 32, 16, 0, ATTN_DTYPE_F32},
-      {2, 2, 4, 2, 37, 8, 1, ATTN_DTYPE_F32},  {3, 1, 4, 1, 50, 16, 1, ATTN_DTYPE_F32},
-      {3, 1, 6, 2, 43, 16, 0, ATTN_DTYPE_F32}, {4, 1, 4, 2, 61, 8, 1, ATTN_DTYPE_F32},
-      {4, 1, 2, 2, 64, 32, 0, ATTN_DTYPE_F32}, {4, 1, 8, 2, 7, 16, 1, ATTN_DTYPE_F32},
+      {2, 1, 2, 2, 32, 16, 1, ATTN_DTYPE_F32},  {2, 1, 2, 2, 32, 16, 0, ATTN_DTYPE_F32},
+      {2, 2, 4, 2, 37, 8, 1, ATTN_DTYPE_F32},   {3, 1, 4, 1, 50, 16, 1, ATTN_DTYPE_F32},
+      {3, 1, 6, 2, 43, 16, 0, ATTN_DTYPE_F32},  {4, 1, 4, 2, 61, 8, 1, ATTN_DTYPE_F32},
+      {4, 1, 2, 2, 64, 32, 0, ATTN_DTYPE_F32},  {4, 1, 8, 2, 7, 16, 1, ATTN_DTYPE_F32},
       {2, 1, 4, 2, 45, 64, 1, ATTN_DTYPE_BF16}, {3, 1, 2, 1, 31, 32, 1, ATTN_DTYPE_F16},
       {1, 1, 2, 2, 21, 16, 1, ATTN_DTYPE_F32},
   };
@@ -298,7 +305,8 @@ static void test_bad_shard_refused(void **state) {
                            attn_tensor_bhsd(buf, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 1, 1, 10, 8));
   }
   /* S = 21 over 2 ranks: shards of 11 and 10 rows; rank 0's 10 is wrong */
-  assert_int_equal(attn_cp_host_forward(ctx, ATTN_CP_RING, 21, 2, sh), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(attn_cp_host_forward(ctx, ATTN_CP_RING, 21, 2, sh),
+                   ATTN_STATUS_INVALID_ARGUMENT);
   assert_non_null(strstr(attn_last_error(), "holds 11 rows"));
   sh[0].causal = ATTN_CAUSAL_BOTTOM_RIGHT;
   assert_int_equal(attn_cp_host_forward(ctx, ATTN_CP_RING, 20, 2, sh), ATTN_STATUS_UNSUPPORTED);

@@ -24,8 +24,7 @@ static void assert_one_line(const char *what, const char *msg) {
 }
 
 /* create refuses o with INVALID_ARGUMENT and a line holding both words. */
-static void expect_create_refused(const attn_ctx_opts *o, const char *field,
-                                  const char *accepted) {
+static void expect_create_refused(const attn_ctx_opts *o, const char *field, const char *accepted) {
   attn_ctx *ctx = NULL;
   attn_status st = attn_ctx_create(o, &ctx);
   if (st == ATTN_STATUS_OK) attn_ctx_destroy(ctx);
@@ -102,8 +101,8 @@ static void test_options_read_back(void **state) {
   attn_ctx_destroy(ctx);
 }
 
-static const char *const env_vars[] = {"ATTNPROF_FLASH_KERNEL",  "ATTNPROF_CUDA_GRAPHS",
-                                       "ATTNPROF_CUDNN_GRAPH",   "ATTNPROF_CPU_ISA",
+static const char *const env_vars[] = {"ATTNPROF_FLASH_KERNEL",   "ATTNPROF_CUDA_GRAPHS",
+                                       "ATTNPROF_CUDNN_GRAPH",    "ATTNPROF_CPU_ISA",
                                        "ATTNPROF_CACHE_CAPACITY", "ATTNPROF_WORKSPACE_LIMIT"};
 
 static void env_clear(void) {

@@ -93,8 +93,7 @@ static void make_problems(test_problem *p, uint64_t seed) {
                 LAYOUT_BHDS),
       make_spec(ATTN_DTYPE_BF16, 1, 2, 2, 129, 17, 128, ATTN_CAUSAL_BOTTOM_RIGHT, ATTN_MASK_NONE,
                 LAYOUT_BHSD_PADDED),
-      make_spec(ATTN_DTYPE_F16, 1, 3, 1, 66, 66, 16, ATTN_CAUSAL_NONE, ATTN_MASK_BOOL,
-                LAYOUT_BHSD),
+      make_spec(ATTN_DTYPE_F16, 1, 3, 1, 66, 66, 16, ATTN_CAUSAL_NONE, ATTN_MASK_BOOL, LAYOUT_BHSD),
       make_spec(ATTN_DTYPE_F32, 2, 2, 2, 33, 95, 48, ATTN_CAUSAL_NONE, ATTN_MASK_ADDITIVE,
                 LAYOUT_BSHD),
       make_spec(ATTN_DTYPE_F32, 1, 1, 1, 1, 200, 256, ATTN_CAUSAL_BOTTOM_RIGHT, ATTN_MASK_NONE,
@@ -191,8 +190,7 @@ static void test_two_handles_two_threads(void **state) {
   worker w[2] = {{test_engine_new(&o), test_seed(11), 0, ""},
                  {test_engine_new(&o), test_seed(11) + 1000, 0, ""}};
   run_two(w);
-  print_message("two handles, two threads: %d + %d problems matched\n", w[0].passed,
-                w[1].passed);
+  print_message("two handles, two threads: %d + %d problems matched\n", w[0].passed, w[1].passed);
   attn_ctx_destroy(w[0].ctx);
   attn_ctx_destroy(w[1].ctx);
 }

@@ -54,8 +54,7 @@ static problem_spec shape_of(int thread, int i) {
   };
   const problem_spec b[N_SHAPES] = {
       spec(ATTN_DTYPE_F16, 2, 2, 2, 33, 95, 48, ATTN_CAUSAL_NONE, ATTN_MASK_ADDITIVE, LAYOUT_BSHD),
-      spec(ATTN_DTYPE_BF16, 1, 4, 4, 64, 64, 96, ATTN_CAUSAL_TOP_LEFT, ATTN_MASK_NONE,
-           LAYOUT_BHDS),
+      spec(ATTN_DTYPE_BF16, 1, 4, 4, 64, 64, 96, ATTN_CAUSAL_TOP_LEFT, ATTN_MASK_NONE, LAYOUT_BHDS),
       spec(ATTN_DTYPE_F32, 1, 1, 1, 1, 200, 256, ATTN_CAUSAL_BOTTOM_RIGHT, ATTN_MASK_NONE,
            LAYOUT_BHSD),
   };

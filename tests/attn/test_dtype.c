@@ -52,8 +52,8 @@ static void check_decode_all(const half_format *f) {
     if (isnan(want) ? !isnan(got) : (double)got != want || !!signbit(got) != (h >> 15 != 0))
       fail_msg("%s 0x%04x decodes to %.9g, expected %.9g", f->name, h, (double)got, want);
     if (!isnan(want) && f->from_f32(got) != h)
-      fail_msg("%s 0x%04x -> %.9g -> 0x%04x: the round trip changed it", f->name, h,
-               (double)got, f->from_f32(got));
+      fail_msg("%s 0x%04x -> %.9g -> 0x%04x: the round trip changed it", f->name, h, (double)got,
+               f->from_f32(got));
     if (isnan(want) && !isnan(f->value(f->from_f32(got))))
       fail_msg("%s NaN 0x%04x did not stay NaN", f->name, h);
   }
@@ -100,7 +100,8 @@ static void check_halfway_points(const half_format *f) {
 static void test_f16(void **state) {
   check_decode_all(&F16);
   check_halfway_points(&F16);
-  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099) check_rounding(&F16, bits_f32((uint32_t)u));
+  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099)
+    check_rounding(&F16, bits_f32((uint32_t)u));
   assert_int_equal(attn_f32_to_f16(65504.0f), 0x7bff);
   assert_int_equal(attn_f32_to_f16(65519.99f), 0x7bff);
   assert_int_equal(attn_f32_to_f16(65520.0f), 0x7c00);
@@ -113,11 +114,13 @@ static void test_f16(void **state) {
 static void test_bf16(void **state) {
   check_decode_all(&BF16);
   check_halfway_points(&BF16);
-  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099) check_rounding(&BF16, bits_f32((uint32_t)u));
+  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099)
+    check_rounding(&BF16, bits_f32((uint32_t)u));
   assert_int_equal(attn_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80); /* tie to even */
   assert_int_equal(attn_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
   assert_int_equal(attn_f32_to_bf16(bits_f32(0x7f7fffffu)), 0x7f80); /* FLT_MAX rounds to Inf */
-  assert_true(isnan(attn_bf16_to_f32(attn_f32_to_bf16(bits_f32(0x7f800001u))))); /* sNaN stays NaN */
+  assert_true(
+      isnan(attn_bf16_to_f32(attn_f32_to_bf16(bits_f32(0x7f800001u))))); /* sNaN stays NaN */
 }
 
 static void test_tensor_helpers(void **state) {

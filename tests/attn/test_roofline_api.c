@@ -21,9 +21,12 @@ static void test_host_copy_bandwidth(void **state) {
 static void test_bad_arguments(void **state) {
   (void)state;
   double gbps = 7;
-  assert_int_equal(attn_copy_bandwidth(ATTN_DEVICE_CPU, 100, 3, &gbps), ATTN_STATUS_INVALID_ARGUMENT);
-  assert_int_equal(attn_copy_bandwidth(ATTN_DEVICE_CPU, 1 << 20, 0, &gbps), ATTN_STATUS_INVALID_ARGUMENT);
-  assert_int_equal(attn_copy_bandwidth(ATTN_DEVICE_CPU, 1 << 20, 3, NULL), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(attn_copy_bandwidth(ATTN_DEVICE_CPU, 100, 3, &gbps),
+                   ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(attn_copy_bandwidth(ATTN_DEVICE_CPU, 1 << 20, 0, &gbps),
+                   ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(attn_copy_bandwidth(ATTN_DEVICE_CPU, 1 << 20, 3, NULL),
+                   ATTN_STATUS_INVALID_ARGUMENT);
   assert_true(gbps == 7); /* untouched on refusal */
   assert_non_null(strstr(attn_last_error(), "4096"));
   assert_int_equal(attn_device_key(ATTN_DEVICE_CPU, NULL, 0), ATTN_STATUS_INVALID_ARGUMENT);

@@ -16,9 +16,8 @@
 
 static int failures, passes;
 
-static const attn_backend backends[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_MATH,
-                                        ATTN_BACKEND_NAIVE, ATTN_BACKEND_NAIVE_INPLACE,
-                                        ATTN_BACKEND_AUTO};
+static const attn_backend backends[] = {ATTN_BACKEND_FLASH, ATTN_BACKEND_MATH, ATTN_BACKEND_NAIVE,
+                                        ATTN_BACKEND_NAIVE_INPLACE, ATTN_BACKEND_AUTO};
 
 /* The bound on ||out - ref|| / ||ref||: 16-bit outputs are rounded once to
  * storage (1e-2 = 2.6 units of bf16 roundoff, 20 of f16); f32 sums in fp32
@@ -44,8 +43,7 @@ static void run_case(const seqs_spec *s, test_rng *r) {
     int naive = b == ATTN_BACKEND_NAIVE || b == ATTN_BACKEND_NAIVE_INPLACE;
     if (st) {
       snprintf(why, sizeof why, "refused: %s", attn_last_error());
-    } else if (!seqs_case_check(&c, c.out, c.lse, naive, seqs_tol(s->dtype), why,
-                                sizeof why)) {
+    } else if (!seqs_case_check(&c, c.out, c.lse, naive, seqs_tol(s->dtype), why, sizeof why)) {
       passes++;
       continue;
     }
@@ -59,10 +57,18 @@ static void edge_cases(test_rng *r) {
   for (int kv = 0; kv < SEQS_KV_COUNT; kv++)
     for (int g = 1; g <= 8; g *= 2)
       for (int packed = 0; packed < 2; packed++) {
-        seqs_spec s = {.dtype = (attn_dtype)((kv + g) % 3), .b = 3, .hkv = 2, .group = g,
-                       .d = 32, .q_packed = packed, .kv = kv, .page_size = g == 8 ? 16 : 4,
-                       .max_new = g == 8 ? 16 : 1, .max_kv = 64,
-                       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .lse = 1};
+        seqs_spec s = {.dtype = (attn_dtype)((kv + g) % 3),
+                       .b = 3,
+                       .hkv = 2,
+                       .group = g,
+                       .d = 32,
+                       .q_packed = packed,
+                       .kv = kv,
+                       .page_size = g == 8 ? 16 : 4,
+                       .max_new = g == 8 ? 16 : 1,
+                       .max_kv = 64,
+                       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                       .lse = 1};
         run_case(&s, r);
         s.max_new = 8, s.causal = ATTN_CAUSAL_NONE, s.page_size = 1;
         run_case(&s, r);
@@ -88,9 +94,9 @@ static void bad_init(bad_problem *p) {
   p->lens[0] = 12, p->lens[1] = 5;
   p->q_off[0] = 0, p->q_off[1] = 1, p->q_off[2] = 2;
   attn_tensor pool = attn_tensor_bhsd(p->k, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 8, 2, 4, 8);
-  p->args = attn_args_make(attn_tensor_bhsd(p->q, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 2, 4, 1, 8),
-                           pool, pool,
-                           attn_tensor_bhsd(p->out, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 2, 4, 1, 8));
+  p->args =
+      attn_args_make(attn_tensor_bhsd(p->q, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 2, 4, 1, 8), pool,
+                     pool, attn_tensor_bhsd(p->out, ATTN_DTYPE_F32, ATTN_DEVICE_CPU, 2, 4, 1, 8));
   p->args.v.data = p->v;
   p->seqs = (attn_seqs){.batch = 2, .kv_lens = p->lens, .block_table = p->table, .max_pages = 3};
   p->args.seqs = &p->seqs;
@@ -126,10 +132,16 @@ static void bad_tables(void) {
   bad_init(&p);
   if (attn_forward(test_engine(), ATTN_BACKEND_FLASH, &p.args))
     printf("FAIL the valid base problem was refused: %s\n", attn_last_error()), failures++;
-#define BAD(what, edit, want) do { bad_init(&p); edit; expect_bad(&p, what, want); } while (0)
+#define BAD(what, edit, want)   \
+  do {                          \
+    bad_init(&p);               \
+    edit;                       \
+    expect_bad(&p, what, want); \
+  } while (0)
   BAD("page out of range", p.table[4] = 912, "block_table[1][1] = 912: pages are 0..7");
   BAD("negative page", p.table[1] = -3, "block_table[0][1] = -3: pages are 0..7");
-  BAD("length beyond the pages", p.lens[1] = 13, "kv_lens[1] = 13: a block_table row holds 3 "
+  BAD("length beyond the pages", p.lens[1] = 13,
+      "kv_lens[1] = 13: a block_table row holds 3 "
       "pages of 4 = 12 keys");
   BAD("negative length", p.lens[0] = -1, "kv_lens[0] = -1");
   BAD("batch 0", p.seqs.batch = 0, "seqs.batch = 0");
@@ -142,23 +154,27 @@ static void bad_tables(void) {
   BAD("top-left", p.args.causal = ATTN_CAUSAL_TOP_LEFT, "causal top-left with seqs");
   BAD("trusted without bounds", (p.seqs.trusted = 1, p.seqs.max_q = -1), "trusted tables");
   /* packed queries: q is [1, Hq, total_q = 2, D] */
-#define PACKED (p.args.q.shape[0] = p.args.out.shape[0] = 1, p.args.q.shape[2] = \
-                p.args.out.shape[2] = 2, p.seqs.q_offsets = p.q_off)
+#define PACKED                                                                               \
+  (p.args.q.shape[0] = p.args.out.shape[0] = 1, p.args.q.shape[2] = p.args.out.shape[2] = 2, \
+   p.seqs.q_offsets = p.q_off)
   BAD("first q offset", (PACKED, p.q_off[0] = 1, p.q_off[1] = 1), "q_offsets[0] = 1");
   BAD("q offsets decrease", (PACKED, p.q_off[1] = 3), "q_offsets[2] = 2 < q_offsets[1] = 3");
-  BAD("last q offset", (PACKED, p.q_off[2] = 1, p.q_off[1] = 1), "q_offsets[B=2] = 1 but q has 2 rows");
+  BAD("last q offset", (PACKED, p.q_off[2] = 1, p.q_off[1] = 1),
+      "q_offsets[B=2] = 1 but q has 2 rows");
   BAD("q not packed", (p.seqs.q_offsets = p.q_off), "q.shape[0] = 2 but q_offsets is given");
   /* packed keys: k is [1, Hkv, 8*4 = 32 rows, D] */
-#define KPACKED (p.seqs.kv_lens = NULL, p.seqs.block_table = NULL, p.kv_off[0] = 0, \
-                 p.kv_off[1] = 10, p.kv_off[2] = 20, p.args.k.shape[0] = p.args.v.shape[0] = 1, \
-                 p.args.k.shape[2] = p.args.v.shape[2] = 32, p.seqs.kv_offsets = p.kv_off)
+#define KPACKED                                                                         \
+  (p.seqs.kv_lens = NULL, p.seqs.block_table = NULL, p.kv_off[0] = 0, p.kv_off[1] = 10, \
+   p.kv_off[2] = 20, p.args.k.shape[0] = p.args.v.shape[0] = 1,                         \
+   p.args.k.shape[2] = p.args.v.shape[2] = 32, p.seqs.kv_offsets = p.kv_off)
   BAD("kv offsets decrease", (KPACKED, p.kv_off[2] = 9), "kv_offsets[2] = 9 < kv_offsets[1] = 10");
   BAD("kv offsets past k", (KPACKED, p.kv_off[2] = 33), "kv_offsets[B=2] = 33 but k has 32 rows");
   BAD("negative kv offset", (KPACKED, p.kv_off[0] = -2), "kv_offsets[0] = -2");
   BAD("k packed batch", (KPACKED, p.args.k.shape[0] = p.args.v.shape[0] = 2), "k.shape[0] = 2");
   /* contiguous cache: k is [B=2, Hkv, 16, D] */
-#define CACHE (p.seqs.block_table = NULL, p.args.k.shape[0] = p.args.v.shape[0] = 2, \
-               p.args.k.shape[2] = p.args.v.shape[2] = 16)
+#define CACHE                                                            \
+  (p.seqs.block_table = NULL, p.args.k.shape[0] = p.args.v.shape[0] = 2, \
+   p.args.k.shape[2] = p.args.v.shape[2] = 16)
   BAD("length beyond the cache", (CACHE, p.lens[1] = 17), "kv_lens[1] = 17: the cache holds 16");
   BAD("v batch", (CACHE, p.args.v.shape[0] = 1), "v.shape[0] = 1");
 #undef BAD

@@ -37,13 +37,16 @@ static void tile_pick_table(void **state) {
 
 static void div_is_exact(void **state) {
   (void)state;
-  static const int ns[] = {0, 1, 2, 3, 127, 128, 129, 65535, 65536, 1000003, 0x7ffffffe, 0x7fffffff};
+  static const int ns[] = {0,   1,     2,     3,       127,        128,
+                           129, 65535, 65536, 1000003, 0x7ffffffe, 0x7fffffff};
   for (int d = 1; d <= 3000; d++) {
     unsigned dv[2];
     ws_div_set(dv, d);
-    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) assert_int_equal(ws_div(dv, ns[i]), ns[i] / d);
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+      assert_int_equal(ws_div(dv, ns[i]), ns[i] / d);
     for (int n = 0; n < 4 * d + 7; n++) assert_int_equal(ws_div(dv, n), n / d);
-    for (long long n = 0x7fffffffLL - 2 * d; n <= 0x7fffffffLL; n += 3) assert_int_equal(ws_div(dv, (int)n), n / d);
+    for (long long n = 0x7fffffffLL - 2 * d; n <= 0x7fffffffLL; n += 3)
+      assert_int_equal(ws_div(dv, (int)n), n / d);
   }
 }
 
@@ -168,7 +171,8 @@ static void check_causal(const order *o) {
   for (int r = 0; r + 1 < pair_rounds; r += 2)
     for (int k = 0; k < o->g; k++) {
       const int i = r * o->g + k, j = (r + 1) * o->g + k;
-      if (o->bh[i] < 0 || (o->mb[i] == s->n_mb / 2 && (s->n_mb & 1))) continue; /* the middle blocks */
+      if (o->bh[i] < 0 || (o->mb[i] == s->n_mb / 2 && (s->n_mb & 1)))
+        continue; /* the middle blocks */
       assert_int_equal(o->bh[i], o->bh[j]);
       assert_int_equal(o->mb[i] + o->mb[j], s->n_mb - 1);
       assert_true(o->mb[i] >= o->mb[j]);
@@ -198,8 +202,8 @@ static void modes_are_covered(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tile_pick_table),  cmocka_unit_test(div_is_exact),
-      cmocka_unit_test(non_causal_order), cmocka_unit_test(causal_order),
+      cmocka_unit_test(tile_pick_table),   cmocka_unit_test(div_is_exact),
+      cmocka_unit_test(non_causal_order),  cmocka_unit_test(causal_order),
       cmocka_unit_test(modes_are_covered),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

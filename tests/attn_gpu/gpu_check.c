@@ -43,7 +43,8 @@ static int check_written(const gpu_case *c, gpu_outcome *o) {
     for (int64_t h = 0; h < t->shape[1] && !rc; h++)
       for (int64_t s = 0; s < t->shape[2] && !rc; s++)
         for (int64_t d = 0; d < t->shape[3] && !rc; d++) {
-          int64_t off = b * t->strides[0] + h * t->strides[1] + s * t->strides[2] + d * t->strides[3];
+          int64_t off =
+              b * t->strides[0] + h * t->strides[1] + s * t->strides[2] + d * t->strides[3];
           logical[off] = 1;
           if (is_poison(t->data, t->dtype, off))
             rc = fail(o, "out[%lld, %lld, %lld, %lld] was never written (still the 0xFF poison)",
@@ -88,8 +89,8 @@ static int check_values(const gpu_case *c, double tol, int nan_rows, gpu_outcome
     for (int64_t d = 0; d < p->d; d++) {
       double got = attn_tensor_get(&c->host.out, b, h, i, d), want = c->ref_out[row * p->d + d];
       if (!isfinite(got))
-        return fail(o, "out[%lld, %lld, %lld, %lld] = %g, reference %g", (long long)b,
-                    (long long)h, (long long)i, (long long)d, got, want);
+        return fail(o, "out[%lld, %lld, %lld, %lld] = %g, reference %g", (long long)b, (long long)h,
+                    (long long)i, (long long)d, got, want);
       diff2 += (got - want) * (got - want), ref2 += want * want;
     }
     if (c->host.lse) {
@@ -103,8 +104,7 @@ static int check_values(const gpu_case *c, double tol, int nan_rows, gpu_outcome
   /* lse is fp32 whatever the dtype, from a row max summed over up to 256
    * products: at least 256 fp32 u (47u seen on the CPU, test_backends_cpu). */
   double lse_tol = tol > 256 * 0x1p-24 ? tol : 256 * 0x1p-24;
-  if (!(o->lse_err <= lse_tol))
-    return fail(o, "lse error %.3e exceeds %.3e", o->lse_err, lse_tol);
+  if (!(o->lse_err <= lse_tol)) return fail(o, "lse error %.3e exceeds %.3e", o->lse_err, lse_tol);
   return GPU_RUN_PASSED;
 }
 
@@ -117,8 +117,7 @@ int gpu_case_run_once(attn_ctx *ctx, gpu_case *c, attn_backend b, double tol, in
   memset(o, 0, sizeof *o);
   attn_status st = attn_forward(ctx, b, &c->dev);
   if (st) return fail(o, "attn_forward: %s: %s", attn_status_string(st), attn_last_error());
-  if (attn_cuda_synchronize(dev))
-    return fail(o, "after the forward: %s", attn_last_error());
+  if (attn_cuda_synchronize(dev)) return fail(o, "after the forward: %s", attn_last_error());
   if (attn_cuda_to_host(dev, c->hbuf[3], c->dbuf[3], c->bytes[3]) ||
       (c->dbuf[5] && attn_cuda_to_host(dev, c->hbuf[5], c->dbuf[5], c->bytes[5])))
     return fail(o, "copying the output back: %s", attn_last_error());

@@ -82,10 +82,11 @@ void gpu_problem_describe(const gpu_problem *p, char *buf, size_t len) {
            "%s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld causal=%s mask=%s%s%s%s "
            "layout=%s%s scale=%g",
            attn_dtype_name(p->dtype), (long long)p->b, (long long)p->hq, (long long)p->hkv,
-           (long long)p->sq, (long long)p->sk, (long long)p->d, causal[p->causal],
-           mask[p->mask], p->mask ? "/" : "", p->mask ? attn_dtype_name(p->mask_dtype) : "",
-           p->mask_zero_stride ? "(stride-0 broadcast)"
-           : p->mask && (p->mask_b1 || p->mask_h1) ? "(size-1 broadcast)" : "",
+           (long long)p->sq, (long long)p->sk, (long long)p->d, causal[p->causal], mask[p->mask],
+           p->mask ? "/" : "", p->mask ? attn_dtype_name(p->mask_dtype) : "",
+           p->mask_zero_stride                     ? "(stride-0 broadcast)"
+           : p->mask && (p->mask_b1 || p->mask_h1) ? "(size-1 broadcast)"
+                                                   : "",
            layout[p->layout], p->lse ? " lse" : "", p->scale);
 }
 
@@ -106,7 +107,8 @@ static attn_tensor shaped(const gpu_problem *p, int64_t h, int64_t s) {
 
 static attn_tensor mask_shaped(const gpu_problem *p) {
   int64_t mb = p->mask_b1 ? 1 : p->b, mh = p->mask_h1 ? 1 : p->hq;
-  attn_tensor t = {.dtype = p->mask_dtype, .device = ATTN_DEVICE_CPU,
+  attn_tensor t = {.dtype = p->mask_dtype,
+                   .device = ATTN_DEVICE_CPU,
                    .shape = {mb, mh, p->sq, p->sk},
                    .strides = {mh * p->sq * p->sk, p->sq * p->sk, p->sk, 1}};
   if (p->mask_zero_stride) t.strides[0] = t.strides[1] = 0;
@@ -129,7 +131,9 @@ static void fill_mask(attn_tensor *t, attn_mask_kind kind, uint64_t *s) {
         for (int64_t j = 0; j < t->shape[3]; j++) {
           double u = uniform(s);
           attn_tensor_set(t, b, h, i, j,
-                          kind == ATTN_MASK_BOOL ? (u >= 0.2) : u < 0.1 ? -INFINITY : 4 * u - 2);
+                          kind == ATTN_MASK_BOOL ? (u >= 0.2)
+                          : u < 0.1              ? -INFINITY
+                                                 : 4 * u - 2);
         }
 }
 
@@ -148,8 +152,7 @@ static int make_tensors(gpu_case *c, uint64_t *rng) {
   const gpu_problem *p = &c->p;
   attn_tensor q = shaped(p, p->hq, p->sq), k = shaped(p, p->hkv, p->sk),
               v = shaped(p, p->hkv, p->sk), o = shaped(p, p->hq, p->sq);
-  if (alloc_slot(c, 0, &q) || alloc_slot(c, 1, &k) || alloc_slot(c, 2, &v) ||
-      alloc_slot(c, 3, &o))
+  if (alloc_slot(c, 0, &q) || alloc_slot(c, 1, &k) || alloc_slot(c, 2, &v) || alloc_slot(c, 3, &o))
     return -1;
   fill_random(&q, rng), fill_random(&k, rng), fill_random(&v, rng);
   c->host = attn_args_make(q, k, v, o);
@@ -161,7 +164,8 @@ static int make_tensors(gpu_case *c, uint64_t *rng) {
     c->host.mask = m, c->host.mask_kind = p->mask;
   }
   if (p->lse) {
-    attn_tensor l = {.dtype = ATTN_DTYPE_F32, .shape = {p->b, p->hq, p->sq, 1},
+    attn_tensor l = {.dtype = ATTN_DTYPE_F32,
+                     .shape = {p->b, p->hq, p->sq, 1},
                      .strides = {p->hq * p->sq, p->sq, 1, 1}};
     if (alloc_slot(c, 5, &l)) return -1;
     c->host.lse = c->hbuf[5];

@@ -25,8 +25,8 @@ typedef struct {
   attn_causal causal;
   attn_mask_kind mask;
   attn_dtype mask_dtype;
-  int mask_b1, mask_h1;   /* mask dims of size 1 (broadcast) */
-  int mask_zero_stride;   /* full-size mask dims with stride 0 instead */
+  int mask_b1, mask_h1; /* mask dims of size 1 (broadcast) */
+  int mask_zero_stride; /* full-size mask dims with stride 0 instead */
   int layout, pad;
   int lse;
   double scale;
@@ -45,7 +45,7 @@ void gpu_problem_describe(const gpu_problem *p, char *buf, size_t len);
 typedef struct {
   gpu_problem p;
   int device;
-  attn_args host, dev; /* the same problem in host and in device memory */
+  attn_args host, dev;     /* the same problem in host and in device memory */
   void *hbuf[6], *dbuf[6]; /* q, k, v, out, mask, lse */
   size_t bytes[6];
   double *ref_out, *ref_lse; /* fp64 reference, [B, Hq, Sq, D] and [B, Hq, Sq] */

@@ -17,14 +17,14 @@
 #ifdef ATTNPROF_HAVE_CUDA
 static int failures;
 
-#define CHECK(cond, ...)                                                     \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      failures++;                                                            \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                            \
-      printf(__VA_ARGS__);                                                   \
-      printf("\n");                                                          \
-    }                                                                        \
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    if (!(cond)) {                                \
+      failures++;                                 \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      printf(__VA_ARGS__);                        \
+      printf("\n");                               \
+    }                                             \
   } while (0)
 
 #include "cp/nccl_loader.h"
@@ -60,8 +60,8 @@ static void merge_kernel_matches_host(attn_dtype dt, test_rng *rng) {
       }
     attn_cp_merge_host(h_o, h_l, BH, ROWS, D, q0, nq, po, dt, pl);
     void *dpo = dev_copy(po, (size_t)(BH * nq * D) * es), *dpl = dev_copy(pl, sizeof pl);
-    CHECK(attn_cp_merge_launch(d_o, d_l, BH, ROWS, D, q0, nq, dpo, dt, dpl, NULL) ==
-              ATTN_STATUS_OK, "merge launch: %s", attn_last_error());
+    CHECK(attn_cp_merge_launch(d_o, d_l, BH, ROWS, D, q0, nq, dpo, dt, dpl, NULL) == ATTN_STATUS_OK,
+          "merge launch: %s", attn_last_error());
     attn_cuda_synchronize(0);
     attn_cuda_free(0, dpo);
     attn_cuda_free(0, dpl);
@@ -75,8 +75,8 @@ static void merge_kernel_matches_host(attn_dtype dt, test_rng *rng) {
     lse_bad += !(g_l[i] == h_l[i] || fabs(g_l[i] - h_l[i]) <= 1e-5 * (1 + fabs(h_l[i])));
   CHECK(worst <= 1e-5 && !lse_bad, "merge %s: max |gpu - host| %.3g, %d lse rows differ",
         attn_dtype_name(dt), worst, lse_bad);
-  printf("merge kernel %s: max |gpu - host| = %.3g over %d partials\n", attn_dtype_name(dt),
-         worst, PARTS);
+  printf("merge kernel %s: max |gpu - host| = %.3g over %d partials\n", attn_dtype_name(dt), worst,
+         PARTS);
   attn_cuda_free(0, d_o);
   attn_cuda_free(0, d_l);
 }
@@ -84,9 +84,16 @@ static void merge_kernel_matches_host(attn_dtype dt, test_rng *rng) {
 /* One problem through attn_cp_forward on a one-rank communicator. */
 static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant v, int64_t hq,
                              int64_t hkv, int64_t s, int64_t d, int causal, test_rng *rng) {
-  problem_spec spec = {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = hq, .hkv = hkv, .sq = s, .sk = s,
-                       .d = d, .causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE,
-                       .layout = LAYOUT_BHSD, .lse = 1};
+  problem_spec spec = {.dtype = ATTN_DTYPE_BF16,
+                       .b = 2,
+                       .hq = hq,
+                       .hkv = hkv,
+                       .sq = s,
+                       .sk = s,
+                       .d = d,
+                       .causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE,
+                       .layout = LAYOUT_BHSD,
+                       .lse = 1};
   test_problem p;
   if (problem_make(&p, &spec, rng)) {
     CHECK(0, "problem_make");
@@ -133,13 +140,12 @@ static void one_rank_forward(attn_ctx *ctx, attn_cp_comm *comm, attn_cp_variant 
         }
   CHECK(st == ATTN_STATUS_OK && sqrt(num / den) <= 1e-2, "vs flash: %.3g", sqrt(num / den));
   printf("cp %-9s Hq=%lld Hkv=%lld S=%lld D=%lld causal=%d: rel err %.2e (ref), %.2e (flash)\n",
-         attn_cp_variant_name(v), (long long)hq, (long long)hkv, (long long)s, (long long)d,
-         causal, r.rel_err, sqrt(num / den));
+         attn_cp_variant_name(v), (long long)hq, (long long)hkv, (long long)s, (long long)d, causal,
+         r.rel_err, sqrt(num / den));
   free(flash_out);
   for (int i = 0; i < 5; i++) attn_cuda_free(0, dm[i]);
   problem_free(&p);
 }
-
 
 /* ---- N ranks on one GPU over a fake NCCL ---------------------------------
  * The CUDA drivers take the NCCL entry points as a table; this one moves the
@@ -193,19 +199,29 @@ static int fake_all_gather(const void *send, void *recv, size_t count, int t, vo
   return 0;
 }
 
-static const attn_nccl_api fake_api = {
-    .get_error_string = fake_error, .group_start = fake_group_start,
-    .group_end = fake_group_end, .send = fake_send, .recv = fake_recv,
-    .all_gather = fake_all_gather, .path = "fake"};
+static const attn_nccl_api fake_api = {.get_error_string = fake_error,
+                                       .group_start = fake_group_start,
+                                       .group_end = fake_group_end,
+                                       .send = fake_send,
+                                       .recv = fake_recv,
+                                       .all_gather = fake_all_gather,
+                                       .path = "fake"};
 
 /* The whole problem made once, scattered to n shards on the GPU, each rank's
  * driver run over the fake NCCL, gathered, checked against the fp64
  * reference (out and lse poisoned first, every row checked). */
-static void fake_ring(attn_ctx *ctx, int n, attn_cp_variant v, int64_t hq, int64_t hkv,
-                      int64_t s, int64_t d, int causal, test_rng *rng) {
-  problem_spec spec = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = hq, .hkv = hkv, .sq = s, .sk = s,
-                       .d = d, .causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE,
-                       .layout = LAYOUT_BHSD, .lse = 1};
+static void fake_ring(attn_ctx *ctx, int n, attn_cp_variant v, int64_t hq, int64_t hkv, int64_t s,
+                      int64_t d, int causal, test_rng *rng) {
+  problem_spec spec = {.dtype = ATTN_DTYPE_BF16,
+                       .b = 1,
+                       .hq = hq,
+                       .hkv = hkv,
+                       .sq = s,
+                       .sk = s,
+                       .d = d,
+                       .causal = causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE,
+                       .layout = LAYOUT_BHSD,
+                       .lse = 1};
   test_problem p;
   if (problem_make(&p, &spec, rng)) {
     CHECK(0, "problem_make");
@@ -241,8 +257,8 @@ static void fake_ring(attn_ctx *ctx, int n, attn_cp_variant v, int64_t hq, int64
     sh[r].lse = dlse[r];
   }
   for (int r = 0; r < n; r++) {
-    fc[r] = (fake_comm){.rank = r, .n = n, .s = s, .kv_row = (size_t)(hkv * d) * es, .k = dk,
-                        .v = dv};
+    fc[r] =
+        (fake_comm){.rank = r, .n = n, .s = s, .kv_row = (size_t)(hkv * d) * es, .k = dk, .v = dv};
     fake_now = &fc[r];
     attn_cp_args a = {.shard = sh[r], .seq_len = s, .variant = v};
     attn_status rc = attn_cp_check_shard(&sh[r], s, n, r);

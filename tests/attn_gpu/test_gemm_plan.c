@@ -10,13 +10,13 @@
 
 static int failures;
 
-#define CHECK_EQ(got, want)                                                                 \
-  do {                                                                                      \
-    long long g_ = (long long)(got), w_ = (long long)(want);                                \
-    if (g_ != w_) {                                                                         \
-      failures++;                                                                           \
-      printf("FAIL %s:%d: %s = %lld, expected %lld\n", __FILE__, __LINE__, #got, g_, w_);   \
-    }                                                                                       \
+#define CHECK_EQ(got, want)                                                               \
+  do {                                                                                    \
+    long long g_ = (long long)(got), w_ = (long long)(want);                              \
+    if (g_ != w_) {                                                                       \
+      failures++;                                                                         \
+      printf("FAIL %s:%d: %s = %lld, expected %lld\n", __FILE__, __LINE__, #got, g_, w_); \
+    }                                                                                     \
   } while (0)
 
 static char buf[64];
@@ -28,22 +28,35 @@ static attn_tensor t4(int64_t b, int64_t h, int64_t s, int64_t d, int bshd) {
   return t;
 }
 
-static int64_t batch_of(const attn_gemm *g) { return g->batch_dim < 0 ? 1 : g->count[g->batch_dim]; }
+static int64_t batch_of(const attn_gemm *g) {
+  return g->batch_dim < 0 ? 1 : g->count[g->batch_dim];
+}
 
 static void test_bhsd(void) {
   attn_gemm g;
   char why[256] = "";
   attn_tensor q = t4(2, 4, 128, 64, 0), k = t4(2, 4, 96, 64, 0);
   CHECK_EQ(attn_gemm_plan_qk(&q, &k, buf, ATTN_DTYPE_BF16, 1.0f, &g, why, sizeof why), 0);
-  CHECK_EQ(g.m, 96); CHECK_EQ(g.n, 128); CHECK_EQ(g.k, 64);
-  CHECK_EQ(g.a.ld, 64); CHECK_EQ(g.b.ld, 64); CHECK_EQ(g.c.ld, 96);
-  CHECK_EQ(attn_gemm_calls(&g), 1); CHECK_EQ(batch_of(&g), 8);
-  CHECK_EQ(g.a.st[g.batch_dim], 96 * 64); CHECK_EQ(g.b.st[g.batch_dim], 128 * 64);
+  CHECK_EQ(g.m, 96);
+  CHECK_EQ(g.n, 128);
+  CHECK_EQ(g.k, 64);
+  CHECK_EQ(g.a.ld, 64);
+  CHECK_EQ(g.b.ld, 64);
+  CHECK_EQ(g.c.ld, 96);
+  CHECK_EQ(attn_gemm_calls(&g), 1);
+  CHECK_EQ(batch_of(&g), 8);
+  CHECK_EQ(g.a.st[g.batch_dim], 96 * 64);
+  CHECK_EQ(g.b.st[g.batch_dim], 128 * 64);
   CHECK_EQ(g.c.st[g.batch_dim], 128 * 96);
   CHECK_EQ(attn_gemm_plan_pv(buf, &k, &q, &g, why, sizeof why), 0);
-  CHECK_EQ(g.m, 64); CHECK_EQ(g.n, 128); CHECK_EQ(g.k, 96);
-  CHECK_EQ(g.a.ld, 64); CHECK_EQ(g.b.ld, 96); CHECK_EQ(g.c.ld, 64);
-  CHECK_EQ(attn_gemm_calls(&g), 1); CHECK_EQ(batch_of(&g), 8);
+  CHECK_EQ(g.m, 64);
+  CHECK_EQ(g.n, 128);
+  CHECK_EQ(g.k, 96);
+  CHECK_EQ(g.a.ld, 64);
+  CHECK_EQ(g.b.ld, 96);
+  CHECK_EQ(g.c.ld, 64);
+  CHECK_EQ(attn_gemm_calls(&g), 1);
+  CHECK_EQ(batch_of(&g), 8);
 }
 
 /* [B, S, H, D]: heads are D apart, rows H*D apart; B and H do not merge, so
@@ -53,9 +66,12 @@ static void test_bshd(void) {
   char why[256] = "";
   attn_tensor q = t4(2, 4, 128, 64, 1);
   CHECK_EQ(attn_gemm_plan_qk(&q, &q, buf, ATTN_DTYPE_BF16, 1.0f, &g, why, sizeof why), 0);
-  CHECK_EQ(g.a.ld, 4 * 64); CHECK_EQ(g.b.ld, 4 * 64);
-  CHECK_EQ(attn_gemm_calls(&g), 2); CHECK_EQ(batch_of(&g), 4);
-  CHECK_EQ(g.b.st[g.batch_dim], 64); CHECK_EQ(g.c.st[g.batch_dim], 128 * 128);
+  CHECK_EQ(g.a.ld, 4 * 64);
+  CHECK_EQ(g.b.ld, 4 * 64);
+  CHECK_EQ(attn_gemm_calls(&g), 2);
+  CHECK_EQ(batch_of(&g), 4);
+  CHECK_EQ(g.b.st[g.batch_dim], 64);
+  CHECK_EQ(g.c.st[g.batch_dim], 128 * 128);
 }
 
 /* GQA, 4 query heads per KV head: BHSD folds them into n (one GEMM of 4*Sq
@@ -66,16 +82,24 @@ static void test_gqa(void) {
   char why[256] = "";
   attn_tensor q = t4(2, 8, 128, 64, 0), k = t4(2, 2, 128, 64, 0);
   CHECK_EQ(attn_gemm_plan_qk(&q, &k, buf, ATTN_DTYPE_BF16, 1.0f, &g, why, sizeof why), 0);
-  CHECK_EQ(g.n, 4 * 128); CHECK_EQ(attn_gemm_calls(&g), 1); CHECK_EQ(batch_of(&g), 4);
+  CHECK_EQ(g.n, 4 * 128);
+  CHECK_EQ(attn_gemm_calls(&g), 1);
+  CHECK_EQ(batch_of(&g), 4);
   CHECK_EQ(g.c.st[g.batch_dim], 4 * 128 * 128);
   q = t4(2, 8, 128, 64, 1), k = t4(2, 2, 128, 64, 1);
   CHECK_EQ(attn_gemm_plan_qk(&q, &k, buf, ATTN_DTYPE_BF16, 1.0f, &g, why, sizeof why), 0);
-  CHECK_EQ(g.n, 128); CHECK_EQ(batch_of(&g), 4); CHECK_EQ(attn_gemm_calls(&g), 4);
-  CHECK_EQ(g.a.st[g.batch_dim], 0); CHECK_EQ(g.b.st[g.batch_dim], 64);
+  CHECK_EQ(g.n, 128);
+  CHECK_EQ(batch_of(&g), 4);
+  CHECK_EQ(attn_gemm_calls(&g), 4);
+  CHECK_EQ(g.a.st[g.batch_dim], 0);
+  CHECK_EQ(g.b.st[g.batch_dim], 64);
   /* Decoding: Sq = 1, all 8 query heads of the one KV head in one GEMM. */
   q = t4(3, 8, 1, 64, 0), k = t4(3, 1, 500, 64, 0);
   CHECK_EQ(attn_gemm_plan_qk(&q, &k, buf, ATTN_DTYPE_BF16, 1.0f, &g, why, sizeof why), 0);
-  CHECK_EQ(g.n, 8); CHECK_EQ(g.m, 500); CHECK_EQ(batch_of(&g), 3); CHECK_EQ(attn_gemm_calls(&g), 1);
+  CHECK_EQ(g.n, 8);
+  CHECK_EQ(g.m, 500);
+  CHECK_EQ(batch_of(&g), 3);
+  CHECK_EQ(attn_gemm_calls(&g), 1);
 }
 
 static void test_refusals(void) {

@@ -35,7 +35,7 @@ enum { RUNS_WANTED = 100, MAX_DRAWS = 1200, MAX_BACKENDS = 16, MAX_PRINTED = 5 }
 typedef struct {
   attn_backend backend;
   const char *impl;
-  int taken;         /* takes this dtype and can run here */
+  int taken; /* takes this dtype and can run here */
   int runs, refused, failed;
   double worst;
   char worst_problem[256], last_refusal[640], skip[256];
@@ -107,7 +107,8 @@ static void run_one(tally *t, gpu_case *c) {
       printf("FAIL %s: %s\n     problem: %s\n", t->impl, o.failure, desc);
   } else {
     t->runs++;
-    if (o.err >= t->worst) t->worst = o.err, snprintf(t->worst_problem, sizeof t->worst_problem, "%s", desc);
+    if (o.err >= t->worst)
+      t->worst = o.err, snprintf(t->worst_problem, sizeof t->worst_problem, "%s", desc);
   }
 }
 
@@ -158,9 +159,8 @@ int main(void) {
   tally t[MAX_BACKENDS];
   int n = cuda_backends(t), bad = 0;
   g_ctx = gpu_engine_new(NULL);
-  printf("device: %s; %d CUDA backends in the table%s; cuda_graphs %d\n",
-         attn_cuda_device_name(0), n,
-         getenv("ATTNPROF_GPU_TEST_ONLY") ? " (narrowed by ATTNPROF_GPU_TEST_ONLY)" : "",
+  printf("device: %s; %d CUDA backends in the table%s; cuda_graphs %d\n", attn_cuda_device_name(0),
+         n, getenv("ATTNPROF_GPU_TEST_ONLY") ? " (narrowed by ATTNPROF_GPU_TEST_ONLY)" : "",
          attn_ctx_options(g_ctx)->cuda_graphs);
   if (n == 0) {
     printf("FAIL: a GPU is here but the table has no CUDA backend\n");

@@ -18,14 +18,14 @@
 static int failures;
 static attn_ctx *g_ctx;
 
-#define CHECK(cond, ...)                                    \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      failures++;                                           \
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      failures++;                                            \
       printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-    }                                                       \
+      printf(__VA_ARGS__);                                   \
+      printf("\n");                                          \
+    }                                                        \
   } while (0)
 
 /* Error text: "CALL failed: STATUS_NAME (text)", and the status. */
@@ -102,10 +102,10 @@ static void test_workspace_limit(void *buf) {
   char why[512];
   for (int i = 0; i < 3; i++) {
     attn_status st = attn_why_not(small, refused[i], &a, why, sizeof why);
-    CHECK(st == ATTN_STATUS_OUT_OF_MEMORY && strstr(why, "workspace_limit") &&
-              strstr(why, "4194304"),
-          "%s under a 4 MiB limit: %s: '%s'", attn_backend_name(refused[i]),
-          attn_status_string(st), why);
+    CHECK(
+        st == ATTN_STATUS_OUT_OF_MEMORY && strstr(why, "workspace_limit") && strstr(why, "4194304"),
+        "%s under a 4 MiB limit: %s: '%s'", attn_backend_name(refused[i]), attn_status_string(st),
+        why);
     st = attn_forward(small, refused[i], &a);
     CHECK(st == ATTN_STATUS_OUT_OF_MEMORY && strstr(attn_last_error(), "workspace_limit"),
           "%s forward under the limit: %s: '%s'", attn_backend_name(refused[i]),

@@ -60,18 +60,67 @@ enum { N_CASES = 6 };
  * and 1 hold the same problem in different buffers; 2 and 3 are 0's shape in
  * other layouts. */
 static const gpu_problem cases[N_CASES] = {
-    {.b = 2, .hq = 4, .hkv = 2, .sq = 128, .sk = 128, .d = 64, .dtype = ATTN_DTYPE_BF16,
-     .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_BHSD, .lse = 1},
-    {.b = 2, .hq = 4, .hkv = 2, .sq = 128, .sk = 128, .d = 64, .dtype = ATTN_DTYPE_BF16,
-     .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_BHSD, .lse = 1},
-    {.b = 2, .hq = 4, .hkv = 2, .sq = 128, .sk = 128, .d = 64, .dtype = ATTN_DTYPE_BF16,
-     .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_BSHD, .lse = 1},
-    {.b = 2, .hq = 4, .hkv = 2, .sq = 128, .sk = 128, .d = 64, .dtype = ATTN_DTYPE_BF16,
-     .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_PADDED, .pad = 8, .lse = 1},
-    {.b = 1, .hq = 2, .hkv = 2, .sq = 192, .sk = 256, .d = 128, .dtype = ATTN_DTYPE_F16,
-     .causal = ATTN_CAUSAL_NONE, .layout = GPU_LAYOUT_BHSD, .lse = 1},
-    {.b = 1, .hq = 8, .hkv = 1, .sq = 64, .sk = 256, .d = 64, .dtype = ATTN_DTYPE_BF16,
-     .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .layout = GPU_LAYOUT_BSHD, .lse = 0},
+    {.b = 2,
+     .hq = 4,
+     .hkv = 2,
+     .sq = 128,
+     .sk = 128,
+     .d = 64,
+     .dtype = ATTN_DTYPE_BF16,
+     .causal = ATTN_CAUSAL_TOP_LEFT,
+     .layout = GPU_LAYOUT_BHSD,
+     .lse = 1},
+    {.b = 2,
+     .hq = 4,
+     .hkv = 2,
+     .sq = 128,
+     .sk = 128,
+     .d = 64,
+     .dtype = ATTN_DTYPE_BF16,
+     .causal = ATTN_CAUSAL_TOP_LEFT,
+     .layout = GPU_LAYOUT_BHSD,
+     .lse = 1},
+    {.b = 2,
+     .hq = 4,
+     .hkv = 2,
+     .sq = 128,
+     .sk = 128,
+     .d = 64,
+     .dtype = ATTN_DTYPE_BF16,
+     .causal = ATTN_CAUSAL_TOP_LEFT,
+     .layout = GPU_LAYOUT_BSHD,
+     .lse = 1},
+    {.b = 2,
+     .hq = 4,
+     .hkv = 2,
+     .sq = 128,
+     .sk = 128,
+     .d = 64,
+     .dtype = ATTN_DTYPE_BF16,
+     .causal = ATTN_CAUSAL_TOP_LEFT,
+     .layout = GPU_LAYOUT_PADDED,
+     .pad = 8,
+     .lse = 1},
+    {.b = 1,
+     .hq = 2,
+     .hkv = 2,
+     .sq = 192,
+     .sk = 256,
+     .d = 128,
+     .dtype = ATTN_DTYPE_F16,
+     .causal = ATTN_CAUSAL_NONE,
+     .layout = GPU_LAYOUT_BHSD,
+     .lse = 1},
+    {.b = 1,
+     .hq = 8,
+     .hkv = 1,
+     .sq = 64,
+     .sk = 256,
+     .d = 64,
+     .dtype = ATTN_DTYPE_BF16,
+     .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+     .layout = GPU_LAYOUT_BSHD,
+     .lse = 0},
 };
 
 /* The sequence: -1 refills case 0's buffers with new contents first. */
@@ -290,9 +339,16 @@ static void auto_grid(void) {
     for (int ki = 0; ki < 5; ki++)
       for (int m = 0; m < 2; m++)
         for (int li = 0; li < 2; li++, cells++) {
-          gpu_problem p = {.b = 1, .hq = 2, .hkv = 2, .sq = 128, .sk = 128, .d = dims[ki],
-                           .dtype = dts[di], .causal = ATTN_CAUSAL_TOP_LEFT,
-                           .layout = layouts[li], .lse = 1};
+          gpu_problem p = {.b = 1,
+                           .hq = 2,
+                           .hkv = 2,
+                           .sq = 128,
+                           .sk = 128,
+                           .d = dims[ki],
+                           .dtype = dts[di],
+                           .causal = ATTN_CAUSAL_TOP_LEFT,
+                           .layout = layouts[li],
+                           .lse = 1};
           p.mask = m ? ATTN_MASK_BOOL : ATTN_MASK_NONE;
           p.mask_dtype = ATTN_DTYPE_BOOL;
           auto_rule r = expected_gpu(&p, have_cudnn);
@@ -321,8 +377,8 @@ static void auto_grid(void) {
           gpu_case_destroy(&c);
         }
   attn_ctx_destroy(ctx);
-  printf("%s AUTO: %d inputs, %d against the rule (cudnn %s)\n", bad ? "FAIL" : "ok  ", cells,
-         bad, have_cudnn ? "compiled in" : "not in this build");
+  printf("%s AUTO: %d inputs, %d against the rule (cudnn %s)\n", bad ? "FAIL" : "ok  ", cells, bad,
+         have_cudnn ? "compiled in" : "not in this build");
   bad ? failures++ : passes++;
 }
 

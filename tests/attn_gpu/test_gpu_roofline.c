@@ -19,8 +19,9 @@ int main(void) {
   int bad = 0;
   double gbps = 0;
   attn_status st = attn_copy_bandwidth(0, (size_t)512 << 20, 5, &gbps);
-  printf("%s copy bandwidth %.1f GB/s (status %d %s)\n", !st && gbps > 50 && gbps < 20000 ? "ok  " : "FAIL",
-         gbps, (int)st, st ? attn_last_error() : "");
+  printf("%s copy bandwidth %.1f GB/s (status %d %s)\n",
+         !st && gbps > 50 && gbps < 20000 ? "ok  " : "FAIL", gbps, (int)st,
+         st ? attn_last_error() : "");
   bad += st || !(gbps > 50 && gbps < 20000);
   st = attn_device_key(0, key, sizeof key);
   int key_ok = !st && strstr(key, attn_cuda_device_name(0)) && strstr(key, "; driver ");
@@ -28,7 +29,8 @@ int main(void) {
   bad += !key_ok;
   const char *src = NULL;
   double peak = attn_matmul_peak_tflops(0, ATTN_DTYPE_BF16, &src);
-  int h = strstr(attn_cuda_device_name(0), "H200") || strstr(attn_cuda_device_name(0), "H100 80GB HBM3");
+  int h = strstr(attn_cuda_device_name(0), "H200") ||
+          strstr(attn_cuda_device_name(0), "H100 80GB HBM3");
   int peak_ok = h ? peak == 989.5 : peak == 0;
   printf("%s peak %.1f TFLOP/s (%s)\n", peak_ok ? "ok  " : "FAIL", peak, src);
   bad += !peak_ok;

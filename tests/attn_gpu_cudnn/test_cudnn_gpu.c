@@ -226,8 +226,8 @@ static void refused_in_words(void **state) {
 static void unaligned_rows_refused(void **state) {
   (void)state;
   char why[512];
-  problem_spec s = spec(ATTN_DTYPE_BF16, 1, 2, 2, 128, 128, 64, ATTN_CAUSAL_NONE,
-                        LAYOUT_BHSD_PADDED, 0);
+  problem_spec s =
+      spec(ATTN_DTYPE_BF16, 1, 2, 2, 128, 128, 64, ATTN_CAUSAL_NONE, LAYOUT_BHSD_PADDED, 0);
   gpu_problem g;
   attn_ctx_stats before, after;
   assert_int_equal(gpu_make(&g, &s), 0);
@@ -247,8 +247,8 @@ static void unaligned_rows_refused(void **state) {
 static void failed_plan_says_cudnn_status(void **state) {
   (void)state;
   char why[512], again[512];
-  problem_spec s = spec(ATTN_DTYPE_BF16, 1, 2, 2, 128, 128, 64, ATTN_CAUSAL_TOP_LEFT,
-                        LAYOUT_BHSD, 1);
+  problem_spec s =
+      spec(ATTN_DTYPE_BF16, 1, 2, 2, 128, 128, 64, ATTN_CAUSAL_TOP_LEFT, LAYOUT_BHSD, 1);
   gpu_problem g;
   attn_ctx_stats before, after;
   assert_int_equal(gpu_make(&g, &s), 0);
@@ -336,8 +336,8 @@ static void many_shapes_stay_bounded(void **state) {
 /* One problem on three streams and twice with the same pointers. */
 static void streams_and_pack_reuse(void **state) {
   (void)state;
-  problem_spec s = spec(ATTN_DTYPE_BF16, 2, 4, 4, 256, 256, 64, ATTN_CAUSAL_TOP_LEFT, LAYOUT_BHSD,
-                        1);
+  problem_spec s =
+      spec(ATTN_DTYPE_BF16, 2, 4, 4, 256, 256, 64, ATTN_CAUSAL_TOP_LEFT, LAYOUT_BHSD, 1);
   gpu_problem g;
   cudaStream_t s1, s2;
   assert_int_equal(cudaStreamCreate(&s1), cudaSuccess);
@@ -400,17 +400,15 @@ int main(int argc, char **argv) {
   if (st != ATTN_STATUS_OK) {
     /* cuDNN was compiled in and a GPU is here: not loading is a failure. */
     printf("FAIL: a GPU is here and cudnn is built in, but it refuses a plain bf16 problem: "
-           "%s\n", why);
+           "%s\n",
+           why);
     return 1;
   }
   printf("cudnn: %s\n", plan);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(matches_reference),
-      cmocka_unit_test(refused_in_words),
-      cmocka_unit_test(unaligned_rows_refused),
-      cmocka_unit_test(failed_plan_says_cudnn_status),
-      cmocka_unit_test(many_shapes_stay_bounded),
-      cmocka_unit_test(streams_and_pack_reuse),
+      cmocka_unit_test(matches_reference),        cmocka_unit_test(refused_in_words),
+      cmocka_unit_test(unaligned_rows_refused),   cmocka_unit_test(failed_plan_says_cudnn_status),
+      cmocka_unit_test(many_shapes_stay_bounded), cmocka_unit_test(streams_and_pack_reuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

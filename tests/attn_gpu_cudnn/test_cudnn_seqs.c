@@ -29,10 +29,20 @@ static void paged(fixture *f) {
   f->a.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
   f->lens[0] = 40, f->lens[1] = 64;
   for (int i = 0; i < B * MAX_PAGES; i++) f->table[i] = (i * 3) % 10;
-  f->v = (attn_seqs_view){.batch = B, .hq = 8, .hkv = 2, .d = 128, .kv = ATTN_KV_PAGED,
-                          .q_rows = 3, .sk = 16, .page_size = 16, .pages = 10,
-                          .max_pages = MAX_PAGES, .table_stride = MAX_PAGES,
-                          .kv_len = f->lens, .table = f->table, .have_tables = 1};
+  f->v = (attn_seqs_view){.batch = B,
+                          .hq = 8,
+                          .hkv = 2,
+                          .d = 128,
+                          .kv = ATTN_KV_PAGED,
+                          .q_rows = 3,
+                          .sk = 16,
+                          .page_size = 16,
+                          .pages = 10,
+                          .max_pages = MAX_PAGES,
+                          .table_stride = MAX_PAGES,
+                          .kv_len = f->lens,
+                          .table = f->table,
+                          .have_tables = 1};
 }
 
 static attn_status ask(fixture *f, size_t version, char *why) {
@@ -46,8 +56,8 @@ static void paged_decode_is_taken(void **state) {
   paged(&f);
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK);
   assert_int_equal(attn_cudnn_seqs_reach(&f.v), 64);
-  f.v.kv = ATTN_KV_CACHE, f.v.sk = 70, f.v.table = NULL; /* contiguous cache */
-  assert_int_equal(ask(&f, 90600, why), ATTN_STATUS_OK); /* no paged load needed */
+  f.v.kv = ATTN_KV_CACHE, f.v.sk = 70, f.v.table = NULL;          /* contiguous cache */
+  assert_int_equal(ask(&f, 90600, why), ATTN_STATUS_OK);          /* no paged load needed */
   assert_int_equal(ask(&f, 90500, why), ATTN_STATUS_UNSUPPORTED); /* 3 new tokens, BR */
   assert_int_equal(attn_cudnn_seqs_reach(&f.v), 70);
 }
@@ -78,7 +88,7 @@ static void packed_layouts(void **state) {
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_UNSUPPORTED);
   assert_non_null(strstr(why, "lse for packed queries"));
   f.a.lse = NULL;
-  f.a.q.shape[2] = 1 << 20, f.a.q.strides[2] = 4096; /* 2^32 elements */
+  f.a.q.shape[2] = 1 << 20, f.a.q.strides[2] = 4096;     /* 2^32 elements */
   assert_int_equal(ask(&f, 91400, why), ATTN_STATUS_OK); /* int64 offsets from 9.6 */
   assert_int_equal(ask(&f, 90500, why), ATTN_STATUS_UNSUPPORTED);
   assert_non_null(strstr(why, "int32 ragged offsets cuDNN takes before 9.6"));

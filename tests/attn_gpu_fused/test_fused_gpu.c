@@ -76,8 +76,8 @@ static void expect_pass(attn_backend b, const gpu_problem *p, uint64_t *rng) {
 
 static void flash_sweep(uint64_t *rng, const char *kernel) {
   static const int64_t dims[] = {64, 96, 128, 256};
-  static const int64_t seq[][2] = {{1, 1}, {64, 64}, {63, 65}, {129, 200}, {200, 129},
-                                   {127, 300}, {300, 17}, {65, 1}, {257, 700}, {700, 385}};
+  static const int64_t seq[][2] = {{1, 1},     {64, 64},  {63, 65}, {129, 200}, {200, 129},
+                                   {127, 300}, {300, 17}, {65, 1},  {257, 700}, {700, 385}};
   static const attn_dtype dts[] = {ATTN_DTYPE_BF16, ATTN_DTYPE_F16};
   int before = failures, n = 0;
   for (int di = 0; di < 4; di++)
@@ -96,8 +96,7 @@ static void flash_sweep(uint64_t *rng, const char *kernel) {
           p.scale = n % 5 == 4 ? 0.3 : 0; /* custom positive scale */
           expect_pass(ATTN_BACKEND_FLASH, &p, rng);
         }
-  printf("flash (opts.flash_kernel %s): %d shapes, %d failed\n", kernel, n,
-         failures - before);
+  printf("flash (opts.flash_kernel %s): %d shapes, %d failed\n", kernel, n, failures - before);
 }
 
 /* A handle whose opts.flash_kernel is k. */
@@ -116,20 +115,50 @@ static attn_ctx *ctx_with(attn_flash_kernel k) {
 static void ws_paired(uint64_t *rng, int *n) {
   static const gpu_problem cases[] = {
       /* D64: 3 m blocks (odd) x 48 heads = 144 tiles, GQA 4 */
-      {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = 24, .hkv = 6, .sq = 320, .sk = 320, .d = 64,
-       .causal = ATTN_CAUSAL_TOP_LEFT, .lse = 1},
+      {.dtype = ATTN_DTYPE_BF16,
+       .b = 2,
+       .hq = 24,
+       .hkv = 6,
+       .sq = 320,
+       .sk = 320,
+       .d = 64,
+       .causal = ATTN_CAUSAL_TOP_LEFT,
+       .lse = 1},
       /* D128 bottom-right, Sq > Sk (the first 100 rows see no key), 5 m blocks, BSHD */
-      {.dtype = ATTN_DTYPE_F16, .b = 2, .hq = 24, .hkv = 6, .sq = 600, .sk = 500, .d = 128,
-       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .layout = GPU_LAYOUT_BSHD, .lse = 1},
+      {.dtype = ATTN_DTYPE_F16,
+       .b = 2,
+       .hq = 24,
+       .hkv = 6,
+       .sq = 600,
+       .sk = 500,
+       .d = 128,
+       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+       .layout = GPU_LAYOUT_BSHD,
+       .lse = 1},
       /* D256: 4 m blocks x 48 heads = 192 tiles, padded rows */
-      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 48, .hkv = 48, .sq = 400, .sk = 400, .d = 256,
-       .causal = ATTN_CAUSAL_TOP_LEFT, .layout = GPU_LAYOUT_PADDED, .pad = 8},
+      {.dtype = ATTN_DTYPE_BF16,
+       .b = 1,
+       .hq = 48,
+       .hkv = 48,
+       .sq = 400,
+       .sk = 400,
+       .d = 256,
+       .causal = ATTN_CAUSAL_TOP_LEFT,
+       .layout = GPU_LAYOUT_PADDED,
+       .pad = 8},
       /* D64: 10 m blocks x 60 heads = 300 pairs, where the end-short order (hopper/ws_sched.h,
        * ws_sched_make) runs one round of pairs and deals the other 336 m blocks one by one (head 26
        * from its third pair on, then every later head); bottom-right with Sk < Sq, so most tiles see no key
        * (each must still write its rows) and the reference stays small */
-      {.dtype = ATTN_DTYPE_BF16, .b = 2, .hq = 30, .hkv = 15, .sq = 1280, .sk = 400, .d = 64,
-       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .lse = 1}};
+      {.dtype = ATTN_DTYPE_BF16,
+       .b = 2,
+       .hq = 30,
+       .hkv = 15,
+       .sq = 1280,
+       .sk = 400,
+       .d = 64,
+       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+       .lse = 1}};
   for (int i = 0; i < (quick ? 1 : 4); i++, (*n)++) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng);
 }
 
@@ -139,13 +168,36 @@ static void ws_paired(uint64_t *rng, int *n) {
  * then recomputes the warp's S) in many rows. The first runs in the quick
  * set too. */
 static void ws_peaked(uint64_t *rng, int *n) {
-  static const gpu_problem cases[] = {
-      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 1, .sq = 300, .sk = 700, .d = 64,
-       .lse = 1, .scale = 2.0},
-      {.dtype = ATTN_DTYPE_F16, .b = 2, .hq = 2, .hkv = 2, .sq = 257, .sk = 1000, .d = 128,
-       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .layout = GPU_LAYOUT_BSHD, .lse = 1, .scale = 2.0},
-      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 4, .hkv = 1, .sq = 700, .sk = 700, .d = 256,
-       .causal = ATTN_CAUSAL_TOP_LEFT, .lse = 1, .scale = 2.0}};
+  static const gpu_problem cases[] = {{.dtype = ATTN_DTYPE_BF16,
+                                       .b = 1,
+                                       .hq = 2,
+                                       .hkv = 1,
+                                       .sq = 300,
+                                       .sk = 700,
+                                       .d = 64,
+                                       .lse = 1,
+                                       .scale = 2.0},
+                                      {.dtype = ATTN_DTYPE_F16,
+                                       .b = 2,
+                                       .hq = 2,
+                                       .hkv = 2,
+                                       .sq = 257,
+                                       .sk = 1000,
+                                       .d = 128,
+                                       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                                       .layout = GPU_LAYOUT_BSHD,
+                                       .lse = 1,
+                                       .scale = 2.0},
+                                      {.dtype = ATTN_DTYPE_BF16,
+                                       .b = 1,
+                                       .hq = 4,
+                                       .hkv = 1,
+                                       .sq = 700,
+                                       .sk = 700,
+                                       .d = 256,
+                                       .causal = ATTN_CAUSAL_TOP_LEFT,
+                                       .lse = 1,
+                                       .scale = 2.0}};
   for (int i = 0; i < (quick ? 1 : 3); i++, (*n)++) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng);
 }
 
@@ -157,13 +209,34 @@ static void ws_peaked(uint64_t *rng, int *n) {
  * (consumer 0's diagonal tile wholly masked). The second runs in the quick
  * set too. */
 static void ws_diag(uint64_t *rng, int *n) {
-  static const gpu_problem cases[] = {
-      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 4, .hkv = 2, .sq = 1024, .sk = 1024, .d = 64,
-       .causal = ATTN_CAUSAL_TOP_LEFT, .lse = 1},
-      {.dtype = ATTN_DTYPE_F16, .b = 2, .hq = 2, .hkv = 1, .sq = 576, .sk = 512, .d = 128,
-       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .layout = GPU_LAYOUT_BSHD, .lse = 1},
-      {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 512, .sk = 512, .d = 256,
-       .causal = ATTN_CAUSAL_BOTTOM_RIGHT, .lse = 1}};
+  static const gpu_problem cases[] = {{.dtype = ATTN_DTYPE_BF16,
+                                       .b = 1,
+                                       .hq = 4,
+                                       .hkv = 2,
+                                       .sq = 1024,
+                                       .sk = 1024,
+                                       .d = 64,
+                                       .causal = ATTN_CAUSAL_TOP_LEFT,
+                                       .lse = 1},
+                                      {.dtype = ATTN_DTYPE_F16,
+                                       .b = 2,
+                                       .hq = 2,
+                                       .hkv = 1,
+                                       .sq = 576,
+                                       .sk = 512,
+                                       .d = 128,
+                                       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                                       .layout = GPU_LAYOUT_BSHD,
+                                       .lse = 1},
+                                      {.dtype = ATTN_DTYPE_BF16,
+                                       .b = 1,
+                                       .hq = 2,
+                                       .hkv = 2,
+                                       .sq = 512,
+                                       .sk = 512,
+                                       .d = 256,
+                                       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                                       .lse = 1}};
   for (int i = 0; i < 3; i++)
     if (!quick || i == 1) expect_pass(ATTN_BACKEND_FLASH, &cases[i], rng), (*n)++;
 }
@@ -177,15 +250,16 @@ static void ws_diag(uint64_t *rng, int *n) {
  * with B = 3 at Sq = 4097. Runs on g_ctx (the caller's ws handle). */
 static void ws_sweep(uint64_t *rng) {
   static const int64_t dims[] = {64, 128, 256};
-  static const int64_t seq[][2] = {{1, 1},     {7, 7},     {257, 257}, {700, 700}, {7, 700},
-                                   {700, 7},   {257, 700}, {700, 257}, {4097, 129}, {65, 4097}};
+  static const int64_t seq[][2] = {{1, 1},   {7, 7},     {257, 257}, {700, 700},  {7, 700},
+                                   {700, 7}, {257, 700}, {700, 257}, {4097, 129}, {65, 4097}};
   static const int groups[] = {1, 2, 4, 8};
   int before = failures, n = 0;
   for (int di = 0; di < 3; di++)
     for (int c = 0; c < 3; c++)
       for (int si = 0; si < 10; si++, n++) {
         if (quick && (n % 11 || seq[si][0] > 1000 || seq[si][1] > 1000)) continue;
-        gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .d = dims[di],
+        gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16,
+                         .d = dims[di],
                          .causal = (attn_causal)c};
         p.sq = seq[si][0], p.sk = seq[si][1];
         p.b = 1 + (n % 2);
@@ -198,8 +272,15 @@ static void ws_sweep(uint64_t *rng) {
       }
   if (!quick) /* 3 x 33 x 2 = 198 m-tiles at S 4097: more than the SMs, so CTAs loop */
     for (int c = 0; c < 2; c++, n++) {
-      gpu_problem p = {.dtype = ATTN_DTYPE_BF16, .b = 3, .hq = 2, .hkv = 1, .sq = 4097,
-                       .sk = 700, .d = 64, .causal = (attn_causal)c, .lse = 1};
+      gpu_problem p = {.dtype = ATTN_DTYPE_BF16,
+                       .b = 3,
+                       .hq = 2,
+                       .hkv = 1,
+                       .sq = 4097,
+                       .sk = 700,
+                       .d = 64,
+                       .causal = (attn_causal)c,
+                       .lse = 1};
       expect_pass(ATTN_BACKEND_FLASH, &p, rng);
     }
   ws_paired(rng, &n);
@@ -293,8 +374,13 @@ static void efficient_mask_tiles(uint64_t *rng) {
       for (int qi = 0; qi < 2; qi++)
         for (int di = 0; di < 2; di++, n++) {
           if (quick && n % 7) continue;
-          gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .b = 2, .hq = 2,
-                           .hkv = 1, .sq = sqs[qi], .sk = sks[ki], .d = dims[di]};
+          gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16,
+                           .b = 2,
+                           .hq = 2,
+                           .hkv = 1,
+                           .sq = sqs[qi],
+                           .sk = sks[ki],
+                           .d = dims[di]};
           p.mask = mdts[mi] == ATTN_DTYPE_BOOL ? ATTN_MASK_BOOL : ATTN_MASK_ADDITIVE;
           p.mask_dtype = mdts[mi];
           p.mask_b1 = n % 3 == 0, p.mask_h1 = n % 3 == 1;
@@ -311,8 +397,14 @@ static void efficient_mask_tiles(uint64_t *rng) {
 static void efficient_scalar_forced(uint64_t *rng) {
   int before = failures, n = 0;
   for (; n < (quick ? 2 : 8); n++) {
-    gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16, .b = 1, .hq = 2,
-                     .hkv = 1, .sq = 70, .sk = 131, .d = n % 4 < 2 ? 64 : 128, .lse = 1};
+    gpu_problem p = {.dtype = n % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16,
+                     .b = 1,
+                     .hq = 2,
+                     .hkv = 1,
+                     .sq = 70,
+                     .sk = 131,
+                     .d = n % 4 < 2 ? 64 : 128,
+                     .lse = 1};
     p.causal = (attn_causal)(n % 3);
     p.mask = n % 4 == 3 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
     p.mask_dtype = ATTN_DTYPE_BF16;
@@ -325,8 +417,7 @@ static void efficient_scalar_forced(uint64_t *rng) {
     }
     attn_status st = attn_efficient_cuda_run_scalar(g_ctx, &c.dev);
     double err = INFINITY;
-    if (!st && !attn_cuda_synchronize(0) &&
-        !attn_cuda_to_host(0, c.hbuf[3], c.dbuf[3], c.bytes[3]))
+    if (!st && !attn_cuda_synchronize(0) && !attn_cuda_to_host(0, c.hbuf[3], c.dbuf[3], c.bytes[3]))
       err = attn_rel_error(&c.host.out, c.ref_out);
     if (st || !(err <= tol(p.dtype))) {
       printf("FAIL efficient (scalar kernel forced): %s, rel err %.3e (bound %.3e)\n"
@@ -342,8 +433,7 @@ static void efficient_scalar_forced(uint64_t *rng) {
 }
 
 /* A refusal whose reason contains `word`. */
-static void expect_refusal(attn_backend b, const gpu_problem *p, const char *word,
-                           uint64_t *rng) {
+static void expect_refusal(attn_backend b, const gpu_problem *p, const char *word, uint64_t *rng) {
   gpu_case c;
   char why[512] = "";
   if (gpu_case_create(&c, p, 0, rng)) {
@@ -363,8 +453,8 @@ static void expect_refusal(attn_backend b, const gpu_problem *p, const char *wor
 }
 
 static void refusals(uint64_t *rng) {
-  gpu_problem base = {.dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 64, .sk = 64,
-                      .d = 64};
+  gpu_problem base = {
+      .dtype = ATTN_DTYPE_BF16, .b = 1, .hq = 2, .hkv = 2, .sq = 64, .sk = 64, .d = 64};
   gpu_problem p = base;
   p.dtype = ATTN_DTYPE_F32; /* the table's dtype check answers */
   expect_refusal(ATTN_BACKEND_FLASH, &p, "dtype f32", rng);

@@ -146,7 +146,8 @@ static void run_case(const seqs_spec *s, uint64_t seed) {
   }
   for (attn_backend b = ATTN_BACKEND_NAIVE; b < ATTN_BACKEND_COUNT; b++) {
     if (b == ATTN_BACKEND_FLASH) continue;
-    if (attn_why_not(test_engine(), b, &d.args, why, sizeof why) == ATTN_STATUS_OK) continue; /* may take it */
+    if (attn_why_not(test_engine(), b, &d.args, why, sizeof why) == ATTN_STATUS_OK)
+      continue; /* may take it */
     if (!strstr(why, "several sequences") && !strstr(why, "no implementation") &&
         !strstr(why, "cannot") && !strstr(why, "not available") && !strstr(why, "cuDNN")) {
       printf("FAIL %s refuses without naming several sequences: %s\n", attn_backend_name(b), why);
@@ -172,7 +173,8 @@ static seqs_spec gpu_spec_base(test_rng *r, int i) {
 static seqs_spec gpu_spec(test_rng *r, int i) {
   seqs_spec s = gpu_spec_base(r, i);
   s.max_new = i % 4 == 3 ? test_rng_int(r, 17, 90) : test_rng_int(r, 1, 16);
-  if (i % 8 == 7) s.max_new = test_rng_int(r, 128, 300), s.b = test_rng_int(r, 1, 3); /* dense path */
+  if (i % 8 == 7)
+    s.max_new = test_rng_int(r, 128, 300), s.b = test_rng_int(r, 1, 3); /* dense path */
   s.max_kv = i % 5 == 0 ? test_rng_int(r, 1000, 6000) : test_rng_int(r, 1, 300);
   if (s.max_kv > 1000) s.b = test_rng_int(r, 1, 2), s.hkv = 1; /* several splits */
   return s;
@@ -280,10 +282,8 @@ static int spare_rows_cases_run(int quick) {
       failures++;
     }
     split_cases += several && splits > 1;
-    if (!run_checked(&d, &c, ATTN_BACKEND_FLASH, why, sizeof why))
-      passes++;
-    else if (failures++ < 25)
-      printf("FAIL flash: %s\n     %s\n", why, desc);
+    if (!run_checked(&d, &c, ATTN_BACKEND_FLASH, why, sizeof why)) passes++;
+    else if (failures++ < 25) printf("FAIL flash: %s\n     %s\n", why, desc);
     ran++;
     dev_free(&d);
     seqs_case_free(&c);
@@ -293,8 +293,15 @@ static int spare_rows_cases_run(int quick) {
 
 /* A paged decode whose table (in device memory) has a page out of range. */
 static void bad_device_table(void) {
-  seqs_spec s = {.dtype = ATTN_DTYPE_BF16, .b = 3, .hkv = 2, .group = 4, .d = 128,
-                 .kv = SEQS_KV_PAGED, .page_size = 16, .max_new = 1, .max_kv = 100,
+  seqs_spec s = {.dtype = ATTN_DTYPE_BF16,
+                 .b = 3,
+                 .hkv = 2,
+                 .group = 4,
+                 .d = 128,
+                 .kv = SEQS_KV_PAGED,
+                 .page_size = 16,
+                 .max_new = 1,
+                 .max_kv = 100,
                  .causal = ATTN_CAUSAL_BOTTOM_RIGHT};
   test_rng r = {7};
   seqs_case c;
@@ -373,8 +380,7 @@ static void cudnn_expect_refusal(dev_case *d, const char *want, const char *desc
   char why[512];
   attn_status st = attn_why_not(test_engine(), ATTN_BACKEND_CUDNN, &d->args, why, sizeof why);
   if (st == ATTN_STATUS_OK || !strstr(why, want)) {
-    printf("FAIL cudnn should refuse (\"%s\"): %s\n     %s\n", want, st ? why : "(accepted)",
-           desc);
+    printf("FAIL cudnn should refuse (\"%s\"): %s\n     %s\n", want, st ? why : "(accepted)", desc);
     failures++;
   } else {
     passes++;
@@ -462,10 +468,10 @@ static seqs_spec cudnn_spec(test_rng *r, int i) {
  * asked: the data are not read. */
 static void cudnn_probe_map(test_rng *r) {
   /* D, new tokens, page size, causal, pool head-major */
-  static const int64_t rows[][5] = {
-      {64, 1, 16, 1, 0},  {128, 1, 16, 1, 0}, {256, 1, 16, 1, 0}, {64, 8, 16, 1, 0},
-      {128, 8, 16, 1, 0}, {256, 8, 16, 1, 0}, {128, 4, 1, 1, 0},  {128, 4, 64, 1, 0},
-      {128, 4, 16, 0, 0}, {128, 4, 16, 1, 1}, {128, 16, 7, 1, 0}};
+  static const int64_t rows[][5] = {{64, 1, 16, 1, 0},  {128, 1, 16, 1, 0}, {256, 1, 16, 1, 0},
+                                    {64, 8, 16, 1, 0},  {128, 8, 16, 1, 0}, {256, 8, 16, 1, 0},
+                                    {128, 4, 1, 1, 0},  {128, 4, 64, 1, 0}, {128, 4, 16, 0, 0},
+                                    {128, 4, 16, 1, 1}, {128, 16, 7, 1, 0}};
   char why[512];
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     seqs_spec s = cudnn_spec(r, 1);
@@ -520,7 +526,8 @@ static int cudnn_main(int quick) {
     cudnn_case(&s, &r);
   }
   printf("cudnn: %d passed, %d failed; packed queries: %d cases ran, with %d empty and %d "
-         "one-token sequences\n", passes, failures, packed_runs, packed_empty, packed_one);
+         "one-token sequences\n",
+         passes, failures, packed_runs, packed_empty, packed_one);
   if (!quick && (!packed_runs || !packed_empty || !packed_one)) {
     printf("FAIL packed queries are not covered (every case refused?)\n");
     return 1;

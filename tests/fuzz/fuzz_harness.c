@@ -19,7 +19,8 @@ static void expect(const prof_trace *t, const prof_range_summary *ranges, int64_
   prof_expect_parse(text, &e);
   prof_expect_result r[8];
   int broken;
-  if (e && n > 0 && prof_expect_count(e) <= 8) prof_expect_evaluate(e, t, ranges[0].name, r, &broken);
+  if (e && n > 0 && prof_expect_count(e) <= 8)
+    prof_expect_evaluate(e, t, ranges[0].name, r, &broken);
   prof_expect_free(e);
 }
 

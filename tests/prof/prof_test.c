@@ -43,7 +43,7 @@ int64_t synth_gpu(prof_trace *t, prof_cat cat, const char *name, int device, int
   prof_event e = prof_event_init(cat, name);
   e.pid = device, e.tid = stream, e.device = device, e.stream = stream;
   e.start_ns = start, e.dur_ns = dur, e.correlation = correlation;
-  e.kind = cat == PROF_CAT_KERNEL ? PROF_KIND_KERNEL
+  e.kind = cat == PROF_CAT_KERNEL       ? PROF_KIND_KERNEL
            : cat == PROF_CAT_GPU_MEMCPY ? PROF_KIND_MEMCPY
                                         : PROF_KIND_MEMSET;
   int64_t index = -1;
@@ -58,11 +58,20 @@ prof_trace *synth_gpu_sample(void) {
   prof_trace_create(&t);
   prof_trace_set_process(t, TEST_PID, "python3");
   prof_trace_set_epoch_offset(t, 0);
-  prof_device d = {.id = 0, .name = "NVIDIA H200", .compute_major = 9, .num_sms = 132,
-                   .max_threads_per_block = 1024, .max_threads_per_sm = 2048, .regs_per_block = 65536,
-                   .regs_per_sm = 65536, .warp_size = 32, .shared_memory_per_block = 49152,
-                   .shared_memory_per_block_optin = 232448, .shared_memory_per_sm = 233472,
-                   .total_global_mem = 150109880320LL, .max_blocks_per_sm = 32,
+  prof_device d = {.id = 0,
+                   .name = "NVIDIA H200",
+                   .compute_major = 9,
+                   .num_sms = 132,
+                   .max_threads_per_block = 1024,
+                   .max_threads_per_sm = 2048,
+                   .regs_per_block = 65536,
+                   .regs_per_sm = 65536,
+                   .warp_size = 32,
+                   .shared_memory_per_block = 49152,
+                   .shared_memory_per_block_optin = 232448,
+                   .shared_memory_per_sm = 233472,
+                   .total_global_mem = 150109880320LL,
+                   .max_blocks_per_sm = 32,
                    .reserved_shared_memory_per_block = 1024};
   prof_trace_add_device(t, &d);
   prof_event e = prof_event_init(PROF_CAT_CPU_OP, "gemm_qk");
@@ -75,9 +84,13 @@ prof_trace *synth_gpu_sample(void) {
   e = prof_event_init(PROF_CAT_KERNEL, "nvjet_sm90_tst");
   e.pid = 0, e.tid = 7, e.device = 0, e.stream = 7, e.correlation = 91;
   e.start_ns = T0 + 3000001, e.dur_ns = 999;
-  e.fp = (prof_footprint){.grid = {264, 1, 1}, .block = {384, 1, 1}, .cluster = {2, 1, 1},
-                          .registers_per_thread = 168, .static_shared_memory = 0,
-                          .dynamic_shared_memory = 213188, .occupancy_pct_in_file = 0};
+  e.fp = (prof_footprint){.grid = {264, 1, 1},
+                          .block = {384, 1, 1},
+                          .cluster = {2, 1, 1},
+                          .registers_per_thread = 168,
+                          .static_shared_memory = 0,
+                          .dynamic_shared_memory = 213188,
+                          .occupancy_pct_in_file = 0};
   prof_trace_append(t, &e, NULL);
   synth_gpu(t, PROF_CAT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)", 0, 7, T0 + 4000000, 2000, 92);
   prof_event *m = (prof_event *)prof_trace_at(t, prof_trace_count(t) - 1);

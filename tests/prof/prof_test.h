@@ -14,31 +14,32 @@
 
 #include "attnprof/prof.h"
 
-#define assert_i64(actual, expected)                                                   \
-  do {                                                                                 \
-    long long a_ = (long long)(actual), e_ = (long long)(expected);                    \
+#define assert_i64(actual, expected)                                                      \
+  do {                                                                                    \
+    long long a_ = (long long)(actual), e_ = (long long)(expected);                       \
     if (a_ != e_) fail_msg("%s is %lld, expected %lld (%s)", #actual, a_, e_, #expected); \
   } while (0)
 
-#define assert_near(actual, expected, tol)                                                \
-  do {                                                                                    \
-    double a_ = (double)(actual), e_ = (double)(expected);                                \
-    if (!(fabs(a_ - e_) <= (tol)))                                                        \
+#define assert_near(actual, expected, tol)                                                 \
+  do {                                                                                     \
+    double a_ = (double)(actual), e_ = (double)(expected);                                 \
+    if (!(fabs(a_ - e_) <= (tol)))                                                         \
       fail_msg("%s is %.9g, expected %.9g (%s, tolerance %g)", #actual, a_, e_, #expected, \
-               (double)(tol));                                                            \
+               (double)(tol));                                                             \
   } while (0)
 
-#define assert_str(actual, expected)                                                     \
-  do {                                                                                   \
-    const char *a_ = (actual), *e_ = (expected);                                         \
-    if (!a_ || !e_ || strcmp(a_, e_))                                                    \
+#define assert_str(actual, expected)                                                              \
+  do {                                                                                            \
+    const char *a_ = (actual), *e_ = (expected);                                                  \
+    if (!a_ || !e_ || strcmp(a_, e_))                                                             \
       fail_msg("%s is \"%s\", expected \"%s\"", #actual, a_ ? a_ : "(null)", e_ ? e_ : "(null)"); \
   } while (0)
 
-#define assert_contains(haystack, needle)                                                  \
-  do {                                                                                     \
-    const char *h_ = (haystack), *n_ = (needle);                                           \
-    if (!h_ || !strstr(h_, n_)) fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_); \
+#define assert_contains(haystack, needle)                                 \
+  do {                                                                    \
+    const char *h_ = (haystack), *n_ = (needle);                          \
+    if (!h_ || !strstr(h_, n_))                                           \
+      fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_); \
   } while (0)
 
 enum { TEST_PID = 4242 };

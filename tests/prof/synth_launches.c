@@ -10,12 +10,21 @@ static uint64_t next(uint64_t *s) { /* xorshift64*: enough spread for times */
 }
 
 static void add_device(prof_trace *t) {
-  prof_device d = {.id = 0, .compute_major = 9, .compute_minor = 0, .num_sms = 132,
-                   .max_threads_per_block = 1024, .max_threads_per_sm = 2048,
-                   .max_blocks_per_sm = 32, .regs_per_block = 65536, .regs_per_sm = 65536,
-                   .warp_size = 32, .shared_memory_per_block = 49152,
-                   .shared_memory_per_block_optin = 232448, .shared_memory_per_sm = 233472,
-                   .reserved_shared_memory_per_block = 1024, .total_global_mem = 150754820096LL};
+  prof_device d = {.id = 0,
+                   .compute_major = 9,
+                   .compute_minor = 0,
+                   .num_sms = 132,
+                   .max_threads_per_block = 1024,
+                   .max_threads_per_sm = 2048,
+                   .max_blocks_per_sm = 32,
+                   .regs_per_block = 65536,
+                   .regs_per_sm = 65536,
+                   .warp_size = 32,
+                   .shared_memory_per_block = 49152,
+                   .shared_memory_per_block_optin = 232448,
+                   .shared_memory_per_sm = 233472,
+                   .reserved_shared_memory_per_block = 1024,
+                   .total_global_mem = 150754820096LL};
   snprintf(d.name, sizeof d.name, "NVIDIA H200");
   prof_trace_add_device(t, &d);
 }
@@ -42,7 +51,8 @@ static void add_kernel(prof_trace *t, uint64_t *s, int64_t start, int64_t corr) 
   e.start_ns = start, e.dur_ns = 1000 + (int64_t)(next(s) % 20000);
   e.correlation = corr;
   int32_t grid = k == 3 ? 132 : 1 << (8 + (int)(next(s) % 6));
-  e.fp = (prof_footprint){.grid = {grid, k == 3 ? 16 : 1, 1}, .block = {k == 3 ? 128 : 256, 1, 1},
+  e.fp = (prof_footprint){.grid = {grid, k == 3 ? 16 : 1, 1},
+                          .block = {k == 3 ? 128 : 256, 1, 1},
                           .registers_per_thread = k == 3 ? 255 : 32 + 8 * k,
                           .dynamic_shared_memory = k == 3 ? 98304 : 0,
                           .static_shared_memory = k == 4 ? 4096 : 0,

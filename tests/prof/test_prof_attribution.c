@@ -10,12 +10,12 @@ static void nested_ranges(void **state) {
   prof_trace *t = NULL;
   prof_trace_create(&t);
   /* Appended in the order the collector appends: a range when it closes. */
-  int64_t a = synth_op(t, "a", PROF_KIND_GEMM, 1, 20, 10);       /* in inner */
-  int64_t inner = synth_range(t, "inner", 1, 10, 40);            /* [10, 50] */
-  int64_t b = synth_op(t, "b", PROF_KIND_COPY, 1, 60, 10);       /* in outer only */
-  int64_t outer = synth_range(t, "outer", 1, 0, 100);            /* [0, 100] */
-  int64_t c = synth_op(t, "c", PROF_KIND_COPY, 1, 200, 10);      /* in none */
-  int64_t edge = synth_op(t, "edge", PROF_KIND_COPY, 1, 50, 0);  /* at inner's end */
+  int64_t a = synth_op(t, "a", PROF_KIND_GEMM, 1, 20, 10);      /* in inner */
+  int64_t inner = synth_range(t, "inner", 1, 10, 40);           /* [10, 50] */
+  int64_t b = synth_op(t, "b", PROF_KIND_COPY, 1, 60, 10);      /* in outer only */
+  int64_t outer = synth_range(t, "outer", 1, 0, 100);           /* [0, 100] */
+  int64_t c = synth_op(t, "c", PROF_KIND_COPY, 1, 200, 10);     /* in none */
+  int64_t edge = synth_op(t, "edge", PROF_KIND_COPY, 1, 50, 0); /* at inner's end */
   int64_t *r = NULL;
   prof_attribute(t, &r);
   assert_non_null(r);
@@ -147,9 +147,12 @@ static void shared_nest_follows_growth(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nested_ranges),   cmocka_unit_test(other_threads_and_processes),
-      cmocka_unit_test(gpu_through_correlation), cmocka_unit_test(equal_spans),
-      cmocka_unit_test(big_shuffled),    cmocka_unit_test(empty_trace),
+      cmocka_unit_test(nested_ranges),
+      cmocka_unit_test(other_threads_and_processes),
+      cmocka_unit_test(gpu_through_correlation),
+      cmocka_unit_test(equal_spans),
+      cmocka_unit_test(big_shuffled),
+      cmocka_unit_test(empty_trace),
       cmocka_unit_test(shared_nest_follows_growth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

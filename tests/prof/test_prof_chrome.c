@@ -62,8 +62,8 @@ static void top_level_and_categories(void **state) {
   assert_i64(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
   char *text = slurp(path);
   /* Kineto's order of the top-level keys. */
-  const char *order[] = {"\"schemaVersion\"", "\"deviceProperties\"", "\"displayTimeUnit\"",
-                         "\"baseTimeNanoseconds\"", "\"traceEvents\"", "\"traceName\""};
+  const char *order[] = {"\"schemaVersion\"",       "\"deviceProperties\"", "\"displayTimeUnit\"",
+                         "\"baseTimeNanoseconds\"", "\"traceEvents\"",      "\"traceName\""};
   for (int i = 1; i < 6; i++)
     if (!(strstr(text, order[i - 1]) < strstr(text, order[i])))
       fail_msg("%s is not before %s", order[i - 1], order[i]);
@@ -77,15 +77,16 @@ static void top_level_and_categories(void **state) {
   assert_i64(json_integer_value(json_object_get(dev, "sharedMemPerBlockOptin")), 232448);
   assert_i64(json_integer_value(json_object_get(dev, "totalGlobalMem")), 150109880320LL);
   json_t *events = json_object_get(j, "traceEvents");
-  const char *cats[] = {"cpu_op", "cuda_driver", "cuda_runtime", "kernel", "gpu_memcpy",
-                        "gpu_memset", "user_annotation"};
+  const char *cats[] = {"cpu_op",     "cuda_driver", "cuda_runtime",   "kernel",
+                        "gpu_memcpy", "gpu_memset",  "user_annotation"};
   for (int c = 0; c < 7; c++) {
     int seen = 0;
     size_t i;
     json_t *e;
     json_array_foreach(events, i, e) {
       const char *cat = json_string_value(json_object_get(e, "cat"));
-      seen += cat && !strcmp(cat, cats[c]) && !strcmp(json_string_value(json_object_get(e, "ph")), "X");
+      seen +=
+          cat && !strcmp(cat, cats[c]) && !strcmp(json_string_value(json_object_get(e, "ph")), "X");
     }
     if (!seen) fail_msg("no X event of cat %s", cats[c]);
   }
@@ -99,9 +100,12 @@ static void args_names(void **state) {
   prof_trace *t = synth_gpu_sample();
   assert_i64(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
   json_t *j = load(path), *events = json_object_get(j, "traceEvents");
-  const char *kernel[] = {"device", "stream", "correlation", "registers per thread", "shared memory",
-                          "blocks per SM", "warps per SM", "grid", "block",
-                          "est. achieved occupancy %", "cluster", NULL};
+  const char *kernel[] = {"device",        "stream",
+                          "correlation",   "registers per thread",
+                          "shared memory", "blocks per SM",
+                          "warps per SM",  "grid",
+                          "block",         "est. achieved occupancy %",
+                          "cluster",       NULL};
   json_t *k = find_event(events, "X", "nvjet_sm90_tst");
   assert_args(k, kernel);
   json_t *a = json_object_get(k, "args");
@@ -112,11 +116,13 @@ static void args_names(void **state) {
   assert_near(json_number_value(json_object_get(a, "blocks per SM")), 2.0, 1e-12);
   assert_near(json_number_value(json_object_get(a, "warps per SM")), 24.0, 1e-12);
   assert_i64(json_integer_value(json_object_get(a, "correlation")), 91);
-  const char *memcpy_args[] = {"device", "stream", "correlation", "bytes", "memory bandwidth (GB/s)", NULL};
+  const char *memcpy_args[] = {
+      "device", "stream", "correlation", "bytes", "memory bandwidth (GB/s)", NULL};
   json_t *m = find_event(events, "X", "Memcpy DtoD (Device -> Device)");
   assert_args(m, memcpy_args);
-  assert_near(json_number_value(json_object_get(json_object_get(m, "args"), "memory bandwidth (GB/s)")),
-              268435456.0 / 2000, 1e-6);
+  assert_near(
+      json_number_value(json_object_get(json_object_get(m, "args"), "memory bandwidth (GB/s)")),
+      268435456.0 / 2000, 1e-6);
   const char *api[] = {"cbid", "correlation", NULL};
   assert_args(find_event(events, "X", "cuLaunchKernelEx"), api);
   const char *op[] = {"op kind", "flops", "bytes", NULL};
@@ -136,8 +142,8 @@ static void exact_times(void **state) {
   prof_trace *t = synth_gpu_sample();
   assert_i64(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
   char *text = slurp(path);
-  assert_contains(text, "\"ts\": 1234.567, \"dur\": 1.001");     /* the cpu op */
-  assert_contains(text, "\"ts\": 3000.001, \"dur\": 0.999");     /* the kernel */
+  assert_contains(text, "\"ts\": 1234.567, \"dur\": 1.001"); /* the cpu op */
+  assert_contains(text, "\"ts\": 3000.001, \"dur\": 0.999"); /* the kernel */
   free(text);
   json_t *j = load(path), *events = json_object_get(j, "traceEvents");
   long long base = json_integer_value(json_object_get(j, "baseTimeNanoseconds"));
@@ -211,17 +217,23 @@ static void metadata(void **state) {
   prof_trace *t = synth_gpu_sample();
   assert_i64(prof_write_chrome_trace(t, path), ATTN_STATUS_OK);
   json_t *j = load(path), *ev = json_object_get(j, "traceEvents");
-  assert_str(json_string_value(json_object_get(meta(ev, "process_name", TEST_PID, -1), "name")), "python3");
-  assert_str(json_string_value(json_object_get(meta(ev, "process_labels", TEST_PID, -1), "labels")), "CPU");
+  assert_str(json_string_value(json_object_get(meta(ev, "process_name", TEST_PID, -1), "name")),
+             "python3");
+  assert_str(json_string_value(json_object_get(meta(ev, "process_labels", TEST_PID, -1), "labels")),
+             "CPU");
   assert_str(json_string_value(json_object_get(meta(ev, "thread_name", TEST_PID, 11), "name")),
              "thread 11 (python3)");
   assert_str(json_string_value(json_object_get(meta(ev, "thread_name", TEST_PID, 12), "name")),
              "thread 12 (python3)");
-  assert_str(json_string_value(json_object_get(meta(ev, "process_labels", 0, -1), "labels")), "GPU 0");
-  assert_i64(json_integer_value(json_object_get(meta(ev, "process_sort_index", 0, -1), "sort_index")),
-             5000000);
-  assert_str(json_string_value(json_object_get(meta(ev, "thread_name", 0, 7), "name")), "stream 7 ");
-  assert_str(json_string_value(json_object_get(meta(ev, "thread_name", 0, 8), "name")), "stream 8 ");
+  assert_str(json_string_value(json_object_get(meta(ev, "process_labels", 0, -1), "labels")),
+             "GPU 0");
+  assert_i64(
+      json_integer_value(json_object_get(meta(ev, "process_sort_index", 0, -1), "sort_index")),
+      5000000);
+  assert_str(json_string_value(json_object_get(meta(ev, "thread_name", 0, 7), "name")),
+             "stream 7 ");
+  assert_str(json_string_value(json_object_get(meta(ev, "thread_name", 0, 8), "name")),
+             "stream 8 ");
   json_decref(j);
   prof_trace_destroy(t);
 }
@@ -243,11 +255,13 @@ static void hostile_names(void **state) {
   assert_contains(text, "\"void k<float, 8>(int)\"");
   assert_contains(text, "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80");
   for (const char *p = text; *p; p++)
-    if ((unsigned char)*p < 0x20 && *p != '\n') fail_msg("raw control character 0x%02x in the file", *p);
+    if ((unsigned char)*p < 0x20 && *p != '\n')
+      fail_msg("raw control character 0x%02x in the file", *p);
   free(text);
   json_t *j = load(path), *events = json_object_get(j, "traceEvents");
   for (int i = 0; i < 5; i++) find_event(events, "X", names[i]);
-  find_event(events, "X", "bad\xef\xbf\xbd\xef\xbf\xbdutf8\xef\xbf\xbd"); /* U+FFFD for each bad byte */
+  find_event(events, "X",
+             "bad\xef\xbf\xbd\xef\xbf\xbdutf8\xef\xbf\xbd"); /* U+FFFD for each bad byte */
   assert_str(json_string_value(json_object_get(meta(events, "process_name", TEST_PID, -1), "name")),
              "proc\"<name>");
   json_decref(j);

@@ -186,7 +186,8 @@ static void *worker(void *arg) {
   for (int f = 0; f < FORWARDS; f++) {
     prof_range_push("thread_fwd");
     for (int o = 0; o < OPS; o++) {
-      prof_op_scope op = prof_op_begin(o % 2 ? "gemm" : "softmax", o % 2 ? PROF_KIND_GEMM : PROF_KIND_SOFTMAX);
+      prof_op_scope op =
+          prof_op_begin(o % 2 ? "gemm" : "softmax", o % 2 ? PROF_KIND_GEMM : PROF_KIND_SOFTMAX);
       prof_op_end(&op, o, o);
     }
     prof_range_pop();
@@ -232,10 +233,10 @@ static void many_threads(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(records_ranges_and_ops), cmocka_unit_test(one_session_at_a_time),
-      cmocka_unit_test(session_opts_checked),
-      cmocka_unit_test(gpu_request_falls_back), cmocka_unit_test(deep_nesting_is_counted),
-      cmocka_unit_test(many_threads), cmocka_unit_test(prepare_leaves_nothing),
+      cmocka_unit_test(records_ranges_and_ops),  cmocka_unit_test(one_session_at_a_time),
+      cmocka_unit_test(session_opts_checked),    cmocka_unit_test(gpu_request_falls_back),
+      cmocka_unit_test(deep_nesting_is_counted), cmocka_unit_test(many_threads),
+      cmocka_unit_test(prepare_leaves_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

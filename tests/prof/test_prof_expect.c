@@ -43,12 +43,11 @@ static void held_and_broken(void **state) {
   int broken;
   char *out = check_text(e, t, "attn_fwd", &broken);
   assert_i64(broken, 2);
-  assert_str(out,
-             "held   ops == 4.5 (observed 4.5)\n"
-             "held   gemms == 2 (observed 2)\n"
-             "BROKEN copies == 0 (observed 1.5)\n"
-             "held   softmax <= 1 (observed 1)\n"
-             "BROKEN device_us > 1 (observed 0.35)\n");
+  assert_str(out, "held   ops == 4.5 (observed 4.5)\n"
+                  "held   gemms == 2 (observed 2)\n"
+                  "BROKEN copies == 0 (observed 1.5)\n"
+                  "held   softmax <= 1 (observed 1)\n"
+                  "BROKEN device_us > 1 (observed 0.35)\n");
   free(out);
   prof_expect_result r[5];
   assert_i64(expect_broken(e, t, "attn_fwd", r), 2);
@@ -64,13 +63,13 @@ static void held_and_broken(void **state) {
 static void every_metric_and_operator(void **state) {
   prof_trace *t = sample();
   prof_expect *e = NULL;
-  prof_expect_parse(
-      "# a file of expectations\n"
-      "calls == 2   # two forwards\n"
-      "kernels == 0, memcpy == 0, memsets == 0, gemm >= 2, elementwise < 1\n"
-      "copy != 0, softmaxes > 0.5, casts == 0, fused == 0, others == 0\n"
-      "host_us == 0.5, device_us <= 0.4, ops < 5\n"
-      "\n,,\n", &e);
+  prof_expect_parse("# a file of expectations\n"
+                    "calls == 2   # two forwards\n"
+                    "kernels == 0, memcpy == 0, memsets == 0, gemm >= 2, elementwise < 1\n"
+                    "copy != 0, softmaxes > 0.5, casts == 0, fused == 0, others == 0\n"
+                    "host_us == 0.5, device_us <= 0.4, ops < 5\n"
+                    "\n,,\n",
+                    &e);
   assert_non_null(e);
   assert_i64(prof_expect_count(e), 14);
   int broken;
@@ -101,7 +100,8 @@ static void bad_syntax(void **state) {
       {"", "no expectations", "ops == 5"},
       {"# only a comment\n", "no expectations", "copies == 0"},
       {"device_us < 1e999", "not a number", "device_us"},
-      {"calls == 2 'quoted, # not a comment'", "unexpected ''quoted,'", "calls == 2 'quoted, # not"},
+      {"calls == 2 'quoted, # not a comment'", "unexpected ''quoted,'",
+       "calls == 2 'quoted, # not"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     prof_expect *e = NULL;
@@ -111,7 +111,8 @@ static void bad_syntax(void **state) {
     if (!strstr(msg, cases[i].needle1) || !strstr(msg, cases[i].needle2))
       fail_msg("error for '%s' is \"%s\": expected it to contain \"%s\" and \"%s\"", cases[i].text,
                msg, cases[i].needle1, cases[i].needle2);
-    if (strchr(msg, '\n')) fail_msg("error for '%s' is more than one line: \"%s\"", cases[i].text, msg);
+    if (strchr(msg, '\n'))
+      fail_msg("error for '%s' is more than one line: \"%s\"", cases[i].text, msg);
   }
 }
 

@@ -19,7 +19,8 @@ static int64_t arg_int(json_t *args, const char *key, int64_t dflt) {
 }
 
 static void dim3(json_t *args, const char *key, int32_t out[3]) {
-  for (int i = 0; i < 3; i++) out[i] = (int32_t)json_integer_value(json_array_get(json_object_get(args, key), (size_t)i));
+  for (int i = 0; i < 3; i++)
+    out[i] = (int32_t)json_integer_value(json_array_get(json_object_get(args, key), (size_t)i));
 }
 
 /* The complete ("X") events with integer pid/tid, into a new trace. */
@@ -31,14 +32,17 @@ static prof_trace *load_fixture(const char *name) {
   if (!j) fail_msg("cannot load %s: %s", path, err.text);
   prof_trace *t = NULL;
   prof_trace_create(&t);
-  prof_trace_set_epoch_offset(t, (int64_t)json_integer_value(json_object_get(j, "baseTimeNanoseconds")));
+  prof_trace_set_epoch_offset(
+      t, (int64_t)json_integer_value(json_object_get(j, "baseTimeNanoseconds")));
   size_t i;
   json_t *e;
   json_array_foreach(json_object_get(j, "traceEvents"), i, e) {
-    json_t *pid = json_object_get(e, "pid"), *tid = json_object_get(e, "tid"), *a = json_object_get(e, "args");
+    json_t *pid = json_object_get(e, "pid"), *tid = json_object_get(e, "tid"),
+           *a = json_object_get(e, "args");
     if (strcmp(json_string_value(json_object_get(e, "ph")), "X") || !json_is_integer(pid)) continue;
-    prof_event ev = prof_event_init(prof_cat_from_name(json_string_value(json_object_get(e, "cat"))),
-                                    json_string_value(json_object_get(e, "name")));
+    prof_event ev =
+        prof_event_init(prof_cat_from_name(json_string_value(json_object_get(e, "cat"))),
+                        json_string_value(json_object_get(e, "name")));
     ev.pid = json_integer_value(pid), ev.tid = json_integer_value(tid);
     ev.start_ns = llround(json_number_value(json_object_get(e, "ts")) * 1000);
     ev.dur_ns = llround(json_number_value(json_object_get(e, "dur")) * 1000);
@@ -53,7 +57,8 @@ static prof_trace *load_fixture(const char *name) {
       dim3(a, "block", ev.fp.block);
       ev.fp.registers_per_thread = (int32_t)arg_int(a, "registers per thread", 0);
       ev.fp.dynamic_shared_memory = (int32_t)arg_int(a, "shared memory", 0);
-      ev.fp.occupancy_pct_in_file = json_number_value(json_object_get(a, "est. achieved occupancy %"));
+      ev.fp.occupancy_pct_in_file =
+          json_number_value(json_object_get(a, "est. achieved occupancy %"));
     }
     prof_trace_append(t, &ev, NULL);
   }

@@ -170,7 +170,8 @@ static void test_loop_round_trip_and_size(void **state) {
   prof_trace *t = synth_launch_loop(N, 7);
   round_trip(t);
   long pf = file_size(path_in_dir("t.pftrace")), js = file_size(path_in_dir("t.json"));
-  print_message("%d launches: JSON %ld B, pftrace %ld B (%.1f B/launch)\n", N, js, pf, (double)pf / N);
+  print_message("%d launches: JSON %ld B, pftrace %ld B (%.1f B/launch)\n", N, js, pf,
+                (double)pf / N);
   assert_true(pf > 0 && pf <= 150L * N);
   prof_trace_destroy(t);
 }
@@ -246,7 +247,8 @@ static void test_sniffing(void **state) {
   prof_trace_destroy(t);
   const unsigned char junk[] = {0x0a, 0x05, 0xff, 0xff, 0xff, 0xff, 0xff};
   t = (prof_trace *)1;
-  assert_int_equal(prof_read_chrome_trace_buffer(junk, sizeof junk, &t, NULL), ATTN_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(prof_read_chrome_trace_buffer(junk, sizeof junk, &t, NULL),
+                   ATTN_STATUS_INVALID_ARGUMENT);
   assert_null(t);
   assert_contains(attn_last_error(), "Perfetto");
 }
@@ -291,7 +293,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  const char *names[] = {"t.json", "t.json.gz", "t.pftrace", "c.pftrace", "c.json.gz", "cut", "size.json"};
+  const char *names[] = {"t.json",    "t.json.gz", "t.pftrace", "c.pftrace",
+                         "c.json.gz", "cut",       "size.json"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(path_in_dir(names[i]));
   return rmdir(dir);
 }

@@ -86,10 +86,11 @@ static void sub_ranges_and_nested_ops(void **state) {
 /* Two forwards of naive on a GPU: 5 kernels (2 through cuLaunchKernelEx),
  * a memcpy, a memset, as in the H200 fixture. */
 static void gpu_forward(prof_trace *t, int64_t t0, int64_t corr) {
-  const char *api[7] = {"cudaMemsetAsync", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaMemcpyAsync",
-                        "cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernelEx"};
+  const char *api[7] = {"cudaMemsetAsync", "cuLaunchKernelEx", "cudaLaunchKernel",
+                        "cudaMemcpyAsync", "cudaLaunchKernel", "cudaLaunchKernel",
+                        "cuLaunchKernelEx"};
   prof_cat gcat[7] = {PROF_CAT_GPU_MEMSET, PROF_CAT_KERNEL, PROF_CAT_KERNEL, PROF_CAT_GPU_MEMCPY,
-                      PROF_CAT_KERNEL, PROF_CAT_KERNEL, PROF_CAT_KERNEL};
+                      PROF_CAT_KERNEL,     PROF_CAT_KERNEL, PROF_CAT_KERNEL};
   for (int i = 0; i < 7; i++) {
     prof_cat lcat = api[i][1] == 'u' ? PROF_CAT_CUDA_DRIVER : PROF_CAT_CUDA_RUNTIME;
     synth_launch(t, lcat, api[i], 1, t0 + 10 + 20 * i, 10, corr + i);
@@ -122,8 +123,10 @@ static void gpu_counts_and_launch_apis(void **state) {
   double per_api[4] = {0};
   for (int j = 0; j < f->n_launch_apis; j++) {
     const char *a = f->launch_api[j];
-    int k = !strcmp(a, "cudaLaunchKernel") ? 0 : !strcmp(a, "cuLaunchKernelEx") ? 1
-            : !strcmp(a, "cudaMemcpyAsync") ? 2 : 3;
+    int k = !strcmp(a, "cudaLaunchKernel")   ? 0
+            : !strcmp(a, "cuLaunchKernelEx") ? 1
+            : !strcmp(a, "cudaMemcpyAsync")  ? 2
+                                             : 3;
     per_api[k] = f->launch_api_per_call[j];
   }
   assert_near(per_api[0], 3, 0);
@@ -169,9 +172,9 @@ static void key_averages_self_and_device(void **state) {
   assert_near(fwd->host_us_self_total, 0.100, 1e-12);
   assert_near(kern->device_us_total, 0.300, 1e-12);
   assert_near(kern->host_us_total, 0, 0);
-  assert_str(rows[0].name, "fwd");          /* device 300, host 200 */
-  assert_str(rows[1].name, "parent");       /* device 300, host 100 */
-  assert_str(rows[n - 1].name, "child");    /* no device time */
+  assert_str(rows[0].name, "fwd");       /* device 300, host 200 */
+  assert_str(rows[1].name, "parent");    /* device 300, host 100 */
+  assert_str(rows[n - 1].name, "child"); /* no device time */
   for (int64_t i = 1; i < n; i++)
     if (rows[i].device_us_total > rows[i - 1].device_us_total)
       fail_msg("row %lld (%s) out of order", (long long)i, rows[i].name);
@@ -191,15 +194,20 @@ static char *capture(void (*print)(FILE *, const void *, int64_t), const void *r
   return s;
 }
 
-static void print_summary(FILE *f, const void *rows, int64_t n) { prof_print_range_summary(f, rows, n); }
-static void print_keys(FILE *f, const void *rows, int64_t n) { prof_print_key_averages(f, rows, n, 3); }
+static void print_summary(FILE *f, const void *rows, int64_t n) {
+  prof_print_range_summary(f, rows, n);
+}
+static void print_keys(FILE *f, const void *rows, int64_t n) {
+  prof_print_key_averages(f, rows, n, 3);
+}
 
 static void tables(void **state) {
   prof_trace *t = NULL;
   prof_trace_create(&t);
   cpu_forward(t, 0);
   synth_op(t, "evil\x1b[31mred\nname", PROF_KIND_OTHER, 1, 1000, 10);
-  synth_op(t, "a_very_long_operator_name_that_will_not_fit_in_the_table_column_at_all", PROF_KIND_OTHER, 1, 2000, 10);
+  synth_op(t, "a_very_long_operator_name_that_will_not_fit_in_the_table_column_at_all",
+           PROF_KIND_OTHER, 1, 2000, 10);
   prof_range_summary *rows;
   int64_t n;
   if (prof_summarize_ranges(t, &rows, &n)) n = -1;
@@ -246,9 +254,12 @@ static void no_ranges(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(cpu_counts_and_times),        cmocka_unit_test(sub_ranges_and_nested_ops),
-      cmocka_unit_test(gpu_counts_and_launch_apis),  cmocka_unit_test(key_averages_self_and_device),
-      cmocka_unit_test(tables),                      cmocka_unit_test(no_ranges),
+      cmocka_unit_test(cpu_counts_and_times),
+      cmocka_unit_test(sub_ranges_and_nested_ops),
+      cmocka_unit_test(gpu_counts_and_launch_apis),
+      cmocka_unit_test(key_averages_self_and_device),
+      cmocka_unit_test(tables),
+      cmocka_unit_test(no_ranges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,7 +108,8 @@ enum { THREADS = 8, PER_THREAD = 20000 };
 
 static void *append_many(void *arg) {
   prof_trace *t = arg;
-  for (int i = 0; i < PER_THREAD; i++) synth_op(t, "mt", PROF_KIND_ELEMENTWISE, (int64_t)pthread_self(), i, 1);
+  for (int i = 0; i < PER_THREAD; i++)
+    synth_op(t, "mt", PROF_KIND_ELEMENTWISE, (int64_t)pthread_self(), i, 1);
   return NULL;
 }
 
@@ -127,9 +128,9 @@ static void concurrent_appends(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(pointers_stay_valid),     cmocka_unit_test(names_are_interned),
-      cmocka_unit_test(event_init_is_unknown),   cmocka_unit_test(devices_dropped_process),
-      cmocka_unit_test(name_tables),             cmocka_unit_test(concurrent_appends),
+      cmocka_unit_test(pointers_stay_valid),   cmocka_unit_test(names_are_interned),
+      cmocka_unit_test(event_init_is_unknown), cmocka_unit_test(devices_dropped_process),
+      cmocka_unit_test(name_tables),           cmocka_unit_test(concurrent_appends),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,31 +32,61 @@ static const char *const names[] = {
 };
 enum { N_NAMES = sizeof names / sizeof names[0] };
 
-static const double doubles[] = {0.0, -0.0, 1.0, 50.0, -7.0, 0.1, 1.0 / 3.0, 2617.8517, 12054600.0,
-                                 1e15, 123456789012345678.0, 9007199254740993.0, 1e300, -1e-300,
-                                 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
-                                 0.007575757575757576, 99.99999999999999, 1e21, 1e-7,
-                                 NAN, INFINITY, -INFINITY};
+static const double doubles[] = {0.0,
+                                 -0.0,
+                                 1.0,
+                                 50.0,
+                                 -7.0,
+                                 0.1,
+                                 1.0 / 3.0,
+                                 2617.8517,
+                                 12054600.0,
+                                 1e15,
+                                 123456789012345678.0,
+                                 9007199254740993.0,
+                                 1e300,
+                                 -1e-300,
+                                 5e-324,
+                                 2.2250738585072014e-308,
+                                 1.7976931348623157e308,
+                                 0.007575757575757576,
+                                 99.99999999999999,
+                                 1e21,
+                                 1e-7,
+                                 NAN,
+                                 INFINITY,
+                                 -INFINITY};
 enum { N_DOUBLES = sizeof doubles / sizeof doubles[0] };
 
 static prof_device device(int id, int sms) {
-  prof_device d = {.id = id, .compute_major = 9, .num_sms = sms, .max_threads_per_block = 1024,
-                   .max_threads_per_sm = 2048, .max_blocks_per_sm = 32, .regs_per_block = 65536,
-                   .regs_per_sm = 65536, .warp_size = 32, .shared_memory_per_block = 49152,
-                   .shared_memory_per_block_optin = 232448, .shared_memory_per_sm = 233472,
-                   .reserved_shared_memory_per_block = 1024, .total_global_mem = 150754820096LL};
+  prof_device d = {.id = id,
+                   .compute_major = 9,
+                   .num_sms = sms,
+                   .max_threads_per_block = 1024,
+                   .max_threads_per_sm = 2048,
+                   .max_blocks_per_sm = 32,
+                   .regs_per_block = 65536,
+                   .regs_per_sm = 65536,
+                   .warp_size = 32,
+                   .shared_memory_per_block = 49152,
+                   .shared_memory_per_block_optin = 232448,
+                   .shared_memory_per_sm = 233472,
+                   .reserved_shared_memory_per_block = 1024,
+                   .total_global_mem = 150754820096LL};
   snprintf(d.name, sizeof d.name, "NVIDIA H200 \"%d\"", id);
   return d;
 }
 
 static prof_footprint footprint(int k) {
-  prof_footprint fp = {.grid = {1 + 131 * k, 1 + k % 3, 1}, .block = {32 << (k % 6), 1, 1 + k % 2},
+  prof_footprint fp = {.grid = {1 + 131 * k, 1 + k % 3, 1},
+                       .block = {32 << (k % 6), 1, 1 + k % 2},
                        .registers_per_thread = 16 + 40 * (k % 7),
                        .static_shared_memory = k % 2 ? 4096 : 0,
                        .dynamic_shared_memory = k % 4 == 3 ? 98304 : 0,
                        .occupancy_pct_in_file = k % 5 == 4 ? doubles[k % N_DOUBLES] : -1};
   if (k % 4 == 3) fp.shared_memory_limit_optin = 1, fp.shared_memory_executed = 233472;
-  if (k % 6 == 5) fp.cluster[0] = 2, fp.cluster[1] = 1, fp.cluster[2] = 1, fp.max_active_clusters = 66;
+  if (k % 6 == 5)
+    fp.cluster[0] = 2, fp.cluster[1] = 1, fp.cluster[2] = 1, fp.max_active_clusters = 66;
   if (k % 8 == 7) fp.graph_id = 4000000000u;
   return fp;
 }
@@ -111,8 +141,8 @@ static prof_trace *chunk_at(int i) {
 
 static chrome_stream *open_stream(const char *path) {
   char why[256];
-  chrome_stream *s = chrome_stream_open(path, INT64_C(1700000000000000000), INT64_C(1700000000000000000), why,
-                                        sizeof why);
+  chrome_stream *s = chrome_stream_open(path, INT64_C(1700000000000000000),
+                                        INT64_C(1700000000000000000), why, sizeof why);
   if (!s) fprintf(stderr, "%s\n", why);
   return s;
 }
@@ -195,7 +225,8 @@ static void same_as_golden(int (*write)(const char *), const char *golden) {
   char ref[4096];
   snprintf(ref, sizeof ref, "%s/%s", ATTNPROF_PROF_FIXTURES, golden);
   json_error_t err;
-  json_t *a = json_load_file(path, JSON_ALLOW_NUL, &err), *b = json_load_file(ref, JSON_ALLOW_NUL, &err);
+  json_t *a = json_load_file(path, JSON_ALLOW_NUL, &err),
+         *b = json_load_file(ref, JSON_ALLOW_NUL, &err);
   if (!a || !b) fail_msg("%s does not parse: %s (line %d)", a ? ref : path, err.text, err.line);
   assert_true(json_equal(a, b)); /* the same values */
   flops_read_back(a);
@@ -207,7 +238,8 @@ static void same_as_golden(int (*write)(const char *), const char *golden) {
   size_t at = 0;
   while (at < na && at < nb && ta[at] == tb[at]) at++;
   if (na != nb || at != na)
-    fail_msg("%s differs from %s at byte %zu: \"%.60s\" against \"%.60s\"", path, ref, at, ta + at, tb + at);
+    fail_msg("%s differs from %s at byte %zu: \"%.60s\" against \"%.60s\"", path, ref, at, ta + at,
+             tb + at);
   free(ta);
   free(tb);
   unlink(path);

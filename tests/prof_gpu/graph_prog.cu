@@ -29,13 +29,13 @@ static void launch_three(float *x, const float *y, cudaStream_t s) {
   graph_scale<<<8, 128, 0, s>>>(x, 0.5f, N);
 }
 
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "graph_prog: %s: %s\n", #call, cudaGetErrorString(e_));    \
+#define CHECK(call)                                                                 \
+  do {                                                                              \
+    cudaError_t e_ = (call);                                                        \
+    if (e_ != cudaSuccess) {                                                        \
+      fprintf(stderr, "graph_prog: %s: %s\n", #call, cudaGetErrorString(e_));       \
       return e_ == cudaErrorNoDevice || e_ == cudaErrorInsufficientDriver ? 77 : 1; \
-    }                                                                            \
+    }                                                                               \
   } while (0)
 
 int main(void) {
@@ -65,7 +65,8 @@ int main(void) {
   CHECK(cudaStreamSynchronize(s));
   CHECK(cudaGetLastError());
   printf("graph_prog: calls %d; kernels per call 3; graph_scale grid 8 block 128 x2; "
-         "graph_add grid 4 block 256 smem %d x1\n", CALLS, (int)(256 * sizeof(float)));
+         "graph_add grid 4 block 256 smem %d x1\n",
+         CALLS, (int)(256 * sizeof(float)));
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
   cudaFree(x);

@@ -17,7 +17,7 @@ extern "C" {
 enum { PLANTED_KERNELS = 4, PLANTED_COPY_BYTES = 1 << 20, PLANTED_SET_BYTES = 4096 };
 
 typedef struct {
-  const char *name_part; /* a substring of the kernel's name */
+  const char *name_part;  /* a substring of the kernel's name */
   const char *launch_api; /* the API CUPTI should name */
   int grid[3], block[3], cluster[3];
   int registers, static_smem, dynamic_smem, optin;

@@ -10,13 +10,13 @@
 
 #include "planted.h"
 
-#define TRY(call)                                                                  \
-  do {                                                                             \
-    cudaError_t e_ = (call);                                                       \
-    if (e_ != cudaSuccess) {                                                       \
+#define TRY(call)                                                                            \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
       fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      return -1;                                                                   \
-    }                                                                              \
+      return -1;                                                                             \
+    }                                                                                        \
   } while (0)
 
 __global__ void __launch_bounds__(128) planted_static(float *out, float s) {
@@ -88,7 +88,8 @@ extern "C" int planted_device(int ordinal, prof_device *d) {
  * dynamic shared memory (opting in when it needs more than the default). */
 static int describe(const void *func, dim3 grid, dim3 block, int dyn, planted_kernel *k) {
   cudaFuncAttributes a;
-  if (dyn > 48 * 1024) TRY(cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  if (dyn > 48 * 1024)
+    TRY(cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
   TRY(cudaFuncGetAttributes(&a, func));
   k->grid[0] = grid.x, k->grid[1] = grid.y, k->grid[2] = grid.z;
   k->block[0] = block.x, k->block[1] = block.y, k->block[2] = block.z;
@@ -131,7 +132,8 @@ static int launch_cluster(planted_kernel *k, float *out, cudaStream_t s) {
   float sv = 2.f;
   void *args[] = {&out, &sv};
   CUresult r = launch_ex(&dcfg, (CUfunction)fn, args, NULL);
-  if (r != CUDA_SUCCESS) return fprintf(stderr, "cuLaunchKernelEx failed: CUDA error %d\n", (int)r), -1;
+  if (r != CUDA_SUCCESS)
+    return fprintf(stderr, "cuLaunchKernelEx failed: CUDA error %d\n", (int)r), -1;
   k->name_part = "planted_cluster", k->launch_api = "cuLaunchKernelEx";
   return 0;
 }
@@ -257,11 +259,12 @@ static void *driver_fn(const char *name) {
   return fn;
 }
 
-#define DTRY(call)                                                                     \
-  do {                                                                                 \
-    CUresult r_ = (call);                                                              \
-    if (r_ != CUDA_SUCCESS)                                                            \
-      return fprintf(stderr, "%s:%d: %s: CUDA error %d\n", __FILE__, __LINE__, #call, (int)r_), -1; \
+#define DTRY(call)                                                                              \
+  do {                                                                                          \
+    CUresult r_ = (call);                                                                       \
+    if (r_ != CUDA_SUCCESS)                                                                     \
+      return fprintf(stderr, "%s:%d: %s: CUDA error %d\n", __FILE__, __LINE__, #call, (int)r_), \
+             -1;                                                                                \
   } while (0)
 
 extern "C" int planted_syncs(int64_t *t_begin, int64_t *t_end) {

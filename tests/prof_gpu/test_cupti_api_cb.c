@@ -17,16 +17,23 @@
 #include "prof/collect/cupti_records.h"
 #include "prof_gpu/api_cb_call.h"
 
-enum { CTX_ID = 5, STREAM_BASE = 40, CB_SYNC = 10, CB_SYNC_PTSZ = 11, CB_WAIT = 12,
-       CB_EVENT = 13, CB_DEVICE = 14, CB_LAUNCH = 15, CB_CTX = 20 };
+enum {
+  CTX_ID = 5,
+  STREAM_BASE = 40,
+  CB_SYNC = 10,
+  CB_SYNC_PTSZ = 11,
+  CB_WAIT = 12,
+  CB_EVENT = 13,
+  CB_DEVICE = 14,
+  CB_LAUNCH = 15,
+  CB_CTX = 20
+};
 
 static const char *fake_name(CUpti_CallbackDomain d, uint32_t cbid) {
-  static const char *const rt[] = {[CB_SYNC] = "cudaStreamSynchronize",
-                                   [CB_SYNC_PTSZ] = "cudaStreamSynchronize_ptsz",
-                                   [CB_WAIT] = "cudaStreamWaitEvent",
-                                   [CB_EVENT] = "cudaEventSynchronize",
-                                   [CB_DEVICE] = "cudaDeviceSynchronize",
-                                   [CB_LAUNCH] = "cudaLaunchKernel"};
+  static const char *const rt[] = {
+      [CB_SYNC] = "cudaStreamSynchronize",   [CB_SYNC_PTSZ] = "cudaStreamSynchronize_ptsz",
+      [CB_WAIT] = "cudaStreamWaitEvent",     [CB_EVENT] = "cudaEventSynchronize",
+      [CB_DEVICE] = "cudaDeviceSynchronize", [CB_LAUNCH] = "cudaLaunchKernel"};
   if (d == CUPTI_CB_DOMAIN_DRIVER_API) return cbid == CB_CTX ? "cuCtxSynchronize" : NULL;
   return cbid < sizeof rt / sizeof rt[0] ? rt[cbid] : NULL;
 }
@@ -67,7 +74,8 @@ static void sync_records_from_calls(void **state) {
   f.GetContextId = fake_context_id;
   f.GetStreamIdEx = fake_stream_id;
   for (uint32_t cbid = 1; cbid < 16; cbid++)
-    cupti_api_cb_classify(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, fake_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+    cupti_api_cb_classify(CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+                          fake_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
   cupti_api_cb_classify(CUPTI_CB_DOMAIN_DRIVER_API, CB_CTX, "cuCtxSynchronize");
   cupti_api_cb_switched();
 
@@ -84,7 +92,8 @@ static void sync_records_from_calls(void **state) {
   api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_EVENT, (void *)9, 0, 6);
   api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_DEVICE, NULL, 0, 7);
   api_cb_call(CUPTI_CB_DOMAIN_DRIVER_API, CB_CTX, NULL, 0, 8);
-  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 700, 9); /* failed: CUPTI writes none */
+  api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_SYNC, (void *)3, 700,
+              9); /* failed: CUPTI writes none */
   api_cb_call(CUPTI_CB_DOMAIN_RUNTIME_API, CB_LAUNCH, (void *)3, 0, 10);
   drain();
   assert_int_equal(n_got, 7);
@@ -97,15 +106,16 @@ static void sync_records_from_calls(void **state) {
       {3, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, STREAM_BASE + 100, "Stream Sync"},
       {4, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, STREAM_BASE + 100, "Stream Sync"},
       {5, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, STREAM_BASE, "Stream Wait Event"},
-      {6, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
-       "Event Sync"},
-      {7, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
-       "Context Sync"},
-      {8, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
-       "Context Sync"}};
+      {6, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
+       CUPTI_SYNCHRONIZATION_INVALID_VALUE, "Event Sync"},
+      {7, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+       CUPTI_SYNCHRONIZATION_INVALID_VALUE, "Context Sync"},
+      {8, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+       CUPTI_SYNCHRONIZATION_INVALID_VALUE, "Context Sync"}};
   cupti_conv *cv = cupti_conv_create(fake_name);
   for (int i = 0; i < n_got; i++) {
-    const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)(void *)got[i];
+    const CUpti_ActivitySynchronization2 *s =
+        (const CUpti_ActivitySynchronization2 *)(void *)got[i];
     print_message("sync %u: type %d stream %u\n", s->correlationId, (int)s->type, s->streamId);
     assert_int_equal(s->correlationId, want[i].corr);
     assert_int_equal(s->type, want[i].type);
@@ -118,7 +128,8 @@ static void sync_records_from_calls(void **state) {
     assert_string_equal(e.name, want[i].name);
     assert_int_equal(e.correlation, want[i].corr);
     assert_int_equal(e.tid, 1000000 + (want[i].stream == CUPTI_SYNCHRONIZATION_INVALID_VALUE
-                                           ? 0 : (int64_t)want[i].stream));
+                                           ? 0
+                                           : (int64_t)want[i].stream));
   }
   /* The legacy handle asks for stream 0 without the per-thread flag. */
   assert_null(seen_stream);
@@ -131,7 +142,8 @@ static void sync_records_from_calls(void **state) {
 static CUpti_ActivityAPI api_got[4];
 static int n_api;
 static void take_api(const CUpti_Activity *rec) {
-  if ((rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME || rec->kind == CUPTI_ACTIVITY_KIND_DRIVER) && n_api < 4)
+  if ((rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME || rec->kind == CUPTI_ACTIVITY_KIND_DRIVER) &&
+      n_api < 4)
     memcpy(&api_got[n_api++], rec, sizeof api_got[0]);
 }
 

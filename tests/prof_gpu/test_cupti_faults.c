@@ -25,7 +25,8 @@ static int dropped_records(void) {
   CHECK(planted_flood(FLOOD) == 0);
   prof_stop();
   size_t kernels = 0;
-  for (size_t i = 0; i < prof_trace_count(t); i++) kernels += prof_trace_at(t, i)->cat == PROF_CAT_KERNEL;
+  for (size_t i = 0; i < prof_trace_count(t); i++)
+    kernels += prof_trace_at(t, i)->cat == PROF_CAT_KERNEL;
   long long dropped = (long long)prof_trace_dropped(t);
   printf("dropped records: %zu of %d kernels in the trace, %lld records counted as dropped\n",
          kernels, FLOOD, dropped);

@@ -109,10 +109,12 @@ static void launches_and_clock(void **state) {
     const prof_event *l = gpu_test_launch_of(T, kernel_of(&R.k[i])->correlation);
     assert_string_equal(l->name, R.k[i].launch_api);
   }
-  assert_string_equal(gpu_test_launch_of(T, gpu_test_find(T, PROF_CAT_GPU_MEMSET, "Memset")->correlation)->name,
-                      "cudaMemsetAsync");
-  assert_string_equal(gpu_test_launch_of(T, gpu_test_find(T, PROF_CAT_GPU_MEMCPY, "DtoH")->correlation)->name,
-                      "cudaMemcpyAsync");
+  assert_string_equal(
+      gpu_test_launch_of(T, gpu_test_find(T, PROF_CAT_GPU_MEMSET, "Memset")->correlation)->name,
+      "cudaMemsetAsync");
+  assert_string_equal(
+      gpu_test_launch_of(T, gpu_test_find(T, PROF_CAT_GPU_MEMCPY, "DtoH")->correlation)->name,
+      "cudaMemcpyAsync");
 }
 
 static double launch_count(const prof_range_summary *r, const char *api) {
@@ -201,14 +203,19 @@ int main(void) {
   int rc = planted_run("planted", "nvtx_planted", &R);
   prof_stop();
   if (rc) return 1;
-  printf("trace: %zu events, %lld dropped\n", prof_trace_count(T), (long long)prof_trace_dropped(T));
+  printf("trace: %zu events, %lld dropped\n", prof_trace_count(T),
+         (long long)prof_trace_dropped(T));
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(kernels_have_their_footprint), cmocka_unit_test(copies_and_sets),
-      cmocka_unit_test(launches_and_clock),          cmocka_unit_test(attribution_by_correlation),
-      cmocka_unit_test(device_limits),               cmocka_unit_test(occupancy_matches_runtime),
+      cmocka_unit_test(kernels_have_their_footprint),
+      cmocka_unit_test(copies_and_sets),
+      cmocka_unit_test(launches_and_clock),
+      cmocka_unit_test(attribution_by_correlation),
+      cmocka_unit_test(device_limits),
+      cmocka_unit_test(occupancy_matches_runtime),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
-  if (getenv("ATTNPROF_TEST_TRACE_OUT")) prof_write_chrome_trace(T, getenv("ATTNPROF_TEST_TRACE_OUT"));
+  if (getenv("ATTNPROF_TEST_TRACE_OUT"))
+    prof_write_chrome_trace(T, getenv("ATTNPROF_TEST_TRACE_OUT"));
   prof_trace_destroy(T);
   return failed;
 }

@@ -114,7 +114,8 @@ static void copies_sets_and_calls(void **state) {
   assert_int_equal(cupti_conv_record(cv, (const CUpti_Activity *)&a, &e), 1);
   assert_string_equal(e.name, "runtime cbid 5");
   char buf[64];
-  assert_string_equal(cupti_strip_version("cudaLaunchKernel_v7000", buf, sizeof buf), "cudaLaunchKernel");
+  assert_string_equal(cupti_strip_version("cudaLaunchKernel_v7000", buf, sizeof buf),
+                      "cudaLaunchKernel");
   assert_string_equal(cupti_strip_version("cudaMemcpy_v3020", buf, sizeof buf), "cudaMemcpy");
   assert_string_equal(cupti_strip_version("cuLaunchKernelEx", buf, sizeof buf), "cuLaunchKernelEx");
   assert_string_equal(cupti_strip_version("cuMemcpy_vA_v2", buf, sizeof buf), "cuMemcpy_vA");

@@ -47,9 +47,10 @@ static int traced(const char *sync_mode, prof_trace **t, row *rows) {
   int n = syncs_of(*t, t0, t1, rows);
   printf("%s: %d sync events\n", sync_mode ? sync_mode : "default", n);
   for (int i = 0; i < n; i++)
-    printf("  %-18s stream %d lane %lld device %d <- %s (%lld ns; call %lld ns)\n", rows[i].sync->name,
-           (int)rows[i].sync->stream, (long long)rows[i].sync->tid, (int)rows[i].sync->device,
-           rows[i].call->name, (long long)rows[i].sync->dur_ns, (long long)rows[i].call->dur_ns);
+    printf("  %-18s stream %d lane %lld device %d <- %s (%lld ns; call %lld ns)\n",
+           rows[i].sync->name, (int)rows[i].sync->stream, (long long)rows[i].sync->tid,
+           (int)rows[i].sync->device, rows[i].call->name, (long long)rows[i].sync->dur_ns,
+           (long long)rows[i].call->dur_ns);
   return n;
 }
 

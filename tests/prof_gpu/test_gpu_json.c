@@ -32,8 +32,9 @@ static prof_event host(prof_cat cat, const char *name, int64_t start, int64_t du
 
 static prof_event gpu(prof_cat cat, const char *name, int64_t start, int64_t dur, int64_t corr) {
   prof_event e = prof_event_init(cat, name);
-  e.kind = cat == PROF_CAT_KERNEL ? PROF_KIND_KERNEL : cat == PROF_CAT_GPU_MEMCPY ? PROF_KIND_MEMCPY
-                                                                                 : PROF_KIND_MEMSET;
+  e.kind = cat == PROF_CAT_KERNEL       ? PROF_KIND_KERNEL
+           : cat == PROF_CAT_GPU_MEMCPY ? PROF_KIND_MEMCPY
+                                        : PROF_KIND_MEMSET;
   e.start_ns = start, e.dur_ns = dur, e.correlation = corr;
   e.device = DEV, e.stream = STREAM, e.pid = DEV, e.tid = STREAM;
   return e;
@@ -61,7 +62,8 @@ static void forward(prof_trace *t, int64_t t0, int64_t corr) {
   prof_event l1 = host(PROF_CAT_CUDA_DRIVER, "cuLaunchKernelEx", t0 + 1000, 3000, corr);
   prof_event l2 = host(PROF_CAT_CUDA_RUNTIME, "cudaMemcpyAsync", t0 + 5000, 2000, corr + 1);
   prof_event l3 = host(PROF_CAT_CUDA_RUNTIME, "cudaMemsetAsync", t0 + 8000, 2000, corr + 2);
-  prof_event m = gpu(PROF_CAT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)", t0 + 50000, 1000, corr + 1);
+  prof_event m =
+      gpu(PROF_CAT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)", t0 + 50000, 1000, corr + 1);
   m.bytes = 1 << 20, m.memcpy_kind = PROF_MEMCPY_DTOD;
   prof_event s = gpu(PROF_CAT_GPU_MEMSET, "Memset (Device)", t0 + 52000, 500, corr + 2);
   s.bytes = 4096;
@@ -135,12 +137,14 @@ static void kernel_args_and_occupancy(void **state) {
   assert_float_equal(num(a, "est. achieved occupancy %"), 18.75, 1e-9);
   json_t *occ = json_object_get(a, "occupancy");
   assert_float_equal(num(occ, "activeBlocksPerMultiprocessor"), 1.0, 0);
-  assert_string_equal(json_string_value(json_object_get(occ, "limitingFactors")), "REGS|SMEM|CLUSTER");
+  assert_string_equal(json_string_value(json_object_get(occ, "limitingFactors")),
+                      "REGS|SMEM|CLUSTER");
   assert_int_equal((int)json_integer_value(json_array_get(json_object_get(a, "grid"), 0)), 264);
   assert_int_equal((int)json_integer_value(json_array_get(json_object_get(a, "cluster"), 0)), 2);
   json_t *m = find(doc, "X", "gpu_memcpy", "Memcpy DtoD (Device -> Device)", 0);
   assert_int_equal((int)num(json_object_get(m, "args"), "bytes"), 1 << 20);
-  assert_float_equal(num(json_object_get(m, "args"), "memory bandwidth (GB/s)"), 1048576.0 / 1000, 1e-9);
+  assert_float_equal(num(json_object_get(m, "args"), "memory bandwidth (GB/s)"), 1048576.0 / 1000,
+                     1e-9);
   json_decref(doc);
   unlink(path);
   prof_trace_destroy(t);
@@ -180,7 +184,8 @@ static void flows_spans_lanes(void **state) {
   json_t *label = find(doc, "M", NULL, "process_labels", 0);
   int gpu_label = 0;
   for (int i = 0; label; label = find(doc, "M", NULL, "process_labels", ++i))
-    gpu_label |= !strcmp(json_string_value(json_object_get(json_object_get(label, "args"), "labels")), "GPU 0");
+    gpu_label |= !strcmp(
+        json_string_value(json_object_get(json_object_get(label, "args"), "labels")), "GPU 0");
   assert_true(gpu_label);
   json_decref(doc);
   unlink(path);

@@ -189,10 +189,14 @@ static void device_completion(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nvjet_is_18_75),          cmocka_unit_test(flash_is_register_limited),
-      cmocka_unit_test(cutlass_agrees_with_pytorch), cmocka_unit_test(cluster_caps_residency),
-      cmocka_unit_test(tiny_grid_estimate),      cmocka_unit_test(register_granularity),
-      cmocka_unit_test(smem_granularity_and_carveout), cmocka_unit_test(ampere_and_ada),
+      cmocka_unit_test(nvjet_is_18_75),
+      cmocka_unit_test(flash_is_register_limited),
+      cmocka_unit_test(cutlass_agrees_with_pytorch),
+      cmocka_unit_test(cluster_caps_residency),
+      cmocka_unit_test(tiny_grid_estimate),
+      cmocka_unit_test(register_granularity),
+      cmocka_unit_test(smem_granularity_and_carveout),
+      cmocka_unit_test(ampere_and_ada),
       cmocka_unit_test(device_completion),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

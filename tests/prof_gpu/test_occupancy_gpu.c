@@ -28,8 +28,8 @@ int main(void) {
     int ours = rc ? 0 : (int)o.active_blocks;
     char lim[64];
     printf("%-40s regs %3d smem %6d+%-6d  runtime %2d  ours %2d  %6.2f%%  %s%s\n", name,
-           fp.registers_per_thread, fp.static_shared_memory, fp.dynamic_shared_memory, runtime, ours,
-           o.theoretical_pct, prof_occupancy_limit_names(o.limiting, lim, sizeof lim),
+           fp.registers_per_thread, fp.static_shared_memory, fp.dynamic_shared_memory, runtime,
+           ours, o.theoretical_pct, prof_occupancy_limit_names(o.limiting, lim, sizeof lim),
            ours == runtime ? "" : "  MISMATCH");
     failed += ours != runtime;
   }

@@ -16,12 +16,12 @@
 
 #include "planted.h"
 
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
+#define CHECK(cond)                                                                \
+  do {                                                                             \
+    if (!(cond)) {                                                                 \
       fprintf(stderr, "%s:%d: %s: failed: %s\n", __FILE__, __LINE__, mode, #cond); \
-      return 1;                                                                     \
-    }                                                                               \
+      return 1;                                                                    \
+    }                                                                              \
   } while (0)
 
 /* Runs attnprof with args, its stdout into stdout_path (NULL: ours); returns
@@ -41,7 +41,8 @@ static int run_cli(char *const args[], const char *stdout_path) {
 /* attnprof trace --out out -- planted_prog mode. The program's own output
  * shares stdout, so the JSON summary is asked of `attnprof summary` after. */
 static int run_trace(const char *mode, const char *out, const char *summary) {
-  char *trace[] = {ATTNPROF_CLI, "trace", "--out", (char *)out, "--", PLANTED_PROG, (char *)mode, NULL};
+  char *trace[] = {ATTNPROF_CLI, "trace",      "--out",      (char *)out,
+                   "--",         PLANTED_PROG, (char *)mode, NULL};
   int status = run_cli(trace, NULL);
   char *sum[] = {ATTNPROF_CLI, "summary", (char *)out, "--range", "planted_fwd", "--json", NULL};
   run_cli(sum, summary);
@@ -66,7 +67,8 @@ static double per_call(json_t *summary, const char *range, const char *key, cons
   json_array_foreach(json_object_get(summary, "ranges"), i, r) {
     if (strcmp(json_string_value(json_object_get(r, "name")), range)) continue;
     json_t *pc = json_object_get(r, "per_call");
-    json_t *v = api ? json_object_get(json_object_get(pc, "launch_api"), api) : json_object_get(pc, key);
+    json_t *v =
+        api ? json_object_get(json_object_get(pc, "launch_api"), api) : json_object_get(pc, key);
     return json_is_number(v) ? json_number_value(v) : -1;
   }
   return -1;

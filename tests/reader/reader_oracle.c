@@ -31,7 +31,8 @@ static json_t *launch_of(json_t *events, json_int_t c) {
   size_t i;
   json_t *e;
   json_array_foreach(events, i, e) {
-    if ((is(e, "cat", "cuda_runtime") || is(e, "cat", "cuda_driver")) && is(e, "ph", "X") && corr_of(e) == c)
+    if ((is(e, "cat", "cuda_runtime") || is(e, "cat", "cuda_driver")) && is(e, "ph", "X") &&
+        corr_of(e) == c)
       return e;
   }
   return NULL;
@@ -68,7 +69,8 @@ static void add_name(oracle *o, json_t *e, const char *launch) {
   json_t *a = json_object_get(e, "args");
   for (int d = 0; d < 3; d++) {
     o->grid[i][d] = (int)json_integer_value(json_array_get(json_object_get(a, "grid"), (size_t)d));
-    o->block[i][d] = (int)json_integer_value(json_array_get(json_object_get(a, "block"), (size_t)d));
+    o->block[i][d] =
+        (int)json_integer_value(json_array_get(json_object_get(a, "block"), (size_t)d));
   }
   o->regs[i] = arg_int(a, "registers per thread");
   o->smem[i] = arg_int(a, "shared memory");
@@ -85,7 +87,10 @@ void oracle_of(const char *path, const char *range, oracle *o) {
   size_t i;
   json_array_foreach(events, i, e) {
     if (is(e, "cat", "user_annotation") && is(e, "name", range)) o->calls++;
-    int k = is(e, "cat", "kernel") ? 0 : is(e, "cat", "gpu_memcpy") ? 1 : is(e, "cat", "gpu_memset") ? 2 : -1;
+    int k = is(e, "cat", "kernel")       ? 0
+            : is(e, "cat", "gpu_memcpy") ? 1
+            : is(e, "cat", "gpu_memset") ? 2
+                                         : -1;
     json_t *l = k >= 0 ? launch_of(events, corr_of(e)) : NULL;
     if (!l || !inside_some(events, range, l)) continue;
     double *count[] = {&o->kernels, &o->memcpy, &o->memset};

@@ -16,7 +16,7 @@ typedef struct {
   size_t n_names;                            /* distinct GPU event names in the calls */
   char *names[ORACLE_MAX_NAMES];
   char *launch[ORACLE_MAX_NAMES]; /* the launch API of names[i]'s first event */
-  int count[ORACLE_MAX_NAMES];     /* events of names[i] in all calls */
+  int count[ORACLE_MAX_NAMES];    /* events of names[i] in all calls */
   /* Kernels: the footprint and occupancy figure of names[i]'s first event. */
   int grid[ORACLE_MAX_NAMES][3], block[ORACLE_MAX_NAMES][3];
   int regs[ORACLE_MAX_NAMES], smem[ORACLE_MAX_NAMES];

@@ -126,7 +126,8 @@ static void kineto_fields_are_mapped(void **state) {
 static void string_ids_odd_values_and_order(void **state) {
   prof_read_stats st;
   prof_trace *t = read_text(
-      "[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"late\", \"pid\": \"Spans\", \"tid\": \"7\","
+      "[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"late\", \"pid\": \"Spans\", \"tid\": "
+      "\"7\","
       " \"ts\": 50, \"dur\": 1},"
       " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"early\", \"pid\": \"Spans\", \"tid\": 7,"
       " \"ts\": 10, \"dur\": true, \"args\": {\"External id\": \"x\", \"grid\": [1, {}, \"3\"]}},"
@@ -150,7 +151,7 @@ static void string_ids_odd_values_and_order(void **state) {
   assert_i64(st.out_of_order, 1);
   assert_i64(st.bad_values, 4); /* dur true, External id "x", grid {} and "3" */
   const prof_event *late = find_event(t, "late"), *early = find_event(t, "early");
-  assert_i64(late->tid, 7); /* "7" is the number 7 */
+  assert_i64(late->tid, 7);          /* "7" is the number 7 */
   assert_i64(late->pid, early->pid); /* "Spans" twice: one id */
   assert_true(late->pid < 0);
   assert_i64(early->dur_ns, 0);
@@ -163,12 +164,14 @@ static void enormous_strings_are_cut(void **state) {
   char *name = malloc(big + 1);
   for (size_t i = 0; i < big; i += 2) name[i] = (char)0xC3, name[i + 1] = (char)0xA9; /* é */
   name[big] = 0;
-  sprintf(doc, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"ts\": 1,"
-               " \"dur\": 1, \"args\": {\"unknown\": \"%s\"}}]}", name, name);
+  sprintf(doc,
+          "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"ts\": 1,"
+          " \"dur\": 1, \"args\": {\"unknown\": \"%s\"}}]}",
+          name, name);
   prof_read_stats st;
   prof_trace *t = read_text(doc, &st);
   const char *kept = prof_trace_at(t, 0)->name;
-  assert_i64(st.truncated_strings, 1); /* the unknown arg is skipped, never copied */
+  assert_i64(st.truncated_strings, 1);          /* the unknown arg is skipped, never copied */
   assert_i64(strlen(kept), PROF_READ_NAME_MAX); /* cut between two characters */
   assert_i64((unsigned char)kept[strlen(kept) - 1], 0xA9);
   prof_trace_destroy(t);
@@ -179,8 +182,9 @@ static void enormous_strings_are_cut(void **state) {
 /* Durations near the limit: the sum of all of them still fits an int64, so
  * no analysis that adds them up can overflow (a hostile file's trick). */
 static void durations_cannot_overflow_a_sum(void **state) {
-  char doc[2048] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"r\","
-                   " \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1100000000000000}";
+  char doc[2048] =
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"r\","
+      " \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1100000000000000}";
   for (int i = 0; i < 5; i++)
     strcat(doc, ", {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1,"
                 " \"ts\": 0, \"dur\": 1100000000000000}");
@@ -223,7 +227,8 @@ static void bad_input_is_refused_with_a_reason(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     prof_trace *t = (prof_trace *)1;
     attn_status s = prof_read_chrome_trace_buffer(cases[i].text, strlen(cases[i].text), &t, NULL);
-    if (s != ATTN_STATUS_INVALID_ARGUMENT) fail_msg("case %zu: status %d, expected invalid argument", i, s);
+    if (s != ATTN_STATUS_INVALID_ARGUMENT)
+      fail_msg("case %zu: status %d, expected invalid argument", i, s);
     assert_null(t);
     assert_contains(attn_last_error(), cases[i].says);
   }
@@ -292,7 +297,8 @@ static void our_writer_reads_back(void **state) {
   for (size_t i = 0; i < prof_trace_count(t); i++) {
     const prof_event *a = prof_trace_at(t, i), *b = find_event(back, a->name);
     assert_i64(b->cat, a->cat);
-    assert_i64(b->start_ns + prof_trace_epoch_offset(back), a->start_ns + prof_trace_epoch_offset(t));
+    assert_i64(b->start_ns + prof_trace_epoch_offset(back),
+               a->start_ns + prof_trace_epoch_offset(t));
     assert_i64(b->dur_ns, a->dur_ns);
     assert_i64(b->correlation, a->correlation);
     assert_i64(b->bytes, a->bytes);

@@ -15,7 +15,8 @@ static void names_normalize(void **state) {
       {"ProfilerStep#12", "ProfilerStep#N"},
       {"{lambda()#1}::operator()", "{lambda()#N}::operator()"},
       {"at 0x7f3a2b9c00 done", "at 0x? done"},
-      {"nvjet_sm90_tst_320x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_320x128_64x4_1x2_h_bz_coopA_NNT"},
+      {"nvjet_sm90_tst_320x128_64x4_1x2_h_bz_coopA_NNT",
+       "nvjet_sm90_tst_320x128_64x4_1x2_h_bz_coopA_NNT"},
       {"Memcpy DtoD (Device -> Device)", "Memcpy DtoD (Device -> Device)"},
       {"operator<<(int) and a < b", "operator<<(int) and a < b"},
       {"unclosed<int", "unclosed<int"},
@@ -82,14 +83,15 @@ static void naive_to_inplace(void **state) {
   assert_i64(r->calls_b, ob.calls);
   assert_i64(count_status(r, PROF_DIFF_VANISHED), n_gone);
   assert_i64(count_status(r, PROF_DIFF_APPEARED), n_came);
-  assert_i64(n_gone, 1); /* the claim, checked against the files */
+  assert_i64(n_gone, 1);                   /* the claim, checked against the files */
   const prof_diff_item *it = &r->items[0]; /* vanished first */
   assert_i64(it->status, PROF_DIFF_VANISHED);
   assert_str(it->name, gone[0]);
   assert_contains(it->name, "Memcpy DtoD");
   assert_near(it->count_a, (double)oa.count[oracle_find(&oa, gone[0])] / oa.calls, 0);
   for (size_t i = 0; i < r->n_items; i++) /* the rest keep their counts */
-    if (r->items[i].status != PROF_DIFF_VANISHED) assert_near(r->items[i].count_a, r->items[i].count_b, 0);
+    if (r->items[i].status != PROF_DIFF_VANISHED)
+      assert_near(r->items[i].count_a, r->items[i].count_b, 0);
   /* The steps are one range, ProfilerStep#N, with the same story. */
   const prof_diff_range *steps = range_of(&d, "ProfilerStep#N");
   assert_i64(steps->calls_a, 3);
@@ -112,13 +114,16 @@ static void a_trace_against_itself(void **state) {
 }
 
 /* One range "fwd" with GPU work: each kernel launched inside it. */
-static prof_trace *synth(const char *const *names, const int64_t *durs, size_t n, const char *range) {
+static prof_trace *synth(const char *const *names, const int64_t *durs, size_t n,
+                         const char *range) {
   prof_trace *t = NULL;
   prof_trace_create(&t);
   synth_range(t, range, 1, 0, 1000000);
   for (size_t i = 0; i < n; i++) {
-    synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1, 10 + (int64_t)i * 100, 5, (int64_t)i + 1);
-    synth_gpu(t, PROF_CAT_KERNEL, names[i], 0, 7, 2000 + (int64_t)i * 100000, durs[i], (int64_t)i + 1);
+    synth_launch(t, PROF_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1, 10 + (int64_t)i * 100, 5,
+                 (int64_t)i + 1);
+    synth_gpu(t, PROF_CAT_KERNEL, names[i], 0, 7, 2000 + (int64_t)i * 100000, durs[i],
+              (int64_t)i + 1);
   }
   return t;
 }

@@ -12,14 +12,16 @@
 static const char *const fixtures[] = {"trace_naive.json", "trace_naive_inplace.json",
                                        "trace_efficient.json", "trace_flash.json"};
 
-static const prof_kernel_summary *row_named(const prof_kernel_summary *rows, int64_t n, const char *name) {
+static const prof_kernel_summary *row_named(const prof_kernel_summary *rows, int64_t n,
+                                            const char *name) {
   for (int64_t i = 0; i < n; i++)
     if (!strcmp(rows[i].name, name)) return &rows[i];
   fail_msg("no kernel row %.80s", name);
   return NULL;
 }
 
-static void check_row(const oracle *o, size_t i, const prof_kernel_summary *k, const prof_device *dev) {
+static void check_row(const oracle *o, size_t i, const prof_kernel_summary *k,
+                      const prof_device *dev) {
   assert_i64(k->calls, o->count[i]);
   assert_str(k->launch_api, o->launch[i]);
   for (int d = 0; d < 3; d++) {
@@ -75,9 +77,11 @@ static void no_range_counts_every_kernel(void **state) {
   int64_t n = -1, calls = 0, in_trace = 0;
   assert_i64(prof_summarize_kernels(t, NULL, &rows, &n), ATTN_STATUS_OK);
   for (int64_t i = 0; i < n; i++) calls += rows[i].calls;
-  for (size_t i = 0; i < prof_trace_count(t); i++) in_trace += prof_trace_at(t, i)->cat == PROF_CAT_KERNEL;
+  for (size_t i = 0; i < prof_trace_count(t); i++)
+    in_trace += prof_trace_at(t, i)->cat == PROF_CAT_KERNEL;
   assert_i64(calls, in_trace);
-  for (int64_t i = 1; i < n; i++) assert_true(rows[i - 1].device_us_total >= rows[i].device_us_total);
+  for (int64_t i = 1; i < n; i++)
+    assert_true(rows[i - 1].device_us_total >= rows[i].device_us_total);
   free(rows);
   prof_trace_destroy(t);
 }

@@ -47,7 +47,7 @@ typedef struct {
   int n_launch_apis;
   const char *launch_api[PROF_MAX_LAUNCH_APIS];
   double launch_api_per_call[PROF_MAX_LAUNCH_APIS];
-  int gpu; /* 1: the ops counted are GPU activities; 0: CPU ops */
+  int gpu;               /* 1: the ops counted are GPU activities; 0: CPU ops */
   double graph_per_call; /* of per_call_total, GPU events that ran inside CUDA graph
                             launches (counted as eager ones are, and said apart) */
 } prof_range_summary;
@@ -88,8 +88,8 @@ PROF_API attn_status prof_summarize_ranges_ex(const prof_trace *t, unsigned flag
 /* "ProfilerStep#" followed by digits only: a step torch.profiler numbered. */
 PROF_API int prof_is_step_name(const char *name);
 /* The row named `name`, or NULL. */
-PROF_API const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows, int64_t n,
-                                                  const char *name);
+PROF_API const prof_range_summary *prof_range_summary_find(const prof_range_summary *rows,
+                                                           int64_t n, const char *name);
 
 typedef struct {
   const char *name;
@@ -150,14 +150,14 @@ enum {
 
 typedef struct {
   int limit_warps, limit_regs, limit_smem, limit_blocks; /* blocks/SM each allows */
-  double limit_cluster;   /* blocks/SM the cluster residency allows; -1 = no cluster */
-  double active_blocks;   /* resident blocks per SM: the least limit (fractional
+  double limit_cluster;    /* blocks/SM the cluster residency allows; -1 = no cluster */
+  double active_blocks;    /* resident blocks per SM: the least limit (fractional
                              only under the cluster limit) */
-  double theoretical_pct; /* active warps / max warps per SM */
+  double theoretical_pct;  /* active warps / max warps per SM */
   double achieved_est_pct; /* theoretical x min(1, grid blocks / (SMs x active)) */
-  unsigned limiting;      /* PROF_OCC_LIMIT_* bits */
-  int smem_per_block;     /* allocated: static + dynamic + reserved, rounded up */
-  int smem_per_sm;        /* the carveout used: the record's, else the largest */
+  unsigned limiting;       /* PROF_OCC_LIMIT_* bits */
+  int smem_per_block;      /* allocated: static + dynamic + reserved, rounded up */
+  int smem_per_sm;         /* the carveout used: the record's, else the largest */
 } prof_occupancy;
 
 /* Occupancy of a kernel from its footprint and its device, as the hardware
@@ -169,15 +169,13 @@ typedef struct {
  * footprint cannot be resident at all (then *out holds the limits with
  * active_blocks 0). */
 PROF_API attn_status prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev,
-                           prof_occupancy *out);
+                                            prof_occupancy *out);
 /* "REGS|SMEM" etc. for the bits; "" for none. */
 PROF_API const char *prof_occupancy_limit_names(unsigned limiting, char *buf, size_t len);
 
-
 PROF_API void prof_print_range_summary(FILE *f, const prof_range_summary *rows, int64_t n);
 PROF_API void prof_print_key_averages(FILE *f, const prof_key_average *rows, int64_t n,
-                             int64_t max_rows);
-
+                                      int64_t max_rows);
 
 /* ---- kernel table, diff, HTML report (issue 7) ------------------------- */
 
@@ -206,7 +204,12 @@ PROF_API attn_status prof_summarize_kernels(const prof_trace *t, const char *ran
  * Writes at most len bytes (NUL included) into buf; returns the length. */
 PROF_API size_t prof_normalize_name(const char *name, char *buf, size_t len);
 
-typedef enum { PROF_DIFF_SAME, PROF_DIFF_CHANGED, PROF_DIFF_APPEARED, PROF_DIFF_VANISHED } prof_diff_status;
+typedef enum {
+  PROF_DIFF_SAME,
+  PROF_DIFF_CHANGED,
+  PROF_DIFF_APPEARED,
+  PROF_DIFF_VANISHED
+} prof_diff_status;
 
 typedef struct {
   prof_diff_status status;
@@ -244,10 +247,9 @@ PROF_API prof_diff_opts prof_diff_opts_default(void);
 /* Per range name (normalized), the ops of A and B matched by exact name, then
  * by normalized name; counts and device time per call (the summary's
  * counting rules). opts NULL: the defaults. */
-PROF_API attn_status prof_diff_traces(const prof_trace *a, const prof_trace *b, const prof_diff_opts *opts,
-                             prof_diff *out);
+PROF_API attn_status prof_diff_traces(const prof_trace *a, const prof_trace *b,
+                                      const prof_diff_opts *opts, prof_diff *out);
 PROF_API void prof_diff_free(prof_diff *d);
-
 
 /* ---- expectations ("guess first, then look") --------------------------- */
 

@@ -21,7 +21,8 @@ PROF_API attn_status prof_write_chrome_trace(const prof_trace *t, const char *pa
  * program that died): cuts it to safe_offset, the end of the last chunk
  * written whole (0: none), and closes the event list and the document,
  * recording `dropped` lost events. IO_ERROR naming the file and the reason. */
-PROF_API attn_status prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped);
+PROF_API attn_status prof_chrome_trace_repair(const char *path, int64_t safe_offset,
+                                              int64_t dropped);
 /* Checks that the trace can be written to path (the writer creates path.tmp
  * and renames it over path, so that is what is tried, then removed); an
  * existing file at path is never touched. ATTN_STATUS_IO_ERROR naming the path
@@ -32,7 +33,7 @@ PROF_API attn_status prof_check_writable(const char *path);
  * torch.profiler writes it), and Perfetto's protobuf (.pftrace: interned
  * names, zlib-compressed packet batches; about 15x smaller than the JSON). */
 typedef enum {
-  PROF_FORMAT_AUTO,    /* by the path: .pftrace, .gz, else JSON */
+  PROF_FORMAT_AUTO, /* by the path: .pftrace, .gz, else JSON */
   PROF_FORMAT_JSON,
   PROF_FORMAT_JSON_GZ,
   PROF_FORMAT_PFTRACE
@@ -56,8 +57,8 @@ PROF_API prof_write_opts prof_write_opts_default(void);
 /* The trace as opts say (NULL: the defaults); streamed to PATH.tmp and
  * renamed, as prof_write_chrome_trace. The Perfetto file holds the same
  * tracks, slices, args and launch flows as the JSON. */
-PROF_API attn_status prof_write_trace(const prof_trace *t, const char *path, const prof_write_opts *opts);
-
+PROF_API attn_status prof_write_trace(const prof_trace *t, const char *path,
+                                      const prof_write_opts *opts);
 
 /* ---- reading traces (src/prof/io/chrome_reader.c) ---------------------- */
 
@@ -96,12 +97,12 @@ typedef struct {
  * *out, or INVALID_ARGUMENT (not JSON, not a trace), IO_ERROR (cannot
  * read) or OUT_OF_MEMORY with one line in attn_last_error() saying what was
  * wrong and where. */
-PROF_API attn_status prof_read_chrome_trace(const char *path, prof_trace **out, prof_read_stats *stats);
+PROF_API attn_status prof_read_chrome_trace(const char *path, prof_trace **out,
+                                            prof_read_stats *stats);
 PROF_API attn_status prof_read_chrome_trace_buffer(const void *data, size_t len, prof_trace **out,
-                                          prof_read_stats *stats);
+                                                   prof_read_stats *stats);
 /* One line per reason something was skipped or cut, each starting with prefix. */
 PROF_API void prof_read_stats_print(FILE *f, const char *prefix, const prof_read_stats *s);
-
 
 /* ---- HTML report ------------------------------------------------------- */
 
@@ -118,9 +119,9 @@ typedef struct {
  * absent from a trace: attn_fwd, else its earliest range). Every string from
  * a trace is escaped. Written to path.tmp and renamed. */
 PROF_API attn_status prof_write_html_report(const char *path, const prof_report_input *in, size_t n,
-                                   const char *range);
+                                            const char *range);
 PROF_API attn_status prof_write_html_report_file(FILE *f, const prof_report_input *in, size_t n,
-                                        const char *range);
+                                                 const char *range);
 
 #ifdef __cplusplus
 }

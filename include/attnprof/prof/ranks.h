@@ -32,7 +32,8 @@ PROF_API int prof_is_comm_kernel(const char *name);
 
 /* Rows per device: "(all)" first, then one per step in order of first
  * kernel: a malloc'd array in *out, its length in *n. */
-PROF_API attn_status prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out, int64_t *n);
+PROF_API attn_status prof_overlap_summarize(const prof_trace *t, prof_overlap_row **out,
+                                            int64_t *n);
 PROF_API void prof_print_overlap(FILE *f, const prof_overlap_row *rows, int64_t n);
 
 /* ---- several processes in one trace (src/prof/analysis/ranks.c) ---- */

@@ -37,7 +37,7 @@ typedef enum {
 #define PROF_CAT_ENUM(name, str) PROF_CAT_##name,
   PROF_CAT_MAP(PROF_CAT_ENUM)
 #undef PROF_CAT_ENUM
-  PROF_CAT_COUNT
+      PROF_CAT_COUNT
 } prof_cat;
 
 PROF_API const char *prof_cat_name(prof_cat c);
@@ -45,24 +45,24 @@ PROF_API prof_cat prof_cat_from_name(const char *name); /* unknown -> PROF_CAT_O
 
 /* What one op or GPU activity is, for "ops per forward by kind". GPU
  * activities are KERNEL, MEMCPY or MEMSET; CPU ops carry the rest. */
-#define PROF_KIND_MAP(X)           \
-  X(KERNEL, "kernel")              \
-  X(MEMCPY, "memcpy")              \
-  X(MEMSET, "memset")              \
-  X(GEMM, "gemm")                  \
-  X(ELEMENTWISE, "elementwise")    \
-  X(COPY, "copy")                  \
-  X(SOFTMAX, "softmax")            \
-  X(CAST, "cast")                  \
-  X(FUSED, "fused")                \
-  X(COMM, "comm")                  \
+#define PROF_KIND_MAP(X)        \
+  X(KERNEL, "kernel")           \
+  X(MEMCPY, "memcpy")           \
+  X(MEMSET, "memset")           \
+  X(GEMM, "gemm")               \
+  X(ELEMENTWISE, "elementwise") \
+  X(COPY, "copy")               \
+  X(SOFTMAX, "softmax")         \
+  X(CAST, "cast")               \
+  X(FUSED, "fused")             \
+  X(COMM, "comm")               \
   X(OTHER, "other")
 
 typedef enum {
 #define PROF_KIND_ENUM(name, str) PROF_KIND_##name,
   PROF_KIND_MAP(PROF_KIND_ENUM)
 #undef PROF_KIND_ENUM
-  PROF_KIND_COUNT
+      PROF_KIND_COUNT
 } prof_kind;
 
 PROF_API const char *prof_kind_name(prof_kind k);
@@ -83,7 +83,7 @@ typedef struct {
   int32_t grid[3], block[3], cluster[3]; /* cluster {0,0,0} = none */
   int32_t registers_per_thread;
   int32_t static_shared_memory, dynamic_shared_memory;
-  int32_t shared_memory_executed;   /* carveout the record reports; 0 = unknown */
+  int32_t shared_memory_executed;    /* carveout the record reports; 0 = unknown */
   int32_t shared_memory_limit_optin; /* 1 when the kernel opted in past 48 KiB */
   double occupancy_pct_in_file;      /* "est. achieved occupancy %" read; -1 = none */
   int32_t max_active_clusters;       /* CUPTI's count over the GPU; 0 = unknown */
@@ -103,10 +103,10 @@ typedef struct {
  * (attn_clock_ns, attnprof/clock.h). Strings are owned by the trace (prof_trace_intern). */
 typedef struct {
   prof_cat cat;
-  prof_kind kind;   /* meaningful for CPU_OP, KERNEL, GPU_MEMCPY, GPU_MEMSET */
+  prof_kind kind; /* meaningful for CPU_OP, KERNEL, GPU_MEMCPY, GPU_MEMSET */
   const char *name;
   int64_t start_ns, dur_ns;
-  int64_t pid, tid; /* CPU: process and thread; GPU: device and stream */
+  int64_t pid, tid;    /* CPU: process and thread; GPU: device and stream */
   int64_t correlation; /* launch call <-> GPU activity; 0 = none */
   int64_t external_id; /* 0 = none */
   int64_t bytes;       /* bytes moved where known, else 0 */
@@ -157,7 +157,7 @@ PROF_API void prof_trace_add_dropped(prof_trace *t, int64_t n);
 PROF_API int64_t prof_trace_dropped(const prof_trace *t);
 /* Process id and name written as trace metadata. */
 PROF_API attn_status prof_trace_set_process(prof_trace *t, int64_t pid, const char *name);
-PROF_API int64_t prof_trace_process_id(const prof_trace *t);      /* 0 = not set */
+PROF_API int64_t prof_trace_process_id(const prof_trace *t);       /* 0 = not set */
 PROF_API const char *prof_trace_process_name(const prof_trace *t); /* NULL = not set */
 /* Unix-epoch ns minus the trace's clock (prof_start sets it from
  * CLOCK_REALTIME - CLOCK_MONOTONIC), so writers can give wall-clock times.

@@ -41,8 +41,8 @@ void attn_cpu_store_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s, i
   }
 }
 
-void attn_cpu_mask_row(const attn_args *a, int64_t b, int64_t h, int64_t i, int64_t j0,
-                       int64_t n, float mul, float *bias) {
+void attn_cpu_mask_row(const attn_args *a, int64_t b, int64_t h, int64_t i, int64_t j0, int64_t n,
+                       float mul, float *bias) {
   const attn_tensor *m = &a->mask;
   if (a->mask_kind == ATTN_MASK_NONE) {
     for (int64_t j = 0; j < n; j++) bias[j] = 0.0f;
@@ -65,16 +65,15 @@ int64_t attn_cpu_causal_offset(const attn_args *a) {
 }
 
 double attn_cpu_tensor_bytes(const attn_tensor *t) {
-  return (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] *
-         (double)t->shape[3] * (double)attn_dtype_size(t->dtype);
+  return (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] * (double)t->shape[3] *
+         (double)attn_dtype_size(t->dtype);
 }
 
 /* ---- fp32 operands for BLAS --------------------------------------------- */
 
 int attn_cpu_rows_direct(const attn_tensor *t) {
   int64_t ld = t->strides[2], d = t->shape[3];
-  return t->dtype == ATTN_DTYPE_F32 && (t->strides[3] == 1 || d == 1) && ld >= d &&
-         ld <= INT_MAX;
+  return t->dtype == ATTN_DTYPE_F32 && (t->strides[3] == 1 || d == 1) && ld >= d && ld <= INT_MAX;
 }
 
 attn_cpu_mat attn_cpu_mat_of(const attn_tensor *t) {
@@ -105,8 +104,7 @@ void attn_cpu_from_f32(const attn_tensor *t, const float *src) {
 }
 
 static size_t tensor_elems(const attn_tensor *t) {
-  return (size_t)t->shape[0] * (size_t)t->shape[1] * (size_t)t->shape[2] *
-         (size_t)t->shape[3];
+  return (size_t)t->shape[0] * (size_t)t->shape[1] * (size_t)t->shape[2] * (size_t)t->shape[3];
 }
 
 attn_status attn_cpu_operand(const attn_tensor *t, const char *what, attn_cpu_mat *m,
@@ -146,9 +144,8 @@ void attn_cpu_gemm_pv(const attn_args *a, const float *p, const attn_cpu_mat *v,
   for (int64_t b = 0; b < attn_batch(a); b++)
     for (int64_t h = 0; h < hq; h++)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sq, d, sk, 1.0f,
-                  p + (b * hq + h) * (int64_t)sq * sk, sk,
-                  v->base + b * v->sb + h / group * v->sh, (int)v->ld, 0.0f,
-                  out->base + b * out->sb + h * out->sh, (int)out->ld);
+                  p + (b * hq + h) * (int64_t)sq * sk, sk, v->base + b * v->sb + h / group * v->sh,
+                  (int)v->ld, 0.0f, out->base + b * out->sb + h * out->sh, (int)out->ld);
 }
 
 /* ---- the S x S memory check ---------------------------------------------- */
@@ -158,8 +155,8 @@ size_t attn_cpu_score_elems(const attn_args *a) {
          (size_t)attn_seq_k(a);
 }
 
-attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const char *impl,
-                                    char *why, size_t len) {
+attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const char *impl, char *why,
+                                    size_t len) {
   size_t need = attn_scores_bytes(a, n_buffers), avail = attn_host_memory_available();
   if (need != SIZE_MAX && (avail == 0 || need <= avail)) return ATTN_STATUS_OK;
   /* In double: the product can pass 2^64 where size_t saturates. */
@@ -170,8 +167,8 @@ attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const cha
            "%.0f bytes (%.1f GiB) needed, %zu bytes (%.1f GiB) available; use flash "
            "(O(S) memory) or a smaller shape",
            impl, n_buffers, n_buffers > 1 ? "s" : "", (long long)attn_batch(a),
-           (long long)attn_heads_q(a), (long long)attn_seq_q(a), (long long)attn_seq_k(a),
-           bytes, bytes / 1073741824.0, avail, avail / 1073741824.0);
+           (long long)attn_heads_q(a), (long long)attn_seq_q(a), (long long)attn_seq_k(a), bytes,
+           bytes / 1073741824.0, avail, avail / 1073741824.0);
   return ATTN_STATUS_OUT_OF_MEMORY;
 }
 
@@ -200,7 +197,7 @@ void attn_cpu_softmax_op(float *scores, int64_t rows, int64_t n, float *lse, int
 float *attn_cpu_alloc_f32(size_t n, const char *what) {
   float *p = n <= SIZE_MAX / sizeof(float) ? malloc(n * sizeof(float)) : NULL;
   if (!p)
-    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "could not allocate %zu fp32 values (%.1f GiB) for %s",
-              n, (double)n * 4 / 1073741824.0, what);
+    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "could not allocate %zu fp32 values (%.1f GiB) for %s", n,
+              (double)n * 4 / 1073741824.0, what);
   return p;
 }

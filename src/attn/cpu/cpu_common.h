@@ -23,16 +23,16 @@
 #endif
 
 /* Loads n elements of row (b, h, s) starting at d = 0 into dst as fp32. */
-void attn_cpu_load_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s,
-                       int64_t n, float *dst);
+void attn_cpu_load_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t n,
+                       float *dst);
 /* Stores n fp32 values into row (b, h, s) of t, converting to t's dtype. */
-void attn_cpu_store_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s,
-                        int64_t n, const float *src);
+void attn_cpu_store_row(const attn_tensor *t, int64_t b, int64_t h, int64_t s, int64_t n,
+                        const float *src);
 /* Keys j0 .. j0+n-1 of query row i of the mask as an fp32 additive bias,
  * times `mul`: bool masks give 0 (attend) or -inf; additive masks their
  * value * mul, where -inf stays -inf. Writes zeros when there is no mask. */
-void attn_cpu_mask_row(const attn_args *a, int64_t b, int64_t h, int64_t i, int64_t j0,
-                       int64_t n, float mul, float *bias);
+void attn_cpu_mask_row(const attn_args *a, int64_t b, int64_t h, int64_t i, int64_t j0, int64_t n,
+                       float mul, float *bias);
 /* The key offset of the causal rule: query i sees keys j <= i + offset. */
 int64_t attn_cpu_causal_offset(const attn_args *a);
 /* Size in bytes of a tensor's logical elements in its storage dtype. */
@@ -72,8 +72,8 @@ void attn_cpu_gemm_pv(const attn_args *a, const float *p, const attn_cpu_mat *v,
 size_t attn_cpu_score_elems(const attn_args *a);
 /* The memory check of the backends that materialize S x S: refuses, with
  * the bytes needed and available, when n_buffers score buffers do not fit. */
-attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const char *impl,
-                                    char *why, size_t len);
+attn_status attn_cpu_scores_why_not(const attn_args *a, int n_buffers, const char *impl, char *why,
+                                    size_t len);
 /* The softmax op of naive and math: `rows` rows of n scores in place (OpenMP
  * over rows), each row's lse into lse (NULL: none), recorded as one SOFTMAX
  * op. nan_safe (math): a row whose max is -inf (fully masked) gives zeros and
@@ -142,10 +142,10 @@ static inline __attribute__((always_inline)) float attn_cpu_add_bias(float s, fl
 static inline __attribute__((always_inline)) float attn_cpu_exp2(float x) {
   int32_t ux = (int32_t)attn_cpu_f32_bits(x), mag = ux & 0x7fffffff;
   int not_nan = mag <= 0x7f800000;
-  uint32_t under = -(uint32_t)((ux < 0) & (mag > 0x42fc0000) & not_nan);  /* x < -126 */
+  uint32_t under = -(uint32_t)((ux < 0) & (mag > 0x42fc0000) & not_nan); /* x < -126 */
   uint32_t over = -(uint32_t)((ux >= 0) & (mag > 0x42fe0000) & not_nan); /* x > 127 */
-  float xc = attn_cpu_bits_f32((attn_cpu_f32_bits(x) & ~(under | over)) |
-                               (0xc2fc0000u & under) | (0x42fe0000u & over));
+  float xc = attn_cpu_bits_f32((attn_cpu_f32_bits(x) & ~(under | over)) | (0xc2fc0000u & under) |
+                               (0x42fe0000u & over));
   float t = xc + 12582912.0f;
   float f = xc - (t - 12582912.0f);
   uint32_t e = attn_cpu_f32_bits(t) - 0x4b400000u; /* n, two's complement */

@@ -43,19 +43,19 @@ typedef struct {
   const attn_args *a;
   int64_t hq, group, sq, sk, d, dp; /* dp: D rounded up to NR */
   int64_t q_tiles, causal_off;
-  float c;          /* scale * log2(e) */
+  float c; /* scale * log2(e) */
   int k_direct, v_direct;
   const attn_cpu_pages *pg; /* a paged sequence, read in place; NULL: dense */
 } fl_problem;
 
 /* Per-thread tiles, fp32. */
 typedef struct {
-  float *qt;   /* [D][BQ]   c * Q_tile^T */
-  float *kb;   /* [BK][D]   K tile when it cannot be read in place */
-  float *vb;   /* [BK][Dp]  V tile, D zero-padded to Dp */
-  float *st;   /* [BK][BQ]  scores, then probabilities, key-major */
-  float *o;    /* [BQ][Dp]  output accumulator */
-  float *row;  /* [max(D, BK)] one row on its way in or out */
+  float *qt;  /* [D][BQ]   c * Q_tile^T */
+  float *kb;  /* [BK][D]   K tile when it cannot be read in place */
+  float *vb;  /* [BK][Dp]  V tile, D zero-padded to Dp */
+  float *st;  /* [BK][BQ]  scores, then probabilities, key-major */
+  float *o;   /* [BQ][Dp]  output accumulator */
+  float *row; /* [max(D, BK)] one row on its way in or out */
   float m[FL_BQ], l[FL_BQ], mu[FL_BQ], alpha[FL_BQ], rsum[FL_BQ];
 } fl_work;
 
@@ -75,9 +75,8 @@ typedef struct {
  * accumulator array becomes registers once MR and NR are constants. gcc in
  * ISO C mode does not contract a*b + c (-ffp-contract=off): the FMA clones
  * call fmaf, which becomes the instruction there. */
-FL_INLINE void fl_micro_body(int64_t k, const float *a, int64_t ars, int64_t acs,
-                             const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
-                             const fl_isa isa) {
+FL_INLINE void fl_micro_body(int64_t k, const float *a, int64_t ars, int64_t acs, const float *b,
+                             int64_t ldb, float *c, int64_t ldc, int acc, const fl_isa isa) {
   const int mr = isa.mr, nr = isa.nr;
   float t[FL_MR_MAX * FL_NR_MAX];
   for (int n = 0; n < mr * nr; n++) t[n] = 0.0f;
@@ -98,9 +97,9 @@ FL_INLINE void fl_micro_body(int64_t k, const float *a, int64_t ars, int64_t acs
 /* One out-of-line microkernel per clone: inlined into the whole kernel,
  * clang 14 kept the AVX-512 accumulators on the stack (10x slower); as its
  * own function every compiler keeps them in registers. */
-#define FL_MICRO_ARGS                                                                    \
-  int64_t k, const float *a, int64_t ars, int64_t acs, const float *b, int64_t ldb, \
-      float *c, int64_t ldc, int acc
+#define FL_MICRO_ARGS                                                                         \
+  int64_t k, const float *a, int64_t ars, int64_t acs, const float *b, int64_t ldb, float *c, \
+      int64_t ldc, int acc
 static __attribute__((noinline)) void fl_micro_portable(FL_MICRO_ARGS) {
   fl_micro_body(k, a, ars, acs, b, ldb, c, ldc, acc, (fl_isa){4, 8, 0});
 }
@@ -126,8 +125,8 @@ FL_INLINE void fl_micro(int64_t k, const float *a, int64_t ars, int64_t acs, con
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* c * Q rows i0 .. i0+mq-1, transposed into qt; columns mq .. nq-1 zero. */
-static void fl_load_q(const fl_problem *p, fl_work *w, int64_t b, int64_t h, int64_t i0,
-                      int64_t mq, int64_t nq) {
+static void fl_load_q(const fl_problem *p, fl_work *w, int64_t b, int64_t h, int64_t i0, int64_t mq,
+                      int64_t nq) {
   for (int64_t i = 0; i < nq; i++) {
     if (i < mq) attn_cpu_load_row(&p->a->q, b, h, i0 + i, p->d, w->row);
     for (int64_t d = 0; d < p->d; d++) w->qt[d * FL_BQ + i] = i < mq ? w->row[d] * p->c : 0.0f;
@@ -147,23 +146,23 @@ static void fl_key_row(const fl_problem *p, const attn_tensor *t, const attn_ten
 
 /* The K tile as rows of D fp32: in place when possible, else converted with
  * zero rows up to a multiple of mr (the microkernel's row block). */
-static const float *fl_load_k(const fl_problem *p, fl_work *w, int64_t b, int64_t hk,
-                              int64_t j0, int64_t nk, int mr, int64_t *ld) {
+static const float *fl_load_k(const fl_problem *p, fl_work *w, int64_t b, int64_t hk, int64_t j0,
+                              int64_t nk, int mr, int64_t *ld) {
   const attn_tensor *k = &p->a->k;
   if (p->k_direct && nk % mr == 0) {
     *ld = k->strides[2];
     return (const float *)k->data + attn_cpu_offset(k, b, hk, j0, 0);
   }
-  for (int64_t j = 0; j < nk; j++) fl_key_row(p, k, p->pg ? p->pg->k_pool : NULL, b, hk, j0 + j,
-                                              w->kb + j * p->d);
+  for (int64_t j = 0; j < nk; j++)
+    fl_key_row(p, k, p->pg ? p->pg->k_pool : NULL, b, hk, j0 + j, w->kb + j * p->d);
   memset(w->kb + nk * p->d, 0, (size_t)((round_up(nk, mr) - nk) * p->d) * sizeof(float));
   *ld = p->d;
   return w->kb;
 }
 
 /* The V tile as rows of Dp fp32 (in place when D is already a multiple of NR). */
-static const float *fl_load_v(const fl_problem *p, fl_work *w, int64_t b, int64_t hk,
-                              int64_t j0, int64_t nk, int64_t *ld) {
+static const float *fl_load_v(const fl_problem *p, fl_work *w, int64_t b, int64_t hk, int64_t j0,
+                              int64_t nk, int64_t *ld) {
   const attn_tensor *v = &p->a->v;
   if (p->v_direct) {
     *ld = v->strides[2];
@@ -340,7 +339,10 @@ static void fl_work_free(fl_work *w) {
 }
 
 static fl_problem fl_problem_of(const attn_args *a, int nr) {
-  fl_problem p = {.a = a, .hq = attn_heads_q(a), .sq = attn_seq_q(a), .sk = attn_seq_k(a),
+  fl_problem p = {.a = a,
+                  .hq = attn_heads_q(a),
+                  .sq = attn_seq_q(a),
+                  .sk = attn_seq_k(a),
                   .d = attn_head_dim(a)};
   p.group = p.hq / attn_heads_kv(a);
   p.dp = round_up(p.d, nr);
@@ -369,8 +371,9 @@ static attn_status flash_run(attn_ctx *ctx, const attn_args *a, const attn_cpu_p
       if (!failed) run_item(&p, &w, it);
     fl_work_free(&w);
   }
-  prof_op_end(&op, (int64_t)(attn_cpu_tensor_bytes(&a->q) + attn_cpu_tensor_bytes(&a->k) +
-                             attn_cpu_tensor_bytes(&a->v) + attn_cpu_tensor_bytes(&a->out)),
+  prof_op_end(&op,
+              (int64_t)(attn_cpu_tensor_bytes(&a->q) + attn_cpu_tensor_bytes(&a->k) +
+                        attn_cpu_tensor_bytes(&a->v) + attn_cpu_tensor_bytes(&a->out)),
               attn_flops(a));
   if (failed)
     return attn_fail(ATTN_STATUS_OUT_OF_MEMORY,

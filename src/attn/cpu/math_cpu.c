@@ -29,11 +29,11 @@ enum { MATH_Q, MATH_K, MATH_V, MATH_OUT, MATH_NT };
 
 typedef struct {
   const attn_args *a;
-  attn_cpu_mat m[MATH_NT];   /* fp32 views of q, k, v, out */
-  float *own[MATH_NT];       /* their converted copies, when made */
-  int64_t n;                 /* score elements */
+  attn_cpu_mat m[MATH_NT]; /* fp32 views of q, k, v, out */
+  float *own[MATH_NT];     /* their converted copies, when made */
+  int64_t n;               /* score elements */
   float *scores;
-  float *bias;               /* [bias_b, bias_h, Sq, Sk] or NULL */
+  float *bias; /* [bias_b, bias_h, Sq, Sk] or NULL */
   int64_t bias_b, bias_h;
 } math_run;
 
@@ -135,8 +135,8 @@ static void op_softmax(const math_run *r) {
 static void op_downcast(const math_run *r) {
   const attn_tensor *out = &r->a->out;
   int cast = out->dtype != ATTN_DTYPE_F32;
-  prof_op_scope op = prof_op_begin(cast ? "cast_out" : "copy_out",
-                                   cast ? PROF_KIND_CAST : PROF_KIND_COPY);
+  prof_op_scope op =
+      prof_op_begin(cast ? "cast_out" : "copy_out", cast ? PROF_KIND_CAST : PROF_KIND_COPY);
   attn_cpu_from_f32(out, r->own[MATH_OUT]);
   prof_op_end(&op, (int64_t)(attn_cpu_tensor_bytes(out) + 4.0 * tensor_elems(out)), 0);
 }

@@ -54,8 +54,9 @@ static attn_status op_gemm_qk(const naive_run *r) {
   if (!st) attn_cpu_gemm_qk(a, &q, &k, r->scores);
   free(q_own);
   free(k_own);
-  prof_op_end(&op, (int64_t)(attn_cpu_tensor_bytes(&a->q) + attn_cpu_tensor_bytes(&a->k)) +
-                       r->n * 4, gemm_flops(a));
+  prof_op_end(&op,
+              (int64_t)(attn_cpu_tensor_bytes(&a->q) + attn_cpu_tensor_bytes(&a->k)) + r->n * 4,
+              gemm_flops(a));
   return st;
 }
 
@@ -122,8 +123,8 @@ static attn_status op_gemm_pv(const naive_run *r) {
   if (!st && attn_cpu_rows_direct(&a->out)) {
     out = attn_cpu_mat_of(&a->out);
   } else if (!st) {
-    out_own = attn_cpu_alloc_f32((size_t)attn_cpu_tensor_bytes(&a->out) /
-                                     attn_dtype_size(a->out.dtype), "out in fp32");
+    out_own = attn_cpu_alloc_f32(
+        (size_t)attn_cpu_tensor_bytes(&a->out) / attn_dtype_size(a->out.dtype), "out in fp32");
     st = out_own ? ATTN_STATUS_OK : ATTN_STATUS_OUT_OF_MEMORY;
     if (out_own) out = attn_cpu_mat_packed(out_own, &a->out);
   }
@@ -131,8 +132,9 @@ static attn_status op_gemm_pv(const naive_run *r) {
   if (!st && out_own) attn_cpu_from_f32(&a->out, out_own);
   free(v_own);
   free(out_own);
-  prof_op_end(&op, (int64_t)(attn_cpu_tensor_bytes(&a->v) + attn_cpu_tensor_bytes(&a->out)) +
-                       r->n * 4, gemm_flops(a));
+  prof_op_end(&op,
+              (int64_t)(attn_cpu_tensor_bytes(&a->v) + attn_cpu_tensor_bytes(&a->out)) + r->n * 4,
+              gemm_flops(a));
   return st;
 }
 
@@ -170,8 +172,7 @@ static attn_status naive_why_not(attn_ctx *ctx, const attn_args *a, char *why, s
   return attn_cpu_scores_why_not(a, score_buffers(a, 1), "naive_cpu", why, len);
 }
 
-static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why,
-                                         size_t len) {
+static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
   if (a->seqs) return ATTN_STATUS_OK;
   return attn_cpu_scores_why_not(a, score_buffers(a, 0), "naive_inplace_cpu", why, len);
 }

@@ -8,9 +8,8 @@
 
 /* Sequence b's keys, gathered from the pages into contiguous [1, Hkv, nk, D]
  * copies in k's dtype: the COPY a paged cache costs naive and math. */
-static attn_status gather_kv(const attn_args *a, const attn_seqs_view *v, int64_t b,
-                             int64_t nk, void **kbuf, void **vbuf, attn_tensor *k,
-                             attn_tensor *vt) {
+static attn_status gather_kv(const attn_args *a, const attn_seqs_view *v, int64_t b, int64_t nk,
+                             void **kbuf, void **vbuf, attn_tensor *k, attn_tensor *vt) {
   size_t es = attn_dtype_size(a->k.dtype), n = (size_t)(nk * v->hkv * v->d);
   *kbuf = malloc(n * es), *vbuf = malloc(n * es);
   if (!*kbuf || !*vbuf)

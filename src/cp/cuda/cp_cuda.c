@@ -47,8 +47,8 @@ void attn_cp_cuda_state_destroy(attn_cp_cuda_state *s) {
   cudaSetDevice(s->device);
   if (s->comm) cudaStreamSynchronize(s->comm);
   cudaFree(s->buf);
-  cudaEvent_t *ev[] = {&s->ev_start, &s->ev_comm[0], &s->ev_comm[1], &s->ev_comp[0],
-                       &s->ev_comp[1], &s->ev_end};
+  cudaEvent_t *ev[] = {&s->ev_start,   &s->ev_comm[0], &s->ev_comm[1],
+                       &s->ev_comp[0], &s->ev_comp[1], &s->ev_end};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     if (*ev[i]) cudaEventDestroy(*ev[i]);
   if (s->comm) cudaStreamDestroy(s->comm);
@@ -63,16 +63,16 @@ static attn_status state_get(attn_cp_cuda_state **sp, int device, size_t bytes) 
     s->device = device;
     *sp = s;
     ATTN_CUDA_TRY(cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking));
-    cudaEvent_t *ev[] = {&s->ev_start, &s->ev_comm[0], &s->ev_comm[1], &s->ev_comp[0],
-                         &s->ev_comp[1], &s->ev_end};
+    cudaEvent_t *ev[] = {&s->ev_start,   &s->ev_comm[0], &s->ev_comm[1],
+                         &s->ev_comp[0], &s->ev_comp[1], &s->ev_end};
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
       ATTN_CUDA_TRY(cudaEventCreateWithFlags(ev[i], cudaEventDisableTiming));
   }
   attn_cp_cuda_state *s = *sp;
   if (s->device != device)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
-                     "cp: the communicator runs on device %d, the shard is on device %d",
-                     s->device, device);
+                     "cp: the communicator runs on device %d, the shard is on device %d", s->device,
+                     device);
   if (s->buf_bytes < bytes) { /* outside the loop: the free may wait */
     cudaFree(s->buf);
     s->buf = NULL;
@@ -101,8 +101,8 @@ typedef struct {
 /* One flash call: queries of the shard against key rows of `k`/`v` (S extent
  * s_kv); output to out_base (S extent out_s) rows, lse to lse (contiguous). */
 static attn_status flash_call(attn_ctx *ctx, const cp_job *j, const attn_cp_call *c, void *k,
-                              void *v, int64_t s_kv, void *out_base, int64_t out_s,
-                              int64_t out_r0, float *lse) {
+                              void *v, int64_t s_kv, void *out_base, int64_t out_s, int64_t out_r0,
+                              float *lse) {
   const attn_args *a = j->a;
   attn_args ca = attn_args_make(attn_cp_rows_view(&a->q, a->q.data, j->l, c->q0, c->nq),
                                 attn_cp_rows_view(&a->k, k, s_kv, c->k0, c->nk),
@@ -115,9 +115,9 @@ static attn_status flash_call(attn_ctx *ctx, const cp_job *j, const attn_cp_call
   return attn_forward(ctx, ATTN_BACKEND_FLASH, &ca);
 }
 
-#define CP_NCCL(call, what)                                   \
-  do {                                                        \
-    int rc_ = (call);                                         \
+#define CP_NCCL(call, what)                                              \
+  do {                                                                   \
+    int rc_ = (call);                                                    \
     if (rc_ != ATTN_NCCL_SUCCESS) return attn_nccl_fail(api, rc_, what); \
   } while (0)
 
@@ -155,11 +155,11 @@ static attn_status ring_step(attn_ctx *ctx, attn_cp_cuda_state *st, const attn_n
   int nc = attn_cp_ring_calls(j->a->causal != ATTN_CAUSAL_NONE, j->s, j->n, j->rank, src, calls);
   int64_t len_src = attn_cp_shard_len(j->s, j->n, src);
   for (int c = 0; c < nc; c++) {
-    attn_status rc = flash_call(ctx, j, &calls[c], cur_k, cur_v, len_src, part_o, calls[c].nq, 0,
-                                part_lse);
+    attn_status rc =
+        flash_call(ctx, j, &calls[c], cur_k, cur_v, len_src, part_o, calls[c].nq, 0, part_lse);
     if (rc == ATTN_STATUS_OK)
-      rc = attn_cp_merge_launch(acc_o, acc_lse, j->bh, j->l, j->d, calls[c].q0, calls[c].nq,
-                                part_o, j->a->out.dtype, part_lse, j->compute);
+      rc = attn_cp_merge_launch(acc_o, acc_lse, j->bh, j->l, j->d, calls[c].q0, calls[c].nq, part_o,
+                                j->a->out.dtype, part_lse, j->compute);
     if (rc != ATTN_STATUS_OK) return rc;
   }
   ATTN_CUDA_TRY(cudaEventRecord(st->ev_comp[step % 2], j->compute));
@@ -203,8 +203,8 @@ static attn_status ring(attn_ctx *ctx, attn_cp_cuda_state **sp, const attn_nccl_
     prof_range_pop();
   }
   if (rc == ATTN_STATUS_OK)
-    rc = attn_cp_finish_launch(acc_o, acc_lse, j->bh, j->l, j->d, j->a->out.data,
-                               j->a->out.dtype, j->a->lse, j->compute);
+    rc = attn_cp_finish_launch(acc_o, acc_lse, j->bh, j->l, j->d, j->a->out.data, j->a->out.dtype,
+                               j->a->lse, j->compute);
   return rc;
 }
 
@@ -246,10 +246,10 @@ static attn_status allgather(attn_ctx *ctx, attn_cp_cuda_state **sp, const attn_
   prof_range_push("cp.allgather");
   ATTN_CUDA_TRY(cudaEventRecord(st->ev_start, j->compute));
   ATTN_CUDA_TRY(cudaStreamWaitEvent(st->comm, st->ev_start, 0));
-  ATTN_CUDA_TRY(cudaMemcpyAsync(gk + j->rank * slot, j->a->k.data, own, cudaMemcpyDeviceToDevice,
-                                st->comm));
-  ATTN_CUDA_TRY(cudaMemcpyAsync(gv + j->rank * slot, j->a->v.data, own, cudaMemcpyDeviceToDevice,
-                                st->comm));
+  ATTN_CUDA_TRY(
+      cudaMemcpyAsync(gk + j->rank * slot, j->a->k.data, own, cudaMemcpyDeviceToDevice, st->comm));
+  ATTN_CUDA_TRY(
+      cudaMemcpyAsync(gv + j->rank * slot, j->a->v.data, own, cudaMemcpyDeviceToDevice, st->comm));
   if (j->n > 1) {
     CP_NCCL(api->group_start(), "ncclGroupStart");
     CP_NCCL(api->all_gather(gk + j->rank * slot, gk, slot, ATTN_NCCL_UINT8, nccl, st->comm),
@@ -290,8 +290,14 @@ attn_status attn_cp_cuda_forward(attn_ctx *ctx, attn_cp_cuda_state **sp, int dev
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "cp: the shard is on device %d, the communicator's rank on device %d",
                      a->q.device, device);
-  cp_job j = {.a = a, .s = args->seq_len, .l = a->q.shape[2], .bh = a->q.shape[0] * a->q.shape[1],
-              .d = a->q.shape[3], .rank = rank, .n = n, .es = attn_dtype_size(a->q.dtype),
+  cp_job j = {.a = a,
+              .s = args->seq_len,
+              .l = a->q.shape[2],
+              .bh = a->q.shape[0] * a->q.shape[1],
+              .d = a->q.shape[3],
+              .rank = rank,
+              .n = n,
+              .es = attn_dtype_size(a->q.dtype),
               .compute = (cudaStream_t)a->stream};
   j.kv_row = (size_t)(a->k.shape[0] * a->k.shape[1] * a->k.shape[3]) * j.es;
   attn_status rc = variant == ATTN_CP_ALLGATHER ? allgather(ctx, sp, api, nccl, &j)

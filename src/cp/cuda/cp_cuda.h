@@ -29,9 +29,9 @@ void attn_cp_cuda_state_destroy(attn_cp_cuda_state *s);
  * merge: as attn_cp_merge_host; finish: as attn_cp_finish_host. */
 attn_status attn_cp_init_launch(float *acc_o, int64_t n_o, float *acc_lse, int64_t n_l,
                                 void *stream);
-attn_status attn_cp_merge_launch(float *acc_o, float *acc_lse, int64_t bh, int64_t rows,
-                                 int64_t d, int64_t q0, int64_t nq, const void *part_o,
-                                 attn_dtype dt, const float *part_lse, void *stream);
+attn_status attn_cp_merge_launch(float *acc_o, float *acc_lse, int64_t bh, int64_t rows, int64_t d,
+                                 int64_t q0, int64_t nq, const void *part_o, attn_dtype dt,
+                                 const float *part_lse, void *stream);
 attn_status attn_cp_finish_launch(const float *acc_o, const float *acc_lse, int64_t bh,
                                   int64_t rows, int64_t d, void *out, attn_dtype dt, float *lse,
                                   void *stream);

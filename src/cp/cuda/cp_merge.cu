@@ -17,15 +17,33 @@
 // them _ZL14cp_merge_kernel... rather than _ZN44_GLOBAL__N__<hash>...
 constexpr int kWarps = 4;
 
-template <typename T> static __device__ float to_f32(T v);
-template <> __device__ float to_f32<float>(float v) { return v; }
-template <> __device__ float to_f32<__half>(__half v) { return __half2float(v); }
-template <> __device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+static __device__ float to_f32(T v);
+template <>
+__device__ float to_f32<float>(float v) {
+  return v;
+}
+template <>
+__device__ float to_f32<__half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
 
-template <typename T> static __device__ T from_f32(float v);
-template <> __device__ float from_f32<float>(float v) { return v; }
-template <> __device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
+template <typename T>
+static __device__ T from_f32(float v);
+template <>
+__device__ float from_f32<float>(float v) {
+  return v;
+}
+template <>
+__device__ __half from_f32<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 
@@ -46,7 +64,7 @@ static __global__ void cp_merge_kernel(float *acc_o, float *acc_lse, int64_t bh,
   if (row >= bh * nq) return;
   int64_t x = row / nq, i = row % nq;
   float lp = part_lse[row];
-  if (lp == -INFINITY) return; // the block hid every key of this row
+  if (lp == -INFINITY) return;  // the block hid every key of this row
   float *lse = &acc_lse[x * rows + q0 + i];
   float la = *lse, hi = fmaxf(la, lp);
   float lnew = hi + log1pf(expf(fminf(la, lp) - hi));
@@ -76,7 +94,7 @@ static unsigned grid_for(int64_t n, int threads) {
 extern "C" attn_status attn_cp_init_launch(float *acc_o, int64_t n_o, float *acc_lse, int64_t n_l,
                                            void *stream) {
   cp_init_kernel<<<grid_for(n_o + n_l, 256), 256, 0, (cudaStream_t)stream>>>(acc_o, n_o, acc_lse,
-                                                                            n_l);
+                                                                             n_l);
   ATTN_CUDA_CHECK_LAUNCH("cp_init_kernel");
   return ATTN_STATUS_OK;
 }
@@ -112,8 +130,7 @@ extern "C" attn_status attn_cp_finish_launch(const float *acc_o, const float *ac
     cp_finish_kernel<<<g, 256, 0, s>>>(acc_o, acc_lse, n_o, d, (__nv_bfloat16 *)out, lse);
   else if (dt == ATTN_DTYPE_F16)
     cp_finish_kernel<<<g, 256, 0, s>>>(acc_o, acc_lse, n_o, d, (__half *)out, lse);
-  else
-    cp_finish_kernel<<<g, 256, 0, s>>>(acc_o, acc_lse, n_o, d, (float *)out, lse);
+  else cp_finish_kernel<<<g, 256, 0, s>>>(acc_o, acc_lse, n_o, d, (float *)out, lse);
   ATTN_CUDA_CHECK_LAUNCH("cp_finish_kernel");
   return ATTN_STATUS_OK;
 }

@@ -52,22 +52,22 @@ static inline int cmp_corr(const void *pa, const void *pb) {
  * a budget of 4 moves per key the input is not that kind, and qsort finishes
  * (from a permutation: the same result, the orders being total); see
  * docs/design/reader.md. */
-#define NEARLY_SORTED(name, type, cmp)                                        \
-  static void name(type *k, size_t m) {                                       \
-    size_t budget = 4 * m + 64;                                               \
-    for (size_t i = 1; i < m; i++) {                                          \
-      type x = k[i];                                                          \
-      size_t j = i;                                                           \
-      for (; j > 0 && cmp(&k[j - 1], &x) > 0; j--) {                          \
-        k[j] = k[j - 1];                                                      \
-        if (!--budget) {                                                      \
-          k[j - 1] = x;                                                       \
-          qsort(k, m, sizeof *k, cmp);                                        \
-          return;                                                             \
-        }                                                                     \
-      }                                                                       \
-      k[j] = x;                                                               \
-    }                                                                         \
+#define NEARLY_SORTED(name, type, cmp)               \
+  static void name(type *k, size_t m) {              \
+    size_t budget = 4 * m + 64;                      \
+    for (size_t i = 1; i < m; i++) {                 \
+      type x = k[i];                                 \
+      size_t j = i;                                  \
+      for (; j > 0 && cmp(&k[j - 1], &x) > 0; j--) { \
+        k[j] = k[j - 1];                             \
+        if (!--budget) {                             \
+          k[j - 1] = x;                              \
+          qsort(k, m, sizeof *k, cmp);               \
+          return;                                    \
+        }                                            \
+      }                                              \
+      k[j] = x;                                      \
+    }                                                \
   }
 NEARLY_SORTED(sort_host_keys, host_key, cmp_host)
 NEARLY_SORTED(sort_corr_keys, corr_key, cmp_corr)
@@ -88,8 +88,9 @@ static int sort_host(const prof_trace *t, prof_nest *nest) {
   for (size_t i = 0; i < nest->n; i++) {
     const prof_event *e = prof_trace_at(t, i);
     if (!prof_cat_is_host(e->cat)) continue;
-    keys[m++] = (host_key){e->pid, e->tid, e->start_ns, e->start_ns + e->dur_ns,
-                           e->cat != PROF_CAT_USER_ANNOTATION, (int64_t)i};
+    keys[m++] = (host_key){
+        e->pid,    e->tid, e->start_ns, e->start_ns + e->dur_ns, e->cat != PROF_CAT_USER_ANNOTATION,
+        (int64_t)i};
   }
   sort_host_keys(keys, m);
   for (size_t j = 0; j < m; j++) nest->order[j] = keys[j].idx;
@@ -132,7 +133,8 @@ static int sweep(const prof_trace *t, prof_nest *nest) {
     nest->range[i] = op ? open[op - 1] : -1;
     if (e->cat == PROF_CAT_USER_ANNOTATION) {
       if (op && prof_trace_at(t, (size_t)open[op - 1])->start_ns +
-                        prof_trace_at(t, (size_t)open[op - 1])->dur_ns < end)
+                        prof_trace_at(t, (size_t)open[op - 1])->dur_ns <
+                    end)
         nest->links.crossing_ranges++;
       open[op++] = i;
     }
@@ -264,7 +266,8 @@ int prof_link_launches_stats(const prof_trace *t, size_t n, int64_t *launch,
   for (size_t i = 0; i < n; i++) {
     const prof_event *e = prof_trace_at(t, i);
     launch[i] = -1;
-    if (prof_cat_is_launch(e->cat) && e->correlation) keys[m++] = (corr_key){e->correlation, (int64_t)i};
+    if (prof_cat_is_launch(e->cat) && e->correlation)
+      keys[m++] = (corr_key){e->correlation, (int64_t)i};
   }
   sort_corr_keys(keys, m);
   int rc = link_passes(t, n, launch, keys, m, links);
@@ -293,7 +296,8 @@ int prof_nest_build(const prof_trace *t, prof_nest *nest) {
   nest->order = malloc(bytes);
   if (nest->parent && nest->range && nest->launch && nest->order) {
     for (size_t i = 0; i < nest->n; i++) nest->parent[i] = nest->range[i] = nest->launch[i] = -1;
-    if (!sort_host(t, nest) && !sweep(t, nest) && !prof_link_launches_stats(t, nest->n, nest->launch, &nest->links)) {
+    if (!sort_host(t, nest) && !sweep(t, nest) &&
+        !prof_link_launches_stats(t, nest->n, nest->launch, &nest->links)) {
       range_by_launch(nest);
       return 0;
     }
@@ -355,7 +359,8 @@ void prof_nest_release(const prof_nest *nest) {
 attn_status prof_attribute(const prof_trace *t, int64_t **out) {
   prof_nest nest;
   *out = NULL;
-  if (prof_nest_build(t, &nest)) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "attribution: out of memory");
+  if (prof_nest_build(t, &nest))
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "attribution: out of memory");
   *out = nest.range;
   nest.range = NULL;
   prof_nest_free(&nest);

@@ -115,10 +115,8 @@ static int pair_round(match_ctx *c, cand *a, size_t na, int64_t ca, cand *b, siz
   for (size_t j = nb; !rc && j-- > 0;) { /* backwards: each list ends up costliest first */
     if (b[j].taken) continue;
     int64_t g = prof_map_put(&groups, prof_map_ptr(key_of(&b[j], round)), 0, n_groups);
-    if (g < 0)
-      rc = -1;
-    else if (g == n_groups)
-      head[n_groups++] = NONE;
+    if (g < 0) rc = -1;
+    else if (g == n_groups) head[n_groups++] = NONE;
     if (!rc) next[j] = head[g], head[g] = (int64_t)j;
   }
   for (size_t i = 0; !rc && i < na; i++) {

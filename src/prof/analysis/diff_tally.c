@@ -47,8 +47,7 @@ static int add_op(diff_tally *d, int64_t r, int side, const char *name, int64_t 
                            (int64_t)row->n_ops[side]);
   if (k < 0) return -1;
   if ((size_t)k == row->n_ops[side]) {
-    if (grow((void **)&row->ops[side], &row->cap_ops[side], row->n_ops[side] + 1,
-             sizeof(diff_op)))
+    if (grow((void **)&row->ops[side], &row->cap_ops[side], row->n_ops[side] + 1, sizeof(diff_op)))
       return -1;
     row->ops[side][k] = (diff_op){name, 0, 0};
     row->n_ops[side]++;

@@ -96,7 +96,8 @@ static int parse_value(cursor *c, prof_expectation *x, int *percent) {
   if (x->m->flags & PROF_METRIC_STRING) { /* a word, or a quoted name with spaces */
     const char *start = c->p, *end = c->p;
     if (*start == '"' || *start == '\'') {
-      if (!(end = strchr(start + 1, *start))) return fail_at(c, "a quoted name without its closing quote");
+      if (!(end = strchr(start + 1, *start)))
+        return fail_at(c, "a quoted name without its closing quote");
       c->p = end + 1;
       start++;
     } else {
@@ -109,8 +110,8 @@ static int parse_value(cursor *c, prof_expectation *x, int *percent) {
   char *end;
   x->num = strtod(c->p, &end);
   if (end == c->p || !isfinite(x->num) || isalpha((unsigned char)*end) || *end == '_') {
-    snprintf(msg, sizeof msg, "'%.*s' is not a number; %s takes a number, e.g. '%s == 5'", n,
-             c->p, x->m->name, x->m->name);
+    snprintf(msg, sizeof msg, "'%.*s' is not a number; %s takes a number, e.g. '%s == 5'", n, c->p,
+             x->m->name, x->m->name);
     return fail_at(c, msg);
   }
   c->p = end;
@@ -132,12 +133,12 @@ static int check_form(const cursor *c, const prof_expectation *x, int percent) {
              x->m->name);
   else if ((f & PROF_METRIC_STRING) && x->op != PROF_OP_EQ && x->op != PROF_OP_NE)
     snprintf(msg, sizeof msg, "'%s' compares names: only == and != apply", x->m->name);
-  else
-    return 0;
+  else return 0;
   return fail_at(c, msg);
 }
 
-static int normalize(prof_expectation *x, const char *word, const char *value, int vlen, int percent) {
+static int normalize(prof_expectation *x, const char *word, const char *value, int vlen,
+                     int percent) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s%s%s%s %s %.*s%s", word, x->arg ? "(" : "", x->arg ? x->arg : "",
            x->arg ? ")" : "", op_text[x->op], vlen, value, percent ? "%" : "");
@@ -164,8 +165,10 @@ static int parse_item(const char *item, prof_expectation *x) {
   int vlen = (int)(c.p - value) - percent;
   skip_ws(&c);
   if (*c.p) {
-    snprintf(msg, sizeof msg, "unexpected '%.*s' after the value; separate expectations with "
-             "',' or a new line", token_len(c.p), c.p);
+    snprintf(msg, sizeof msg,
+             "unexpected '%.*s' after the value; separate expectations with "
+             "',' or a new line",
+             token_len(c.p), c.p);
     return fail_at(&c, msg);
   }
   if (check_form(&c, x, percent)) return -1;
@@ -179,7 +182,8 @@ static int file_under(prof_expectation *x, const char *section) {
   size_t n = strlen(section) + strlen(x->text) + 4;
   char *text = malloc(n);
   x->range = dup_range(section, strlen(section));
-  if (!text || !x->range) return free(text), attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+  if (!text || !x->range)
+    return free(text), attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
   snprintf(text, n, "[%s] %s", section, x->text);
   free(x->text);
   x->text = text;
@@ -227,19 +231,21 @@ static char *section_line(char *line, char **section, int *err) {
   if (*p != '[') return NULL;
   char *close = strchr(p, ']'), *eol = strchr(p, '\n');
   if (!close || (eol && close > eol)) {
-    *err = attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "expectation section '%.*s': '[' without ']' "
-                     "on its line; write [range name]", token_len(p), p);
+    *err = attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "expectation section '%.*s': '[' without ']' "
+                     "on its line; write [range name]",
+                     token_len(p), p);
     return p;
   }
   free(*section);
   *section = close > p + 1 ? dup_range(p + 1, (size_t)(close - p - 1)) : NULL;
   if (close > p + 1 && !*section) *err = attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (p = close + 1; *p && *p != '\n' && isspace((unsigned char)*p); p++) {
-  }
+  for (p = close + 1; *p && *p != '\n' && isspace((unsigned char)*p); p++) {}
   if (*p && *p != '\n' && *p != '#' && !*err)
-    *err = attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "expectation section [%s]: unexpected '%.*s' after "
-                     "']'; put expectations on the lines below it", *section ? *section : "",
-                     token_len(p), p);
+    *err = attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "expectation section [%s]: unexpected '%.*s' after "
+                     "']'; put expectations on the lines below it",
+                     *section ? *section : "", token_len(p), p);
   while (*p && *p != '\n') p++;
   return p;
 }

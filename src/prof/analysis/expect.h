@@ -48,7 +48,7 @@ typedef struct {
   char *arg;  /* NULL when none */
   prof_cmp_op op;
   double num;
-  char *str; /* the value of a PROF_METRIC_STRING metric */
+  char *str;   /* the value of a PROF_METRIC_STRING metric */
   char *range; /* the "[range]" section it sits under; NULL: the range the caller names */
 } prof_expectation;
 

@@ -21,19 +21,27 @@ static void format_number(char *buf, size_t len, double v) {
 }
 
 static int compare(const prof_expectation *x, const prof_observed *o) {
-  if (x->m->flags & PROF_METRIC_STRING) return (strcmp(o->str, x->str) == 0) == (x->op == PROF_OP_EQ);
+  if (x->m->flags & PROF_METRIC_STRING)
+    return (strcmp(o->str, x->str) == 0) == (x->op == PROF_OP_EQ);
   switch (x->op) {
-  case PROF_OP_EQ: return o->num == x->num;
-  case PROF_OP_NE: return o->num != x->num;
-  case PROF_OP_LT: return o->num < x->num;
-  case PROF_OP_LE: return o->num <= x->num;
-  case PROF_OP_GT: return o->num > x->num;
-  case PROF_OP_GE: return o->num >= x->num;
+    case PROF_OP_EQ:
+      return o->num == x->num;
+    case PROF_OP_NE:
+      return o->num != x->num;
+    case PROF_OP_LT:
+      return o->num < x->num;
+    case PROF_OP_LE:
+      return o->num <= x->num;
+    case PROF_OP_GT:
+      return o->num > x->num;
+    case PROF_OP_GE:
+      return o->num >= x->num;
   }
   return 0;
 }
 
-static void check_one(const prof_expectation *x, const prof_expect_ctx *ctx, prof_expect_result *r) {
+static void check_one(const prof_expectation *x, const prof_expect_ctx *ctx,
+                      prof_expect_result *r) {
   prof_observed o;
   char why[sizeof r->observed - 6] = ""; /* "none: " + why fits observed */
   memset(&o, 0, sizeof o);
@@ -59,12 +67,14 @@ static void list_names(char *buf, size_t len, const prof_range_summary *rows, in
 
 static const prof_range_summary *pick_range(const prof_range_summary *rows, int64_t n,
                                             const char *range) {
-  const prof_range_summary *row = range ? prof_range_summary_find(rows, n, range)
-                                  : n == 1 ? rows : NULL;
+  const prof_range_summary *row = range    ? prof_range_summary_find(rows, n, range)
+                                  : n == 1 ? rows
+                                           : NULL;
   if (row) return row;
   char names[512];
   list_names(names, sizeof names, rows, n);
-  if (!n) attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "the trace has no ranges to check expectations on");
+  if (!n)
+    attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "the trace has no ranges to check expectations on");
   else if (!range)
     attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "the trace has several ranges (%s); name one", names);
   else

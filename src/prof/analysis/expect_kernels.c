@@ -10,8 +10,8 @@
 #include "prof/analysis/expect.h"
 
 /* The kernel K names in the range, copied into *out; 0, or -1 with why set. */
-static int pick_kernel(const prof_expect_ctx *c, const char *arg, prof_kernel_summary *out, char *why,
-                       size_t len) {
+static int pick_kernel(const prof_expect_ctx *c, const char *arg, prof_kernel_summary *out,
+                       char *why, size_t len) {
   char key[256];
   size_t n = arg ? strlen(arg) : 0;
   if (n >= 2 && (arg[0] == '"' || arg[0] == '\'') && arg[n - 1] == arg[0]) arg++, n -= 2;

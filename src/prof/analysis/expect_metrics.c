@@ -54,7 +54,7 @@ static const prof_metric metrics[] = {
 #define KIND_METRIC(name, str) {str, PLURAL_##name, PROF_KIND_##name, 0, observe_kind},
     PROF_KIND_MAP(KIND_METRIC)
 #undef KIND_METRIC
-    {"device_us", NULL, 0, 0, observe_device_us},
+        {"device_us", NULL, 0, 0, observe_device_us},
     {"host_us", NULL, 0, 0, observe_host_us},
     {"calls", NULL, 0, 0, observe_calls},
     {"occupancy", NULL, 0, PROF_METRIC_ARG | PROF_METRIC_PERCENT, prof_observe_occupancy},
@@ -75,7 +75,8 @@ static void append_spelling(char *buf, size_t len, const prof_metric *m) {
   const char *sep = used ? ", " : "";
   const char *p = m->plural;
   if (!p) snprintf(buf + used, len - used, "%s%s", sep, m->name);
-  else if (!strncmp(p, m->name, n)) snprintf(buf + used, len - used, "%s%s(%s)", sep, m->name, p + n);
+  else if (!strncmp(p, m->name, n))
+    snprintf(buf + used, len - used, "%s%s(%s)", sep, m->name, p + n);
   else snprintf(buf + used, len - used, "%s%s/%s", sep, m->name, p);
 }
 

@@ -33,7 +33,8 @@ static int64_t collect(const prof_trace *t, const int64_t *range, size_t n, span
     if (!prof_cat_is_gpu_activity(e->cat) || range[i] < 0) continue;
     uint64_t lane = (uint64_t)(uint32_t)e->device << 32 | (uint32_t)e->stream;
     int64_t k = prof_map_put(&where, (uint64_t)range[i], lane, (int64_t)m);
-    if (k < 0 || (k == (int64_t)m && m == cap && !(v = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v)))) {
+    if (k < 0 || (k == (int64_t)m && m == cap &&
+                  !(v = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v)))) {
       prof_map_free(&where);
       return -1;
     }
@@ -71,7 +72,8 @@ static int64_t add_gpu_annotations(prof_trace *t) {
     return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for the GPU annotation spans"), -1;
   }
   for (int64_t k = 0; k < m; k++) {
-    prof_event e = prof_event_init(PROF_CAT_GPU_USER_ANNOTATION, prof_trace_at(t, (size_t)v[k].range)->name);
+    prof_event e =
+        prof_event_init(PROF_CAT_GPU_USER_ANNOTATION, prof_trace_at(t, (size_t)v[k].range)->name);
     e.start_ns = v[k].start - 1;
     e.dur_ns = v[k].end - v[k].start + 2;
     e.device = v[k].device;

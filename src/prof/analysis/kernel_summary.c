@@ -21,9 +21,17 @@ typedef struct {
 } kernel_rows;
 
 static uint64_t footprint_hash(const prof_footprint *fp) {
-  const int32_t v[] = {fp->grid[0], fp->grid[1], fp->grid[2], fp->block[0], fp->block[1],
-                       fp->block[2], fp->cluster[0], fp->cluster[1], fp->cluster[2],
-                       fp->registers_per_thread, fp->static_shared_memory,
+  const int32_t v[] = {fp->grid[0],
+                       fp->grid[1],
+                       fp->grid[2],
+                       fp->block[0],
+                       fp->block[1],
+                       fp->block[2],
+                       fp->cluster[0],
+                       fp->cluster[1],
+                       fp->cluster[2],
+                       fp->registers_per_thread,
+                       fp->static_shared_memory,
                        fp->dynamic_shared_memory};
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
@@ -83,7 +91,8 @@ static void occupancy(const prof_trace *t, prof_kernel_summary *r) {
 
 static int cmp_rows(const void *pa, const void *pb) {
   const prof_kernel_summary *a = pa, *b = pb;
-  if (a->device_us_total != b->device_us_total) return a->device_us_total > b->device_us_total ? -1 : 1;
+  if (a->device_us_total != b->device_us_total)
+    return a->device_us_total > b->device_us_total ? -1 : 1;
   if (a->calls != b->calls) return a->calls > b->calls ? -1 : 1;
   return strcmp(a->name ? a->name : "", b->name ? b->name : "");
 }
@@ -97,7 +106,8 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
     if (pid >= 0 && prof_nest_process(t, nest, i) != pid) continue;
     prof_kernel_summary *r = row_for(k, e);
     if (!r) return -1;
-    if (!r->calls && nest->launch[i] >= 0) r->launch_api = prof_trace_at(t, (size_t)nest->launch[i])->name;
+    if (!r->calls && nest->launch[i] >= 0)
+      r->launch_api = prof_trace_at(t, (size_t)nest->launch[i])->name;
     r->calls++;
     r->graph_calls += prof_nest_from_graph(t, nest, i);
     r->device_us_total += (double)e->dur_ns / 1e3;
@@ -108,8 +118,8 @@ static int collect(const prof_trace *t, const prof_nest *nest, const char *range
 static int64_t summarize_kernels(const prof_trace *t, const char *range, int64_t pid,
                                  prof_kernel_summary **out);
 
-attn_status prof_summarize_kernels(const prof_trace *t, const char *range, prof_kernel_summary **out,
-                                   int64_t *n) {
+attn_status prof_summarize_kernels(const prof_trace *t, const char *range,
+                                   prof_kernel_summary **out, int64_t *n) {
   return prof_summarize_kernels_pid(t, range, -1, out, n);
 }
 

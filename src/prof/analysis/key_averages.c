@@ -56,7 +56,8 @@ static void host_sums(const prof_trace *t, const prof_nest *nest, int64_t *child
 
 static int cmp_rows(const void *pa, const void *pb) {
   const prof_key_average *a = pa, *b = pb;
-  if (a->device_us_total != b->device_us_total) return a->device_us_total > b->device_us_total ? -1 : 1;
+  if (a->device_us_total != b->device_us_total)
+    return a->device_us_total > b->device_us_total ? -1 : 1;
   if (a->host_us_total != b->host_us_total) return a->host_us_total > b->host_us_total ? -1 : 1;
   if (a->cat != b->cat) return a->cat < b->cat ? -1 : 1;
   return strcmp(a->name ? a->name : "", b->name ? b->name : "");
@@ -111,7 +112,8 @@ static int64_t key_averages(const prof_trace *t, int64_t pid, prof_key_average *
       n = (int64_t)s.n;
     }
   }
-  if (n < 0) attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for key averages of %zu events", nest->n);
+  if (n < 0)
+    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for key averages of %zu events", nest->n);
   free(s.rows);
   prof_map_free(&s.index);
   free(child_ns);

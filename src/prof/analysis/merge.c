@@ -146,7 +146,8 @@ static int add_input(prof_trace *out, const prof_trace *t, size_t r, prof_merge_
   return rc;
 }
 
-attn_status prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info, prof_trace **merged) {
+attn_status prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info,
+                       prof_trace **merged) {
   prof_trace *out = NULL;
   *merged = NULL;
   prof_trace_create(&out);
@@ -162,7 +163,8 @@ attn_status prof_merge(prof_trace *const *in, size_t n, prof_merge_input *info, 
     info[r].device = -1;
     if (r == 0) {
       info[r].collectives = (int64_t)n_ref, info[r].aligned = n_ref > 0;
-      if (!n_ref) snprintf(info[r].why, sizeof info[r].why, "no NCCL collectives: the reference clock");
+      if (!n_ref)
+        snprintf(info[r].why, sizeof info[r].why, "no NCCL collectives: the reference clock");
     } else {
       align(ref, n_ref, in[r], &info[r]);
     }

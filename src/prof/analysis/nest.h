@@ -30,21 +30,21 @@ static inline int prof_cat_is_launch(prof_cat c) {
 
 /* The kind of a GPU activity follows from its category, whoever filled it in. */
 static inline prof_kind prof_gpu_kind(prof_cat c) {
-  return c == PROF_CAT_KERNEL ? PROF_KIND_KERNEL
+  return c == PROF_CAT_KERNEL       ? PROF_KIND_KERNEL
          : c == PROF_CAT_GPU_MEMCPY ? PROF_KIND_MEMCPY
                                     : PROF_KIND_MEMSET;
 }
 
 typedef struct {
-  size_t n;        /* events in the trace when built */
+  size_t n;              /* events in the trace when built */
   prof_link_stats links; /* what the linking and nesting could not settle */
-  int64_t *parent; /* host event: innermost host event containing it on its thread, or -1 */
-  int64_t *range;  /* innermost user_annotation open at its start on its thread, itself
+  int64_t *parent;       /* host event: innermost host event containing it on its thread, or -1 */
+  int64_t *range;        /* innermost user_annotation open at its start on its thread, itself
                       excluded (a GPU activity: that of its launch call), or -1; for a
                       range, the chain through range[] holds every range open at its start
                       (and, where ranges cross, some closed since: see prof_nest_outer) */
-  int64_t *launch; /* GPU activity: its launch API event, or -1 */
-  int64_t *order;  /* the host events, each after every event that contains it */
+  int64_t *launch;       /* GPU activity: its launch API event, or -1 */
+  int64_t *order;        /* the host events, each after every event that contains it */
   size_t n_order;
 } prof_nest;
 

@@ -58,12 +58,10 @@ size_t prof_normalize_name(const char *name, char *buf, size_t len) {
       i = close[i];
     } else if (*c == '0' && c[1] == 'x' && isxdigit((unsigned char)c[2]) && word_start(name, i)) {
       put(&o, "0x?", 3);
-      for (i += 2; i + 1 < n && isxdigit((unsigned char)name[i + 1]); i++) {
-      }
+      for (i += 2; i + 1 < n && isxdigit((unsigned char)name[i + 1]); i++) {}
     } else if (*c == '#' && isdigit((unsigned char)c[1])) {
       put(&o, "#N", 2);
-      for (i++; i + 1 < n && isdigit((unsigned char)name[i + 1]); i++) {
-      }
+      for (i++; i + 1 < n && isdigit((unsigned char)name[i + 1]); i++) {}
     } else {
       put(&o, c, 1);
     }

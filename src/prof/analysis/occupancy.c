@@ -42,8 +42,8 @@ const prof_arch *prof_arch_find(int major, int minor) {
   return best;
 }
 
-#define FILL(field, value) \
-  do {                     \
+#define FILL(field, value)                     \
+  do {                                         \
     if (out->field <= 0) out->field = (value); \
   } while (0)
 
@@ -61,7 +61,8 @@ int prof_device_complete(const prof_device *d, prof_device *out) {
   FILL(shared_memory_per_block_optin, a->smem_optin);
   FILL(shared_memory_per_sm, a->smem_per_sm);
   /* 0 is a real value before sm_80, so only a newer architecture fills it. */
-  if (out->reserved_shared_memory_per_block <= 0) out->reserved_shared_memory_per_block = a->reserved_smem;
+  if (out->reserved_shared_memory_per_block <= 0)
+    out->reserved_shared_memory_per_block = a->reserved_smem;
   return 0;
 }
 
@@ -115,7 +116,8 @@ static int smem_limit(const prof_arch *a, const prof_device *d, const prof_footp
 /* Blocks per SM that the clusters' measured residency allows, or -1. */
 static double cluster_limit(const prof_footprint *fp, const prof_device *d) {
   long long size = (long long)(fp->cluster[0] > 0 ? fp->cluster[0] : 1) *
-                   (fp->cluster[1] > 0 ? fp->cluster[1] : 1) * (fp->cluster[2] > 0 ? fp->cluster[2] : 1);
+                   (fp->cluster[1] > 0 ? fp->cluster[1] : 1) *
+                   (fp->cluster[2] > 0 ? fp->cluster[2] : 1);
   if (size <= 1 || fp->max_active_clusters <= 0 || d->num_sms <= 0) return -1;
   return (double)fp->max_active_clusters * (double)size / d->num_sms;
 }
@@ -131,21 +133,27 @@ static void mark_limits(prof_occupancy *o) {
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
-attn_status prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev, prof_occupancy *out) {
+attn_status prof_occupancy_compute(const prof_footprint *fp, const prof_device *dev,
+                                   prof_occupancy *out) {
   memset(out, 0, sizeof *out);
   out->limit_cluster = -1;
   prof_device d;
   const prof_arch *a = prof_arch_find(dev->compute_major, dev->compute_minor);
   if (!a || prof_device_complete(dev, &d))
-    return attn_fail(ATTN_STATUS_UNSUPPORTED, "occupancy: compute capability %d.%d is not in the "
-                     "table (sm_70 and newer are)", dev->compute_major, dev->compute_minor);
+    return attn_fail(ATTN_STATUS_UNSUPPORTED,
+                     "occupancy: compute capability %d.%d is not in the "
+                     "table (sm_70 and newer are)",
+                     dev->compute_major, dev->compute_minor);
   long long threads = (long long)fp->block[0] * fp->block[1] * fp->block[2];
   if (threads <= 0 || threads > d.max_threads_per_block)
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "occupancy: block of %lld threads (1 to %d are "
-                     "accepted)", threads, d.max_threads_per_block);
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "occupancy: block of %lld threads (1 to %d are "
+                     "accepted)",
+                     threads, d.max_threads_per_block);
   int warps = (int)((threads + d.warp_size - 1) / d.warp_size);
   int max_warps = d.max_threads_per_sm / d.warp_size;
-  out->smem_per_sm = fp->shared_memory_executed > 0 ? fp->shared_memory_executed : d.shared_memory_per_sm;
+  out->smem_per_sm =
+      fp->shared_memory_executed > 0 ? fp->shared_memory_executed : d.shared_memory_per_sm;
   out->limit_warps = max_warps / warps;
   out->limit_regs = regs_limit(a, &d, fp->registers_per_thread, warps);
   out->limit_smem = smem_limit(a, &d, fp, out->smem_per_sm, &out->smem_per_block);
@@ -153,10 +161,12 @@ attn_status prof_occupancy_compute(const prof_footprint *fp, const prof_device *
   out->limit_cluster = cluster_limit(fp, &d);
   int blocks = min_int(min_int(out->limit_warps, out->limit_regs),
                        min_int(out->limit_smem, out->limit_blocks));
-  out->active_blocks = out->limit_cluster >= 0 && out->limit_cluster < blocks ? out->limit_cluster : blocks;
+  out->active_blocks =
+      out->limit_cluster >= 0 && out->limit_cluster < blocks ? out->limit_cluster : blocks;
   mark_limits(out);
   if (out->active_blocks <= 0)
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "occupancy: no block of this kernel fits on an "
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "occupancy: no block of this kernel fits on an "
                      "SM (%d registers/thread, %d B shared memory per block)",
                      fp->registers_per_thread, out->smem_per_block);
   out->theoretical_pct = 100.0 * out->active_blocks * warps / max_warps;

@@ -65,7 +65,8 @@ static const char *row_key(const summary_ctx *c, const char *name) {
 }
 
 static int64_t row_of(const summary_ctx *c, int64_t r) {
-  return prof_map_get(&c->by_name, prof_map_ptr(row_key(c, prof_trace_at(c->t, (size_t)r)->name)), 0);
+  return prof_map_get(&c->by_name, prof_map_ptr(row_key(c, prof_trace_at(c->t, (size_t)r)->name)),
+                      0);
 }
 
 /* A range inside a range of the same row is part of that call (prof.h). */
@@ -126,9 +127,9 @@ static void count_ops(summary_ctx *c) {
     if (!side) continue;
     prof_kind k = side == 1 && e->cat == PROF_CAT_KERNEL && prof_is_comm_kernel(e->name)
                       ? PROF_KIND_COMM
-                  : side == 1                          ? prof_gpu_kind(e->cat)
+                  : side == 1                           ? prof_gpu_kind(e->cat)
                   : (unsigned)e->kind < PROF_KIND_COUNT ? e->kind
-                                                      : PROF_KIND_OTHER;
+                                                        : PROF_KIND_OTHER;
     int64_t launch = c->nest->launch[i];
     const char *api = launch >= 0 ? prof_trace_at(c->t, (size_t)launch)->name : NULL;
     int graph = side == 1 && prof_nest_from_graph(c->t, c->nest, i);
@@ -205,7 +206,8 @@ static int64_t summarize(summary_ctx c, prof_range_summary **out, prof_link_stat
       n = (int64_t)c.n_rows;
     }
   }
-  if (n < 0) attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to summarize a trace of %zu events", c.nest->n);
+  if (n < 0)
+    attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory to summarize a trace of %zu events", c.nest->n);
   free(c.rows);
   prof_map_free(&c.by_name);
   prof_nest_release(c.nest);

@@ -30,5 +30,4 @@ typedef struct {
 
 extern const prof_collector prof_collector_cpu;
 
-
 #endif

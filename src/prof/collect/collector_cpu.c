@@ -82,7 +82,8 @@ void prof_range_push(const char *name) {
   pthread_mutex_lock(&cpu_mu);
   if (cpu_trace) {
     /* Interned now: the caller's string may be gone by the pop. */
-    prof_trace_intern(cpu_trace, name ? name : "", &r->name); /* NULL without memory: not recorded */
+    prof_trace_intern(cpu_trace, name ? name : "",
+                      &r->name); /* NULL without memory: not recorded */
     r->session = cpu_session;
   }
   pthread_mutex_unlock(&cpu_mu);

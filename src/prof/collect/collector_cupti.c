@@ -46,11 +46,22 @@ static const CUpti_ActivityKind gpu_kinds[] = {
 enum { N_GPU_KINDS = sizeof gpu_kinds / sizeof gpu_kinds[0] };
 
 /* Calls recorded by default: those that put work on the GPU or wait for it. */
-static const char *const launch_prefixes[] = {
-    "cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch", "cudaDeviceSynchronize",
-    "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
-    "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch", "cuCtxSynchronize",
-    "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent"};
+static const char *const launch_prefixes[] = {"cudaLaunch",
+                                              "cudaMemcpy",
+                                              "cudaMemset",
+                                              "cudaGraphLaunch",
+                                              "cudaDeviceSynchronize",
+                                              "cudaStreamSynchronize",
+                                              "cudaEventSynchronize",
+                                              "cudaStreamWaitEvent",
+                                              "cuLaunch",
+                                              "cuMemcpy",
+                                              "cuMemset",
+                                              "cuGraphLaunch",
+                                              "cuCtxSynchronize",
+                                              "cuStreamSynchronize",
+                                              "cuEventSynchronize",
+                                              "cuStreamWaitEvent"};
 /* Silenced under all_api (exact names). */
 static const char *const chatty[] = {"cudaGetDevice", "cuKernelGetAttribute",
                                      "cuDevicePrimaryCtxGetState", "cuCtxGetCurrent"};
@@ -73,7 +84,7 @@ void cupti_collector_stats(cupti_stats *out) {
   out->api_all = api_all;
 }
 
-_Static_assert(CUPTI_API_CB_COUNTS == sizeof ((cupti_stats *)0)->callbacks / sizeof(int64_t),
+_Static_assert(CUPTI_API_CB_COUNTS == sizeof((cupti_stats *)0)->callbacks / sizeof(int64_t),
                "cupti_stats.callbacks holds cupti_api_cb_counts");
 void cupti_collector_bench_count_calls(void) { cupti_api_cb_count(1); }
 
@@ -103,15 +114,20 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     cupti_api_cb_on(dom, cbid, data);
     return;
   }
-  if (dom == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) read_devices();
+  if (dom == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+    read_devices();
 }
 
 static const char *cuda_error_text(CUresult r) {
   switch ((int)r) {
-  case 100: return "no CUDA-capable device is detected";
-  case 35: return "the driver is older than the CUDA runtime";
-  case 999: return "unknown error (is the device usable from this container?)";
-  default: return "see cuda.h";
+    case 100:
+      return "no CUDA-capable device is detected";
+    case 35:
+      return "the driver is older than the CUDA runtime";
+    case 999:
+      return "unknown error (is the device usable from this container?)";
+    default:
+      return "see cuda.h";
   }
 }
 
@@ -170,7 +186,8 @@ static void choose_calls(void) {
     uint8_t *keep = d ? keep_drv : keep_rt;
     uint32_t size = d ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
     for (uint32_t cbid = 1; cbid < size; cbid++) {
-      const char *name = cupti_cbid_name(d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+      const char *name =
+          cupti_cbid_name(d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
       keep[cbid] = (uint8_t)(api_all ? name && !starts_with_any(name, chatty, 4, 1)
                                      : starts_with_any(name, launch_prefixes, 16, 0));
       cupti_api_cb_classify(d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
@@ -215,9 +232,14 @@ static void set_api_callback(uint8_t on) { set_api_callback_in(on, 1, 1); }
 
 static void set_api(uint8_t on) {
   switch (api_mode) {
-  case API_SELECT: set_api_select(on); break;
-  case API_CALLBACK: set_api_callback(on); break;
-  default: set_api_kinds(on, 1, 1);
+    case API_SELECT:
+      set_api_select(on);
+      break;
+    case API_CALLBACK:
+      set_api_callback(on);
+      break;
+    default:
+      set_api_kinds(on, 1, 1);
   }
 }
 

@@ -29,24 +29,24 @@ void cupti_collector_set_sink(cupti_sink_fn sink, void *ctx, size_t chunk_events
 
 /* What the collector saw, for the report at the end of a session. */
 typedef struct {
-  int64_t records;          /* activity records read */
-  int64_t events;           /* events produced */
-  int64_t buffers;          /* buffers CUPTI completed */
+  int64_t records;           /* activity records read */
+  int64_t events;            /* events produced */
+  int64_t buffers;           /* buffers CUPTI completed */
   int64_t buffers_allocated; /* buffers ever allocated (each buffer_bytes) */
   int64_t buffer_bytes;
   int64_t dropped_by_cupti; /* records CUPTI reported dropped */
   int64_t buffers_refused;  /* requests refused: the pool was at its limit */
   int64_t incomplete;       /* records without an end time at the final flush */
   int64_t unmatched_range_ends;
-  int64_t open_ranges;      /* NVTX ranges still open when the session stopped */
+  int64_t open_ranges;        /* NVTX ranges still open when the session stopped */
   int64_t buffers_on_starter; /* of buffers: completed on the thread that started
                                  the session (injected: the one that called cuInit) */
-  int64_t buffers_held;     /* of buffers: kept unconverted until the session's end or
+  int64_t buffers_held;       /* of buffers: kept unconverted until the session's end or
                                the cap (prof_session_opts.defer_mb) */
-  int64_t callbacks[3];     /* bench only (cupti_collector_bench_count_calls): runtime,
+  int64_t callbacks[3];       /* bench only (cupti_collector_bench_count_calls): runtime,
                                driver, driver inside a recorded runtime call */
   uint32_t cupti_version;
-  int api_all;              /* 1: every runtime/driver call recorded */
+  int api_all; /* 1: every runtime/driver call recorded */
 } cupti_stats;
 
 void cupti_collector_stats(cupti_stats *out);

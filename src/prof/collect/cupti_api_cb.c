@@ -127,7 +127,8 @@ void cupti_api_cb_classify(CUpti_CallbackDomain dom, uint32_t cbid, const char *
       {"cuCtxSynchronize", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE},
       {"cudaEventSynchronize", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE},
       {"cuEventSynchronize", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE},
-      {"cudaStreamSynchronize", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE | SYNC_STREAM},
+      {"cudaStreamSynchronize",
+       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE | SYNC_STREAM},
       {"cuStreamSynchronize", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE | SYNC_STREAM},
       {"cudaStreamWaitEvent", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT | SYNC_STREAM},
       {"cuStreamWaitEvent", CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT | SYNC_STREAM}};
@@ -187,9 +188,9 @@ void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpt
   unsigned g = atomic_load_explicit(&generation, memory_order_relaxed);
   if (g != my_generation) my_generation = g, rt_depth = 0;
   if (atomic_load_explicit(&counting, memory_order_relaxed))
-    atomic_fetch_add_explicit(&n_calls[rt ? CUPTI_API_CB_RUNTIME
-                                          : rt_depth ? CUPTI_API_CB_DRIVER_NESTED
-                                                     : CUPTI_API_CB_DRIVER],
+    atomic_fetch_add_explicit(&n_calls[rt         ? CUPTI_API_CB_RUNTIME
+                                       : rt_depth ? CUPTI_API_CB_DRIVER_NESTED
+                                                  : CUPTI_API_CB_DRIVER],
                               1, memory_order_relaxed);
   if (d->callbackSite == CUPTI_API_ENTER) {
     if (rt) rt_depth++;
@@ -203,8 +204,9 @@ void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpt
   if (!start || start > end) return; /* entered before we were switched on */
   uint32_t ret = d->functionReturnValue ? *(const uint32_t *)d->functionReturnValue : 0;
   const cupti_fns *f = atomic_load_explicit(&sync_fns, memory_order_relaxed);
-  uint8_t how = !f || ret ? 0 : rt ? (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? sync_rt[cbid] : 0)
-                                   : (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? sync_drv[cbid] : 0);
+  uint8_t how = !f || ret ? 0
+                : rt      ? (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? sync_rt[cbid] : 0)
+                          : (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? sync_drv[cbid] : 0);
   if (how) add_sync(f, how, d, start, end);
   api_block *b = room();
   if (!b) {

@@ -293,8 +293,9 @@ static void chunk_full_locked(void) {
 
 /* cupti_api_cb_drain's taker while holding: the record copied as it is. */
 static void keep_call(const CUpti_Activity *rec) {
-  size_t n = rec->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? sizeof(CUpti_ActivitySynchronization2)
-                                                               : sizeof(CUpti_ActivityAPI);
+  size_t n = rec->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+                 ? sizeof(CUpti_ActivitySynchronization2)
+                 : sizeof(CUpti_ActivityAPI);
   n = (n + 7) & ~(size_t)7;
   held *h = holding;
   if (h->calls_bytes + n > h->calls_cap) {
@@ -320,8 +321,10 @@ static int hold_locked(uint8_t *buffer, size_t valid, size_t dropped) {
   held *h = defer_bytes + (buffer ? buf_bytes : 0) <= defer_cap ? calloc(1, sizeof *h) : NULL;
   if (!h) {
     if (!said++)
-      fprintf(stderr, "attnprof: the deferral's %zu MB are full: the trace is written "
-                      "during the run from here on\n", defer_cap >> 20);
+      fprintf(stderr,
+              "attnprof: the deferral's %zu MB are full: the trace is written "
+              "during the run from here on\n",
+              defer_cap >> 20);
     defer_over = 1;
     replay_held_locked();
     return 0;
@@ -349,8 +352,11 @@ static void replay_one(held *h) {
   for (size_t at = 0; at < h->calls_bytes;) {
     const CUpti_Activity *rec = (const CUpti_Activity *)(const void *)(h->calls + at);
     take_record(rec);
-    at += ((rec->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? sizeof(CUpti_ActivitySynchronization2)
-                                                             : sizeof(CUpti_ActivityAPI)) + 7) & ~(size_t)7;
+    at +=
+        ((rec->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? sizeof(CUpti_ActivitySynchronization2)
+                                                           : sizeof(CUpti_ActivityAPI)) +
+         7) &
+        ~(size_t)7;
   }
   if (h->calls_lost) st.dropped_by_cupti += h->calls_lost, lose(h->calls_lost);
   if (h->buffer) {

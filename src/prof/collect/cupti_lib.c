@@ -33,16 +33,17 @@ static void *open_cupti(void) {
   if (env && *env) { /* an explicit choice that fails is the answer */
     void *h = dlopen(env, RTLD_NOW | RTLD_GLOBAL);
     if (h) snprintf(cupti.path, sizeof cupti.path, "%s", env);
-    else snprintf(cupti_why, sizeof cupti_why, "cannot load CUPTI from ATTNPROF_CUPTI_LIB=%s (%s)",
-                  env, dlerror());
+    else
+      snprintf(cupti_why, sizeof cupti_why, "cannot load CUPTI from ATTNPROF_CUPTI_LIB=%s (%s)",
+               env, dlerror());
     return h;
   }
-  static const char *const tries[] = {
-      "libcupti.so.13", ATTNPROF_CUDA_LIBDIR "/libcupti.so.13",
-      ATTNPROF_CUDA_LIBDIR "/../extras/CUPTI/lib64/libcupti.so.13",
-      "/usr/local/cuda/lib64/libcupti.so.13",
-      "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
-      "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
+  static const char *const tries[] = {"libcupti.so.13",
+                                      ATTNPROF_CUDA_LIBDIR "/libcupti.so.13",
+                                      ATTNPROF_CUDA_LIBDIR "/../extras/CUPTI/lib64/libcupti.so.13",
+                                      "/usr/local/cuda/lib64/libcupti.so.13",
+                                      "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+                                      "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
   enum { N = sizeof tries / sizeof tries[0] };
   for (size_t i = 0; i < N; i++) {
     void *h = dlopen(tries[i], RTLD_NOW | RTLD_GLOBAL);
@@ -103,7 +104,8 @@ static void load_cupti(void) {
 static void load_drv(void) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (!h) {
-    snprintf(drv_why, sizeof drv_why, "no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)", dlerror());
+    snprintf(drv_why, sizeof drv_why, "no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)",
+             dlerror());
     return;
   }
   int ok = 1;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* An NVTX range between its start and end records. */
 typedef struct {
   char *name;
@@ -30,7 +29,7 @@ struct cupti_conv {
   int n_ctx;
   char name_buf[128];
   int64_t clock_offset; /* subtracted from every time: 0 when CUPTI uses our clock */
-  char *held_name; /* the name of the range last closed, freed at the next call */
+  char *held_name;      /* the name of the range last closed, freed at the next call */
 };
 
 cupti_conv *cupti_conv_create(cupti_cbid_name_fn name_of) {
@@ -75,12 +74,13 @@ static const char *copy_kind_name(unsigned k) {
 }
 
 static const char *memory_kind_name(unsigned k) {
-  static const char *const names[] = {"Unknown", "Pageable",      "Pinned",        "Device",
-                                      "Array",   "Managed",       "Device Static", "Managed Static"};
+  static const char *const names[] = {"Unknown", "Pageable", "Pinned",        "Device",
+                                      "Array",   "Managed",  "Device Static", "Managed Static"};
   return k < sizeof names / sizeof names[0] ? names[k] : "Unknown";
 }
 
-const char *cupti_memcpy_name(unsigned copy_kind, unsigned src, unsigned dst, char *buf, size_t len) {
+const char *cupti_memcpy_name(unsigned copy_kind, unsigned src, unsigned dst, char *buf,
+                              size_t len) {
   snprintf(buf, len, "Memcpy %s (%s -> %s)", copy_kind_name(copy_kind), memory_kind_name(src),
            memory_kind_name(dst));
   return buf;
@@ -135,9 +135,8 @@ static void kernel(cupti_conv *cv, const CUpti_ActivityKernel10 *k, prof_event *
 }
 
 static void memcpy_rec(cupti_conv *cv, const CUpti_ActivityMemcpy6 *m, prof_event *e) {
-  *e = prof_event_init(PROF_CAT_GPU_MEMCPY,
-                       cupti_memcpy_name(m->copyKind, m->srcKind, m->dstKind, cv->name_buf,
-                                         sizeof cv->name_buf));
+  *e = prof_event_init(PROF_CAT_GPU_MEMCPY, cupti_memcpy_name(m->copyKind, m->srcKind, m->dstKind,
+                                                              cv->name_buf, sizeof cv->name_buf));
   e->kind = PROF_KIND_MEMCPY;
   e->start_ns = (int64_t)m->start;
   e->dur_ns = (int64_t)(m->end - m->start);
@@ -162,7 +161,8 @@ static void api_rec(cupti_conv *cv, const CUpti_ActivityAPI *a, prof_event *e, i
   CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
   const char *name = cv->name_of ? cv->name_of(dom, a->cbid) : NULL;
   if (!name) {
-    snprintf(cv->name_buf, sizeof cv->name_buf, "%s cbid %u", driver ? "driver" : "runtime", a->cbid);
+    snprintf(cv->name_buf, sizeof cv->name_buf, "%s cbid %u", driver ? "driver" : "runtime",
+             a->cbid);
     name = cv->name_buf;
   }
   *e = prof_event_init(driver ? PROF_CAT_CUDA_DRIVER : PROF_CAT_CUDA_RUNTIME, name);
@@ -215,8 +215,7 @@ static int range_start(cupti_conv *cv, const CUpti_ActivityMarker2 *m) {
 /* Closes the range of m->id into *e. */
 static int range_end(cupti_conv *cv, const CUpti_ActivityMarker2 *m, prof_event *e) {
   size_t i = cv->n_open;
-  while (i-- > 0 && cv->open[i].id != m->id) {
-  }
+  while (i-- > 0 && cv->open[i].id != m->id) {}
   if (i >= cv->n_open) return -1;
   open_range r = cv->open[i];
   cv->open[i] = cv->open[--cv->n_open];
@@ -240,19 +239,29 @@ void cupti_conv_set_clock_offset(cupti_conv *cv, int64_t offset) { cv->clock_off
 
 static int convert(cupti_conv *cv, const CUpti_Activity *rec, prof_event *out) {
   switch (rec->kind) {
-  case CUPTI_ACTIVITY_KIND_KERNEL:
-  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    kernel(cv, (const CUpti_ActivityKernel10 *)rec, out);
-    return 1;
-  case CUPTI_ACTIVITY_KIND_MEMCPY: memcpy_rec(cv, (const CUpti_ActivityMemcpy6 *)rec, out); return 1;
-  case CUPTI_ACTIVITY_KIND_MEMSET: memset_rec(cv, (const CUpti_ActivityMemset4 *)rec, out); return 1;
-  case CUPTI_ACTIVITY_KIND_RUNTIME: api_rec(cv, (const CUpti_ActivityAPI *)rec, out, 0); return 1;
-  case CUPTI_ACTIVITY_KIND_DRIVER: api_rec(cv, (const CUpti_ActivityAPI *)rec, out, 1); return 1;
-  case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-    sync_rec(cv, (const CUpti_ActivitySynchronization2 *)rec, out);
-    return 1;
-  case CUPTI_ACTIVITY_KIND_MARKER: return marker(cv, (const CUpti_ActivityMarker2 *)rec, out);
-  default: return 0;
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      kernel(cv, (const CUpti_ActivityKernel10 *)rec, out);
+      return 1;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      memcpy_rec(cv, (const CUpti_ActivityMemcpy6 *)rec, out);
+      return 1;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      memset_rec(cv, (const CUpti_ActivityMemset4 *)rec, out);
+      return 1;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+      api_rec(cv, (const CUpti_ActivityAPI *)rec, out, 0);
+      return 1;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      api_rec(cv, (const CUpti_ActivityAPI *)rec, out, 1);
+      return 1;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      sync_rec(cv, (const CUpti_ActivitySynchronization2 *)rec, out);
+      return 1;
+    case CUPTI_ACTIVITY_KIND_MARKER:
+      return marker(cv, (const CUpti_ActivityMarker2 *)rec, out);
+    default:
+      return 0;
   }
 }
 

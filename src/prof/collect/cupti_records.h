@@ -38,7 +38,8 @@ size_t cupti_conv_open_ranges(const cupti_conv *cv);
 const char *cupti_strip_version(const char *name, char *buf, size_t len);
 
 /* Kineto's names: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)". */
-const char *cupti_memcpy_name(unsigned copy_kind, unsigned src, unsigned dst, char *buf, size_t len);
+const char *cupti_memcpy_name(unsigned copy_kind, unsigned src, unsigned dst, char *buf,
+                              size_t len);
 const char *cupti_memset_name(unsigned memory_kind, char *buf, size_t len);
 
 #endif

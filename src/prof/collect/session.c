@@ -87,14 +87,18 @@ static attn_status in_range(const char *what, size_t v, size_t lo, size_t hi) {
 
 static attn_status take_opts(prof_session_opts *o, const prof_session_opts *given) {
   *o = prof_session_opts_default();
-  attn_status st = attn_opts_take(o, sizeof *o, ATTN_OPTS_SIZE(prof_session_opts, defer_mb),
-                                  given, "prof_session_opts");
+  attn_status st = attn_opts_take(o, sizeof *o, ATTN_OPTS_SIZE(prof_session_opts, defer_mb), given,
+                                  "prof_session_opts");
   if (!st && (unsigned)o->all_api > 1)
-    st = attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "prof_session_opts.all_api is %d: accepted "
-                   "are 0 and 1", o->all_api);
+    st = attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                   "prof_session_opts.all_api is %d: accepted "
+                   "are 0 and 1",
+                   o->all_api);
   if (!st && (unsigned)o->sync > PROF_SYNC_FROM_KIND)
-    st = attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "prof_session_opts.sync is %d: accepted are "
-                   "PROF_SYNC_FROM_CALLBACKS (0) and PROF_SYNC_FROM_KIND (1)", (int)o->sync);
+    st = attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                   "prof_session_opts.sync is %d: accepted are "
+                   "PROF_SYNC_FROM_CALLBACKS (0) and PROF_SYNC_FROM_KIND (1)",
+                   (int)o->sync);
   if (!st) st = in_range("buffer_kb", o->buffer_kb, 16, (size_t)1 << 20);
   if (!st) st = in_range("max_buffers", o->max_buffers, 1, (size_t)1 << 16);
   if (!st) st = in_range("defer_mb", o->defer_mb, 1, (size_t)1 << 20);

@@ -93,12 +93,16 @@ static void finish(void) {
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
   if (bench_on()) { /* does the writing run on the launching thread? */
-    fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
-            (long long)st.buffers_on_starter, (long long)st.buffers);
-    fprintf(stderr, "attnprof bench: %lld of %lld CUPTI buffers held unconverted (ATTNPROF_CUPTI_DEFER)\n",
+    fprintf(
+        stderr,
+        "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
+        (long long)st.buffers_on_starter, (long long)st.buffers);
+    fprintf(stderr,
+            "attnprof bench: %lld of %lld CUPTI buffers held unconverted (ATTNPROF_CUPTI_DEFER)\n",
             (long long)st.buffers_held, (long long)st.buffers);
     /* ... and which callbacks CUPTI makes per launch (enter and exit each) */
-    fprintf(stderr, "attnprof bench: callbacks runtime %lld driver %lld driver-inside-runtime %lld\n",
+    fprintf(stderr,
+            "attnprof bench: callbacks runtime %lld driver %lld driver-inside-runtime %lld\n",
             (long long)st.callbacks[0], (long long)st.callbacks[1], (long long)st.callbacks[2]);
   }
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
@@ -162,7 +166,6 @@ static const char *own_path(const char *var, char *buf, size_t len) {
   return buf;
 }
 
-
 /* Bench only (the process ladder of bench/trace_cost_rounds.sh): with ATTNPROF_BENCH=1,
  * ATTNPROF_BENCH_START=MASK starts the session with the parts in MASK (the
  * bits of attnprof_bench_set) instead of the default set; 0 switches nothing
@@ -186,7 +189,8 @@ static size_t env_size(const char *name, size_t lo, size_t hi) {
   char *end;
   unsigned long long n = strtoull(v, &end, 10);
   if (*v && *v != '-' && !*end && n >= lo && n <= hi) return (size_t)n;
-  fprintf(stderr, "attnprof: %s='%s' ignored: want a whole number from %zu to %zu\n", name, v, lo, hi);
+  fprintf(stderr, "attnprof: %s='%s' ignored: want a whole number from %zu to %zu\n", name, v, lo,
+          hi);
   return 0;
 }
 
@@ -224,7 +228,8 @@ static int start(void) {
   prof_trace_create(&session);
   prof_trace_set_epoch_offset(session, offset);
   prof_session_opts opts = session_opts();
-  if (!session || prof_start(session, PROF_COLLECT_GPU, &opts) || !(prof_collecting() & PROF_COLLECT_GPU)) {
+  if (!session || prof_start(session, PROF_COLLECT_GPU, &opts) ||
+      !(prof_collecting() & PROF_COLLECT_GPU)) {
     inject_report_error("GPU collection could not start", attn_last_error());
     say("GPU collection could not start", attn_last_error());
     chrome_stream_close(stream, 0, (int64_t)getpid(), "process");

@@ -75,10 +75,10 @@ void inject_report_final(const cupti_stats *st, int write_error, int signal, dou
            "buffer_bytes=%lld\ncupti_dropped=%lld\nbuffers_refused=%lld\nincomplete=%lld\n"
            "open_ranges=%lld\nunmatched_range_ends=%lld\ncupti_version=%u\napi_all=%d\n"
            "exit_status=%d\nrank=%lld\n",
-           peak_rss_kib(), (long long)(write_s * 1e3), write_error ? 0 : 1, signal, (long long)st->records, (long long)st->buffers,
-           (long long)st->buffers_allocated, (long long)st->buffer_bytes,
-           (long long)st->dropped_by_cupti, (long long)st->buffers_refused,
-           (long long)st->incomplete, (long long)st->open_ranges,
+           peak_rss_kib(), (long long)(write_s * 1e3), write_error ? 0 : 1, signal,
+           (long long)st->records, (long long)st->buffers, (long long)st->buffers_allocated,
+           (long long)st->buffer_bytes, (long long)st->dropped_by_cupti,
+           (long long)st->buffers_refused, (long long)st->incomplete, (long long)st->open_ranges,
            (long long)st->unmatched_range_ends, st->cupti_version, st->api_all, exit_status,
            env_rank());
   write_report(buf);

@@ -25,8 +25,12 @@ typedef struct {
   size_t struct_size;
   int (*GetModuleFunctionTable)(int module, nvtx_fn ***table, unsigned *size);
 } nvtx_callbacks;
-enum { NVTX_ETID_CALLBACKS = 1, NVTX_MODULE_CORE = 1, NVTX_NAME_OS_THREAD_A = 14,
-       NVTX_NAME_OS_THREAD_W = 15 };
+enum {
+  NVTX_ETID_CALLBACKS = 1,
+  NVTX_MODULE_CORE = 1,
+  NVTX_NAME_OS_THREAD_A = 14,
+  NVTX_NAME_OS_THREAD_W = 15
+};
 
 static void name_thread_noop(void) {}
 
@@ -36,7 +40,8 @@ static void guard_thread_names(nvtx_get_export_table get) {
   const nvtx_callbacks *cb = get(NVTX_ETID_CALLBACKS);
   nvtx_fn **table = NULL;
   unsigned size = 0;
-  if (!cb || !cb->GetModuleFunctionTable || !cb->GetModuleFunctionTable(NVTX_MODULE_CORE, &table, &size))
+  if (!cb || !cb->GetModuleFunctionTable ||
+      !cb->GetModuleFunctionTable(NVTX_MODULE_CORE, &table, &size))
     return;
   /* Slots are the program's function pointers; a no-op taking any arguments
    * is safe to call in the C ABI. */
@@ -62,7 +67,8 @@ EXPORT int InitializeInjectionNvtx2(nvtx_get_export_table get) {
   void *sym = h ? dlsym(h, "InitializeInjectionNvtx2") : NULL;
   *(void **)&init = sym;
   if (!init) {
-    fprintf(stderr, "attnprof: NVTX ranges not traced: %s has no InitializeInjectionNvtx2\n", f->path);
+    fprintf(stderr, "attnprof: NVTX ranges not traced: %s has no InitializeInjectionNvtx2\n",
+            f->path);
     return 0;
   }
   int ok = init(get);

@@ -17,13 +17,13 @@ typedef struct chrome_fp_cache chrome_fp_cache;
 typedef struct {
   json_out o;
   const prof_trace *t;
-  size_t n;           /* events written */
-  int64_t base_epoch; /* baseTimeNanoseconds */
-  int64_t offset;     /* add to an event time for epoch ns (prof_trace_epoch_offset) */
-  int64_t *launch;    /* GPU activity -> its launch event, or -1 (prof_link_launches) */
+  size_t n;                    /* events written */
+  int64_t base_epoch;          /* baseTimeNanoseconds */
+  int64_t offset;              /* add to an event time for epoch ns (prof_trace_epoch_offset) */
+  int64_t *launch;             /* GPU activity -> its launch event, or -1 (prof_link_launches) */
   unsigned char *launches_gpu; /* launch event -> it has a GPU activity: gets an "s" */
-  int first;          /* nothing written into traceEvents yet */
-  chrome_fp_cache *fp_cache; /* NULL: footprint args computed every time */
+  int first;                   /* nothing written into traceEvents yet */
+  chrome_fp_cache *fp_cache;   /* NULL: footprint args computed every time */
 } chrome_ctx;
 
 /* The text of kernels' footprint args per (footprint, device), so a loop of

@@ -53,9 +53,17 @@ static int same_fp(const prof_footprint *a, const prof_footprint *b) {
 }
 
 static size_t fp_slot_of(const prof_footprint *fp, const prof_device *d) {
-  const int64_t v[] = {fp->grid[0], fp->grid[1], fp->grid[2], fp->block[0], fp->block[1],
-                       fp->block[2], fp->registers_per_thread, fp->static_shared_memory,
-                       fp->dynamic_shared_memory, fp->graph_id, d ? d->id : -1};
+  const int64_t v[] = {fp->grid[0],
+                       fp->grid[1],
+                       fp->grid[2],
+                       fp->block[0],
+                       fp->block[1],
+                       fp->block[2],
+                       fp->registers_per_thread,
+                       fp->static_shared_memory,
+                       fp->dynamic_shared_memory,
+                       fp->graph_id,
+                       d ? d->id : -1};
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
   return (size_t)(h ^ h >> 32) % FP_SLOTS;
@@ -125,7 +133,8 @@ static void arg_dim3(trace_args_sink *s, const char *key, const int32_t v[3]) {
   json_raw(a->o, "]");
 }
 
-static void arg_occupancy(trace_args_sink *s, const char *key, double active, const char *limiting) {
+static void arg_occupancy(trace_args_sink *s, const char *key, double active,
+                          const char *limiting) {
   args_w *a = (args_w *)s;
   arg(a, key);
   json_raw(a->o, "{\"" KINETO_OCC_ACTIVE_BLOCKS "\": ");
@@ -136,8 +145,11 @@ static void arg_occupancy(trace_args_sink *s, const char *key, double active, co
 }
 
 static void write_args(const chrome_ctx *c, const prof_event *e, json_out *o) {
-  args_w a = {{arg_i64, arg_num, arg_str, arg_dim3, arg_occupancy, c->fp_cache ? arg_footprint : NULL},
-              o, 0, c->fp_cache};
+  args_w a = {
+      {arg_i64, arg_num, arg_str, arg_dim3, arg_occupancy, c->fp_cache ? arg_footprint : NULL},
+      o,
+      0,
+      c->fp_cache};
   json_raw(o, "{");
   trace_args_emit(c->t, e, &a.sink);
   json_raw(o, "}");
@@ -163,7 +175,8 @@ static void flow(chrome_ctx *c, const char *ph, int64_t id, const prof_event *at
   lane_and_ts(c, at);
   json_raw(o, ", \"" KINETO_CAT "\": \"" KINETO_FLOW_LAUNCH "\", \"" KINETO_NAME
               "\": \"" KINETO_FLOW_LAUNCH "\"");
-  if (ph[0] == KINETO_PH_FLOW_END[0]) json_raw(o, ", \"" KINETO_BP "\": \"" KINETO_BP_ENCLOSING "\"");
+  if (ph[0] == KINETO_PH_FLOW_END[0])
+    json_raw(o, ", \"" KINETO_BP "\": \"" KINETO_BP_ENCLOSING "\"");
   json_raw(o, "}");
 }
 

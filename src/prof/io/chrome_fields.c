@@ -44,8 +44,10 @@ static int memcpy_kind(const char *name) {
   static const struct {
     const char *tag;
     int kind;
-  } kinds[] = {{"HtoD", PROF_MEMCPY_HTOD}, {"DtoH", PROF_MEMCPY_DTOH},
-               {"DtoD", PROF_MEMCPY_DTOD}, {"HtoH", PROF_MEMCPY_HTOH},
+  } kinds[] = {{"HtoD", PROF_MEMCPY_HTOD},
+               {"DtoH", PROF_MEMCPY_DTOH},
+               {"DtoD", PROF_MEMCPY_DTOD},
+               {"HtoH", PROF_MEMCPY_HTOH},
                {"PtoP", PROF_MEMCPY_PTOP}};
   const char *p = strstr(name, "Memcpy ");
   for (size_t i = 0; p && i < sizeof kinds / sizeof kinds[0]; i++)
@@ -84,7 +86,7 @@ static void gpu_fields(const rd_event *r, prof_event *e) {
   int64_t stream = r->has & RD_HAS_STREAM ? r->stream : e->tid;
   e->device = dev >= 0 && dev <= INT32_MAX ? (int32_t)dev : -1;
   e->stream = stream >= -1 && stream <= INT32_MAX ? (int32_t)stream : -1;
-  e->kind = e->cat == PROF_CAT_KERNEL ? PROF_KIND_KERNEL
+  e->kind = e->cat == PROF_CAT_KERNEL       ? PROF_KIND_KERNEL
             : e->cat == PROF_CAT_GPU_MEMCPY ? PROF_KIND_MEMCPY
             : e->cat == PROF_CAT_GPU_MEMSET ? PROF_KIND_MEMSET
                                             : PROF_KIND_OTHER;
@@ -93,7 +95,8 @@ static void gpu_fields(const rd_event *r, prof_event *e) {
 }
 
 static int is_gpu_row(prof_cat c) {
-  return prof_cat_is_gpu_activity(c) || c == PROF_CAT_GPU_USER_ANNOTATION || c == PROF_CAT_CUDA_SYNC;
+  return prof_cat_is_gpu_activity(c) || c == PROF_CAT_GPU_USER_ANNOTATION ||
+         c == PROF_CAT_CUDA_SYNC;
 }
 
 static int keep_complete(rd_model *m) {
@@ -208,6 +211,6 @@ void prof_read_stats_print(FILE *f, const char *prefix, const prof_read_stats *s
     fprintf(f, "%signored %lld fields of the wrong type or out of range\n", prefix,
             (long long)s->bad_values);
   if (s->truncated_strings)
-    fprintf(f, "%scut %lld strings longer than %d bytes\n", prefix,
-            (long long)s->truncated_strings, PROF_READ_NAME_MAX);
+    fprintf(f, "%scut %lld strings longer than %d bytes\n", prefix, (long long)s->truncated_strings,
+            PROF_READ_NAME_MAX);
 }

@@ -90,9 +90,9 @@ static void meta_row(chrome_ctx *c, const char *row, const lane *l, const char *
   json_raw(o, "{");
   json_key(o, KINETO_NAME);
   json_str(o, row);
-  json_fmt(o, ", \"" KINETO_PH "\": \"" KINETO_PH_METADATA "\", \"" KINETO_TS
-              "\": 0.000, \"" KINETO_PID "\": %lld, \"" KINETO_TID "\": %lld, \"" KINETO_ARGS
-              "\": {",
+  json_fmt(o,
+           ", \"" KINETO_PH "\": \"" KINETO_PH_METADATA "\", \"" KINETO_TS
+           "\": 0.000, \"" KINETO_PID "\": %lld, \"" KINETO_TID "\": %lld, \"" KINETO_ARGS "\": {",
            (long long)l->pid, (long long)l->tid);
   json_key(o, key);
   if (str) json_str(o, str);
@@ -111,7 +111,8 @@ static void host_rows(chrome_ctx *c, const lane_set *s) {
     const lane *l = &s->v[i];
     if (!i || l->pid != s->v[i - 1].pid) {
       lane p = {l->pid, 0};
-      if (l->pid == prof_trace_process_id(c->t)) snprintf(pname, sizeof pname, "%s", process_name(c));
+      if (l->pid == prof_trace_process_id(c->t))
+        snprintf(pname, sizeof pname, "%s", process_name(c));
       else snprintf(pname, sizeof pname, "process %lld", (long long)l->pid);
       meta_row(c, KINETO_META_PROCESS_NAME, &p, KINETO_META_ARG_NAME, pname, 0);
       meta_row(c, KINETO_META_PROCESS_LABELS, &p, KINETO_META_ARG_LABELS, KINETO_LABEL_CPU, 0);

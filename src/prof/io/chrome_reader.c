@@ -15,14 +15,14 @@
 enum { CHUNK = 256 * 1024 };
 
 typedef struct {
-  FILE *f;                    /* a file, or */
-  const unsigned char *mem;   /* a buffer */
+  FILE *f;                  /* a file, or */
+  const unsigned char *mem; /* a buffer */
   size_t mem_len, mem_pos;
-  const char *what;           /* for messages: the path or "buffer" */
-  int gz, gz_done;            /* gzip: inflating; the last member ended */
+  const char *what; /* for messages: the path or "buffer" */
+  int gz, gz_done;  /* gzip: inflating; the last member ended */
   z_stream z;
-  unsigned char *in;          /* compressed bytes (gzip only) */
-  unsigned char head[16];     /* the first bytes, read to sniff gzip or Perfetto */
+  unsigned char *in;      /* compressed bytes (gzip only) */
+  unsigned char head[16]; /* the first bytes, read to sniff gzip or Perfetto */
   size_t n_head, head_pos;
 } rd_source;
 
@@ -35,7 +35,8 @@ static int raw_read(rd_source *s, unsigned char *buf, size_t cap, size_t *got) {
   while (s->head_pos < s->n_head && n < cap) buf[n++] = s->head[s->head_pos++];
   if (s->f) {
     n += fread(buf + n, 1, cap - n, s->f);
-    if (ferror(s->f)) return attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot read: %s", s->what, strerror(errno));
+    if (ferror(s->f))
+      return attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot read: %s", s->what, strerror(errno));
   } else {
     size_t k = s->mem_len - s->mem_pos < cap - n ? s->mem_len - s->mem_pos : cap - n;
     memcpy(buf + n, s->mem + s->mem_pos, k);
@@ -56,7 +57,8 @@ static int gz_read(rd_source *s, unsigned char *buf, size_t cap, size_t *got) {
       size_t n;
       int st = raw_read(s, s->in, CHUNK, &n);
       if (st) return st;
-      if (n == 0) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: truncated gzip data", s->what);
+      if (n == 0)
+        return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: truncated gzip data", s->what);
       s->z.next_in = s->in;
       s->z.avail_in = (uInt)n;
     }
@@ -90,7 +92,8 @@ static int source_open(rd_source *s) {
     if (st) return st;
     s->n_head = n;
   }
-  if (n == 0) return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: empty file, not a trace", s->what);
+  if (n == 0)
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: empty file, not a trace", s->what);
   if (n < 2 || s->head[0] != 0x1f || s->head[1] != 0x8b) return 0;
   s->gz = 1;
   s->in = malloc(CHUNK);
@@ -117,8 +120,10 @@ static int source_rewind(rd_source *s) {
   s->n_head = s->head_pos = 0;
   s->mem_pos = 0;
   if (s->f && fseek(s->f, 0, SEEK_SET))
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: not a trace the reader takes, and it "
-                     "cannot be read a second time for the reason (a pipe?)", s->what);
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "%s: not a trace the reader takes, and it "
+                     "cannot be read a second time for the reason (a pipe?)",
+                     s->what);
   if (s->f) clearerr(s->f);
   return source_open(s);
 }
@@ -140,7 +145,8 @@ static int model_init(rd_model *m, prof_read_stats *stats, const char *what) {
 
 /* yajl_only: the testing surface's path (attnprof/testing.h), the fast
  * tokenizer skipped. */
-static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *stats, int yajl_only) {
+static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *stats,
+                               int yajl_only) {
   prof_read_stats local;
   rd_model m;
   *out = NULL;
@@ -164,7 +170,8 @@ static attn_status read_source(rd_source *s, prof_trace **out, prof_read_stats *
   return ATTN_STATUS_OK;
 }
 
-static attn_status read_file(const char *path, prof_trace **out, prof_read_stats *stats, int yajl_only) {
+static attn_status read_file(const char *path, prof_trace **out, prof_read_stats *stats,
+                             int yajl_only) {
   rd_source s;
   memset(&s, 0, sizeof s);
   s.what = path;
@@ -173,20 +180,22 @@ static attn_status read_file(const char *path, prof_trace **out, prof_read_stats
   s.f = fopen(path, "rb");
   if (!s.f) return attn_fail(ATTN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   s.n_head = fread(s.head, 1, sizeof s.head, s.f);
-  attn_status st = pft_sniff(s.head, s.n_head) ? pft_read_file(s.f, s.head, s.n_head, path, out, stats)
-                                              : read_source(&s, out, stats, yajl_only);
+  attn_status st = pft_sniff(s.head, s.n_head)
+                       ? pft_read_file(s.f, s.head, s.n_head, path, out, stats)
+                       : read_source(&s, out, stats, yajl_only);
   source_close(&s);
   return st;
 }
 
-static attn_status read_buffer(const void *data, size_t len, prof_trace **out, prof_read_stats *stats,
-                               int yajl_only) {
+static attn_status read_buffer(const void *data, size_t len, prof_trace **out,
+                               prof_read_stats *stats, int yajl_only) {
   rd_source s;
   memset(&s, 0, sizeof s);
   s.what = "buffer";
   s.mem = data ? data : (const void *)"";
   s.mem_len = data ? len : 0;
-  if (pft_sniff(s.mem, s.mem_len < 16 ? s.mem_len : 16)) return pft_read_buffer(s.mem, s.mem_len, out, stats);
+  if (pft_sniff(s.mem, s.mem_len < 16 ? s.mem_len : 16))
+    return pft_read_buffer(s.mem, s.mem_len, out, stats);
   attn_status st = read_source(&s, out, stats, yajl_only);
   source_close(&s);
   return st;

@@ -52,11 +52,10 @@ typedef struct {
 #define BIG (-((int64_t)1 << 62)), ((int64_t)1 << 62)
 #define SMEM 0, (1 << 24) /* 16 MiB: far above any SM, far below int overflow */
 
-static const field top_fields[] = {
-    {K(KINETO_TRACE_EVENTS), V_EVENTS, 0, 0, 0, 0},
-    {K(KINETO_DEVICE_PROPERTIES), V_DEVICES, 0, 0, 0, 0},
-    {K(KINETO_BASE_TIME_NS), V_BASE, 0, 0, 0, RD_BASE_LIMIT_NS},
-    {NULL, 0, V_SKIP, 0, 0, 0, 0}};
+static const field top_fields[] = {{K(KINETO_TRACE_EVENTS), V_EVENTS, 0, 0, 0, 0},
+                                   {K(KINETO_DEVICE_PROPERTIES), V_DEVICES, 0, 0, 0, 0},
+                                   {K(KINETO_BASE_TIME_NS), V_BASE, 0, 0, 0, RD_BASE_LIMIT_NS},
+                                   {NULL, 0, V_SKIP, 0, 0, 0, 0}};
 
 static const field event_fields[] = {
     {K(KINETO_PH), V_STR, EV(ph), 0, 0, 0},
@@ -112,7 +111,8 @@ static const field device_fields[] = {
     {K(KINETO_DEV_SHARED_MEM_PER_BLOCK), V_DEV_I32, DV(shared_memory_per_block), 0, SMEM},
     {K(KINETO_DEV_NUM_SMS), V_DEV_I32, DV(num_sms), 0, 0, 1 << 20},
     {K(KINETO_DEV_REGS_PER_SM), V_DEV_I32, DV(regs_per_sm), 0, I32},
-    {K(KINETO_DEV_SHARED_MEM_PER_BLOCK_OPTIN), V_DEV_I32, DV(shared_memory_per_block_optin), 0, SMEM},
+    {K(KINETO_DEV_SHARED_MEM_PER_BLOCK_OPTIN), V_DEV_I32, DV(shared_memory_per_block_optin), 0,
+     SMEM},
     {K(KINETO_DEV_SHARED_MEM_PER_SM), V_DEV_I32, DV(shared_memory_per_sm), 0, SMEM},
     {K(ATTNPROF_DEV_MAX_BLOCKS_PER_SM), V_DEV_I32, DV(max_blocks_per_sm), 0, 0, 1 << 20},
     {K(ATTNPROF_DEV_RESERVED_SHARED_MEM), V_DEV_I32, DV(reserved_shared_memory_per_block), 0, SMEM},
@@ -132,7 +132,7 @@ typedef struct {
   rd_model *m;
   frame st[MAX_DEPTH];
   int depth;
-  size_t skip;          /* > 0: inside a value not read, this deep */
+  size_t skip; /* > 0: inside a value not read, this deep */
   int seen_top, seen_events;
   const char *root_scalar; /* the document was a bare scalar: which kind */
 } sax_ctx;
@@ -149,9 +149,7 @@ static const field *lookup(const field *table, const unsigned char *key, size_t 
 
 static frame *top(sax_ctx *c) { return c->depth ? &c->st[c->depth - 1] : NULL; }
 
-static void push(sax_ctx *c, frame_role role) {
-  c->st[c->depth++] = (frame){role, NULL, 0};
-}
+static void push(sax_ctx *c, frame_role role) { c->st[c->depth++] = (frame){role, NULL, 0}; }
 
 static void bad_value(sax_ctx *c) { c->m->stats->bad_values++; }
 
@@ -163,34 +161,35 @@ static void take_number(sax_ctx *c, const field *f, const char *s, size_t len) {
   int64_t v;
   double d;
   switch (f->type) {
-  case V_I64:
-  case V_ID:
-    if (rd_parse_int(s, len, f->lo, f->hi, &v)) return bad_value(c);
-    *(int64_t *)(base + f->off) = v;
-    e->has |= f->has;
-    return;
-  case V_US:
-    if (rd_parse_us_to_ns(s, len, f->hi, &v) || v < f->lo) return bad_value(c);
-    *(int64_t *)(base + f->off) = v;
-    e->has |= f->has;
-    return;
-  case V_F64:
-    if (rd_parse_double(s, len, &d)) return bad_value(c);
-    *(double *)(base + f->off) = d;
-    e->has |= f->has;
-    return;
-  case V_BASE:
-    if (rd_parse_int(s, len, f->lo, f->hi, &v)) return bad_value(c);
-    c->m->base_ns = v, c->m->has_base = 1;
-    return;
-  case V_DEV_I32:
-  case V_DEV_I64:
-    if (rd_parse_int(s, len, f->lo, f->hi, &v)) return bad_value(c);
-    if (f->type == V_DEV_I32) *(int *)((char *)&c->m->dev.d + f->off) = (int)v;
-    else *(int64_t *)((char *)&c->m->dev.d + f->off) = v;
-    if (f->has) c->m->dev.has_id = 1;
-    return;
-  default: bad_value(c); /* a number where a string or a container belongs */
+    case V_I64:
+    case V_ID:
+      if (rd_parse_int(s, len, f->lo, f->hi, &v)) return bad_value(c);
+      *(int64_t *)(base + f->off) = v;
+      e->has |= f->has;
+      return;
+    case V_US:
+      if (rd_parse_us_to_ns(s, len, f->hi, &v) || v < f->lo) return bad_value(c);
+      *(int64_t *)(base + f->off) = v;
+      e->has |= f->has;
+      return;
+    case V_F64:
+      if (rd_parse_double(s, len, &d)) return bad_value(c);
+      *(double *)(base + f->off) = d;
+      e->has |= f->has;
+      return;
+    case V_BASE:
+      if (rd_parse_int(s, len, f->lo, f->hi, &v)) return bad_value(c);
+      c->m->base_ns = v, c->m->has_base = 1;
+      return;
+    case V_DEV_I32:
+    case V_DEV_I64:
+      if (rd_parse_int(s, len, f->lo, f->hi, &v)) return bad_value(c);
+      if (f->type == V_DEV_I32) *(int *)((char *)&c->m->dev.d + f->off) = (int)v;
+      else *(int64_t *)((char *)&c->m->dev.d + f->off) = v;
+      if (f->has) c->m->dev.has_id = 1;
+      return;
+    default:
+      bad_value(c); /* a number where a string or a container belongs */
   }
 }
 
@@ -372,9 +371,9 @@ static int on_end_array(void *ctx) {
   return 1;
 }
 
-static const yajl_callbacks callbacks = {
-    on_null, on_bool, NULL, NULL, on_number, on_string,
-    on_start_map, on_map_key, on_end_map, on_start_array, on_end_array};
+static const yajl_callbacks callbacks = {on_null,    on_bool,        NULL,         NULL,
+                                         on_number,  on_string,      on_start_map, on_map_key,
+                                         on_end_map, on_start_array, on_end_array};
 
 /* ---- the driver ---------------------------------------------------------- */
 
@@ -407,7 +406,8 @@ static int check_shape(const sax_ctx *c, const char *what) {
   if (!c->seen_events)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
                      "%s: not a Chrome trace: no \"" KINETO_TRACE_EVENTS "\" array (expected "
-                     "{\"" KINETO_TRACE_EVENTS "\": [...]} or a bare array of events)", what);
+                     "{\"" KINETO_TRACE_EVENTS "\": [...]} or a bare array of events)",
+                     what);
   return 0;
 }
 
@@ -420,7 +420,8 @@ static int feed(yajl_handle h, sax_ctx *c, rd_pull_fn pull, void *src, const cha
     int st = pull(src, buf, cap, &got);
     if (st) return st;
     yajl_status ys = got ? yajl_parse(h, buf, got) : yajl_complete_parse(h);
-    if (c->m->oom) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for the events", what);
+    if (c->m->oom)
+      return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for the events", what);
     if (ys != yajl_status_ok) {
       size_t used = got ? yajl_get_bytes_consumed(h) : 0;
       return parse_error(h, what, offset + used, lines + count_lines(buf, used < got ? used : got));

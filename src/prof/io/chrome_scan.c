@@ -23,7 +23,7 @@ typedef struct {
   void *src;
   unsigned char *buf;
   size_t cap, len, pos;
-  int eof, err; /* err: the pull's attn_status */
+  int eof, err;         /* err: the pull's attn_status */
   unsigned char *stack; /* 'o' / 'a' per open container */
   size_t depth, scap;
   unsigned char *tmp; /* decoded strings with escapes */
@@ -84,8 +84,9 @@ static int push(scanner *s, unsigned char kind) {
 static int hex4(const unsigned char *p, unsigned *v) {
   *v = 0;
   for (int i = 0; i < 4; i++) {
-    unsigned c = p[i], d = c >= '0' && c <= '9' ? c - '0'
-                          : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : 16;
+    unsigned c = p[i], d = c >= '0' && c <= '9'                 ? c - '0'
+                           : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10
+                                                                : 16;
     if (d > 15) return 0;
     *v = *v << 4 | d;
   }
@@ -94,7 +95,8 @@ static int hex4(const unsigned char *p, unsigned *v) {
 
 static size_t put_utf8(unsigned char *o, unsigned cp) {
   if (cp < 0x80) return o[0] = (unsigned char)cp, 1;
-  if (cp < 0x800) return o[0] = (unsigned char)(0xc0 | cp >> 6), o[1] = (unsigned char)(0x80 | (cp & 63)), 2;
+  if (cp < 0x800)
+    return o[0] = (unsigned char)(0xc0 | cp >> 6), o[1] = (unsigned char)(0x80 | (cp & 63)), 2;
   if (cp < 0x10000) {
     o[0] = (unsigned char)(0xe0 | cp >> 12), o[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
     o[2] = (unsigned char)(0x80 | (cp & 63));
@@ -227,46 +229,47 @@ static int token(scanner *s, const yajl_callbacks *cb, void *ctx, int *state) {
   const unsigned char *text;
   size_t n;
   switch (*state) {
-  case S_FIRST_VALUE:
-    if (c == ']') return s->pos++, s->depth--, *state = S_NEXT, cb->yajl_end_array(ctx);
-    /* fall through */
-  case S_VALUE:
-    *state = S_NEXT;
-    if (c == '{') return s->pos++, *state = S_FIRST_KEY, push(s, 'o') && cb->yajl_start_map(ctx);
-    if (c == '[') return s->pos++, *state = S_FIRST_VALUE, push(s, 'a') && cb->yajl_start_array(ctx);
-    if (c == '"') return string(s, &text, &n) && cb->yajl_string(ctx, text, n);
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      if (!number(s, &n)) return 0;
-      s->pos += n;
-      return cb->yajl_number(ctx, (const char *)s->buf + s->pos - n, n);
-    }
-    static const char *const lit[] = {"true", "false", "null"};
-    for (int k = 0; k < 3; k++) {
-      size_t l = strlen(lit[k]);
-      if (c != (unsigned char)lit[k][0]) continue;
-      if (!have(s, l) || memcmp(s->buf + s->pos, lit[k], l)) return 0;
-      s->pos += l;
-      return k == 2 ? cb->yajl_null(ctx) : cb->yajl_boolean(ctx, k == 0);
-    }
-    return 0;
-  case S_FIRST_KEY:
-    if (c == '}') return s->pos++, s->depth--, *state = S_NEXT, cb->yajl_end_map(ctx);
-    /* fall through */
-  case S_KEY:
-    if (c != '"' || !string(s, &text, &n)) return 0;
-    *state = S_COLON;
-    return cb->yajl_map_key(ctx, text, n);
-  case S_COLON:
-    if (c != ':') return 0;
-    return s->pos++, *state = S_VALUE, 1;
-  default: /* S_NEXT */
-    if (!s->depth) return 0; /* bytes after the document */
-    if (c == ',') return s->pos++, *state = s->stack[s->depth - 1] == 'o' ? S_KEY : S_VALUE, 1;
-    if (c == (s->stack[s->depth - 1] == 'o' ? '}' : ']')) {
-      s->pos++, s->depth--;
-      return c == '}' ? cb->yajl_end_map(ctx) : cb->yajl_end_array(ctx);
-    }
-    return 0;
+    case S_FIRST_VALUE:
+      if (c == ']') return s->pos++, s->depth--, *state = S_NEXT, cb->yajl_end_array(ctx);
+      /* fall through */
+    case S_VALUE:
+      *state = S_NEXT;
+      if (c == '{') return s->pos++, *state = S_FIRST_KEY, push(s, 'o') && cb->yajl_start_map(ctx);
+      if (c == '[')
+        return s->pos++, *state = S_FIRST_VALUE, push(s, 'a') && cb->yajl_start_array(ctx);
+      if (c == '"') return string(s, &text, &n) && cb->yajl_string(ctx, text, n);
+      if (c == '-' || (c >= '0' && c <= '9')) {
+        if (!number(s, &n)) return 0;
+        s->pos += n;
+        return cb->yajl_number(ctx, (const char *)s->buf + s->pos - n, n);
+      }
+      static const char *const lit[] = {"true", "false", "null"};
+      for (int k = 0; k < 3; k++) {
+        size_t l = strlen(lit[k]);
+        if (c != (unsigned char)lit[k][0]) continue;
+        if (!have(s, l) || memcmp(s->buf + s->pos, lit[k], l)) return 0;
+        s->pos += l;
+        return k == 2 ? cb->yajl_null(ctx) : cb->yajl_boolean(ctx, k == 0);
+      }
+      return 0;
+    case S_FIRST_KEY:
+      if (c == '}') return s->pos++, s->depth--, *state = S_NEXT, cb->yajl_end_map(ctx);
+      /* fall through */
+    case S_KEY:
+      if (c != '"' || !string(s, &text, &n)) return 0;
+      *state = S_COLON;
+      return cb->yajl_map_key(ctx, text, n);
+    case S_COLON:
+      if (c != ':') return 0;
+      return s->pos++, *state = S_VALUE, 1;
+    default:                   /* S_NEXT */
+      if (!s->depth) return 0; /* bytes after the document */
+      if (c == ',') return s->pos++, *state = s->stack[s->depth - 1] == 'o' ? S_KEY : S_VALUE, 1;
+      if (c == (s->stack[s->depth - 1] == 'o' ? '}' : ']')) {
+        s->pos++, s->depth--;
+        return c == '}' ? cb->yajl_end_map(ctx) : cb->yajl_end_array(ctx);
+      }
+      return 0;
   }
 }
 
@@ -285,9 +288,7 @@ int rd_scan(rd_pull_fn pull, void *src, const yajl_callbacks *cb, void *ctx) {
     }
     ok = token(&s, cb, ctx, &state);
   }
-  int rc = s.err                                          ? s.err
-           : ok && state == S_NEXT && !s.depth && done ? 0
-                                                          : RD_SCAN_FALLBACK;
+  int rc = s.err ? s.err : ok && state == S_NEXT && !s.depth && done ? 0 : RD_SCAN_FALLBACK;
   free(s.buf);
   free(s.stack);
   free(s.tmp);

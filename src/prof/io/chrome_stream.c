@@ -47,7 +47,8 @@ chrome_stream *chrome_stream_open(const char *path, int64_t base_epoch, int64_t 
     s->f = s->path ? fopen(path, "w") : NULL;
   }
   if (!s || !s->path || !s->held || !s->lanes || !s->f) {
-    snprintf(why, len, "cannot write trace '%s': %s", path, s && !s->f ? strerror(errno) : "no memory");
+    snprintf(why, len, "cannot write trace '%s': %s", path,
+             s && !s->f ? strerror(errno) : "no memory");
     if (s && s->f) fclose(s->f);
     if (s) prof_trace_destroy(s->held), prof_trace_destroy(s->lanes), free(s->path);
     free(s);
@@ -99,16 +100,24 @@ static int waits(const prof_event *e, const chrome_ctx *c, size_t i, int age) {
 
 /* Writes what can be written of w (held events first, then the chunk's),
  * moving the rest into a new held trace. */
-static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before, const unsigned char *ages) {
-  chrome_ctx c = {.o = s->o, .t = w, .n = prof_trace_count(w), .base_epoch = s->base_epoch,
-                  .offset = s->offset, .first = s->first, .fp_cache = s->fp_cache};
+static int write_merged(chrome_stream *s, prof_trace *w, size_t n_held_before,
+                        const unsigned char *ages) {
+  chrome_ctx c = {.o = s->o,
+                  .t = w,
+                  .n = prof_trace_count(w),
+                  .base_epoch = s->base_epoch,
+                  .offset = s->offset,
+                  .first = s->first,
+                  .fp_cache = s->fp_cache};
   c.launch = malloc((c.n ? c.n : 1) * sizeof *c.launch);
   c.launches_gpu = calloc(c.n ? c.n : 1, 1);
   prof_trace *held = NULL;
   prof_trace_create(&held);
   unsigned char *held_age = malloc(MAX_HELD);
-  int err = !c.launch || !c.launches_gpu || !held || !held_age ||
-            prof_link_launches(w, c.n, c.launch) ? ENOMEM : 0;
+  int err =
+      !c.launch || !c.launches_gpu || !held || !held_age || prof_link_launches(w, c.n, c.launch)
+          ? ENOMEM
+          : 0;
   for (size_t i = 0; !err && i < c.n; i++)
     if (c.launch[i] >= 0) c.launches_gpu[c.launch[i]] = 1;
   for (size_t i = 0; !err && i < c.n; i++) {
@@ -151,7 +160,8 @@ static prof_trace *merge(chrome_stream *s, prof_trace *chunk) {
     prof_trace_add_device(w, prof_trace_device(s->lanes, i)); /* blocks per SM, occupancy */
   for (size_t i = 0; i < prof_trace_count(s->held); i++)
     prof_trace_append_borrowed(w, prof_trace_at(s->held, i));
-  for (size_t i = 0; i < prof_trace_count(chunk); i++) prof_trace_append_borrowed(w, prof_trace_at(chunk, i));
+  for (size_t i = 0; i < prof_trace_count(chunk); i++)
+    prof_trace_append_borrowed(w, prof_trace_at(chunk, i));
   return w;
 }
 
@@ -215,19 +225,22 @@ int chrome_stream_abandon(chrome_stream *s) {
 
 attn_status prof_chrome_trace_repair(const char *path, int64_t safe_offset, int64_t dropped) {
   FILE *f = fopen(path, safe_offset > 0 ? "r+" : "w");
-  if (!f) return attn_fail(ATTN_STATUS_IO_ERROR, "cannot repair the trace %s: %s", path, strerror(errno));
+  if (!f)
+    return attn_fail(ATTN_STATUS_IO_ERROR, "cannot repair the trace %s: %s", path, strerror(errno));
   json_out o = {.f = f};
   if (safe_offset > 0) {
     if (ftruncate(fileno(f), safe_offset) || fseeko(f, safe_offset, SEEK_SET)) o.err = errno;
   } else { /* nothing whole: an empty trace */
-    json_fmt(&o, "{\n  \"" KINETO_SCHEMA_VERSION "\": %d,\n  \"" KINETO_DEVICE_PROPERTIES
-                 "\": [],\n  \"" KINETO_TRACE_EVENTS "\": [",
+    json_fmt(&o,
+             "{\n  \"" KINETO_SCHEMA_VERSION "\": %d,\n  \"" KINETO_DEVICE_PROPERTIES
+             "\": [],\n  \"" KINETO_TRACE_EVENTS "\": [",
              KINETO_SCHEMA_VERSION_VALUE);
   }
   tail(&o, dropped);
   json_flush(&o);
   int err = o.err;
   if (fclose(f) && !err) err = errno ? errno : EIO;
-  if (err) return attn_fail(ATTN_STATUS_IO_ERROR, "cannot repair the trace %s: %s", path, strerror(err));
+  if (err)
+    return attn_fail(ATTN_STATUS_IO_ERROR, "cannot repair the trace %s: %s", path, strerror(err));
   return ATTN_STATUS_OK;
 }

@@ -26,7 +26,7 @@ static size_t utf8_cut(const unsigned char *s, size_t n) {
  * merge two names that differ after it; each becomes U+2400 (the visible
  * symbol for NUL, 3 bytes), so names stay apart and readable. */
 static const unsigned char *without_nul(const unsigned char *text, size_t *len,
-                                       unsigned char **copy) {
+                                        unsigned char **copy) {
   size_t nuls = 0;
   for (const unsigned char *p = text; (p = memchr(p, 0, *len - (size_t)(p - text))); p++) nuls++;
   if (!nuls) return text;

@@ -78,8 +78,8 @@ static int64_t *time_order(const prof_trace *t, size_t n) {
   if (keys && order) {
     for (size_t i = 0; i < n; i++) {
       const prof_event *e = prof_trace_at(t, i);
-      keys[i] = (time_key){e->start_ns, e->start_ns + e->dur_ns,
-                           e->cat != PROF_CAT_USER_ANNOTATION, (int64_t)i};
+      keys[i] = (time_key){e->start_ns, e->start_ns + e->dur_ns, e->cat != PROF_CAT_USER_ANNOTATION,
+                           (int64_t)i};
     }
     if (n > 1) qsort(keys, n, sizeof *keys, cmp_time);
     for (size_t i = 0; i < n; i++) order[i] = keys[i].idx;
@@ -194,6 +194,7 @@ attn_status prof_check_writable(const char *path) {
     err = errno;
   }
   free(tmp);
-  if (err) return attn_fail(ATTN_STATUS_IO_ERROR, "cannot write trace '%s': %s", path, strerror(err));
+  if (err)
+    return attn_fail(ATTN_STATUS_IO_ERROR, "cannot write trace '%s': %s", path, strerror(err));
   return ATTN_STATUS_OK;
 }

@@ -10,7 +10,8 @@
 /* fwrite_unlocked (GNU): the writer owns its FILE, and fwrite's lock was a
  * third of a large export when every small write took it. */
 void json_flush(json_out *o) {
-  if (o->n && !o->err && fwrite_unlocked(o->buf, 1, o->n, o->f) != o->n) o->err = errno ? errno : EIO;
+  if (o->n && !o->err && fwrite_unlocked(o->buf, 1, o->n, o->f) != o->n)
+    o->err = errno ? errno : EIO;
   o->n = 0;
   o->flushes++;
 }
@@ -54,15 +55,24 @@ static int utf8_len(const unsigned char *s) {
 /* The escape for byte c (s points at it), or NULL when c is written as is. */
 static const char *escape_of(const unsigned char *s, char buf[8]) {
   switch (*s) {
-  case '"': return "\\\"";
-  case '\\': return "\\\\";
-  case '\b': return "\\b";
-  case '\f': return "\\f";
-  case '\n': return "\\n";
-  case '\r': return "\\r";
-  case '\t': return "\\t";
-  case '<': return s[1] == '/' ? "<\\" : NULL; /* then the '/' itself: "<\/" */
-  default: break;
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '<':
+      return s[1] == '/' ? "<\\" : NULL; /* then the '/' itself: "<\/" */
+    default:
+      break;
   }
   if (*s < 0x20) {
     snprintf(buf, 8, "\\u%04x", *s);
@@ -74,22 +84,14 @@ static const char *escape_of(const unsigned char *s, char buf[8]) {
 /* 0 for a byte written as it is: printable ASCII but '"', '\\' and '<'
  * (a table: one load per byte of a name, where five compares were). */
 static const unsigned char special[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
 void json_str(json_out *o, const char *str) {
@@ -123,9 +125,10 @@ void json_key(json_out *o, const char *key) {
 /* Digits by hand, two per division: the writer prints several integers per
  * event, and printf's format parsing was most of the time of a large export. */
 static size_t format_u64(char *end, uint64_t v) {
-  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                              "8081828384858687888990919293949596979899";
+  static const char pairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
   char *p = end;
   for (; v >= 100; v /= 100) p -= 2, memcpy(p, pairs + 2 * (v % 100), 2);
   if (v >= 10) p -= 2, memcpy(p, pairs + 2 * v, 2);
@@ -164,7 +167,8 @@ void json_us(json_out *o, int64_t ns) {
   uint64_t v = ns < 0 ? 0 : (uint64_t)ns;
   unsigned frac = (unsigned)(v % 1000);
   v /= 1000;
-  *--end = (char)('0' + frac % 10), *--end = (char)('0' + frac / 10 % 10), *--end = (char)('0' + frac / 100);
+  *--end = (char)('0' + frac % 10), *--end = (char)('0' + frac / 10 % 10),
+  *--end = (char)('0' + frac / 100);
   *--end = '.';
   size_t n = format_u64(end, v) + 4;
   json_put(o, buf + sizeof buf - n, n);

@@ -101,7 +101,7 @@
 #define KINETO_META_ARG_LABELS "labels"
 #define KINETO_META_ARG_SORT_INDEX "sort_index"
 #define KINETO_LABEL_CPU "CPU"
-#define KINETO_LABEL_GPU "GPU %d"                /* device ordinal */
+#define KINETO_LABEL_GPU "GPU %d"                 /* device ordinal */
 #define KINETO_THREAD_NAME_CPU "thread %lld (%s)" /* tid, process name */
 #define KINETO_THREAD_NAME_GPU "stream %lld "     /* stream id; the trailing space is Kineto's */
 #define KINETO_GPU_SORT_INDEX_BASE 5000000        /* GPU lanes sort after every CPU pid */

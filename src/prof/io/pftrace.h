@@ -28,9 +28,9 @@ typedef Attnprof__Pftrace__TrackEvent pft_event;
 typedef Attnprof__Pftrace__DebugAnnotation pft_annot;
 typedef Attnprof__Pftrace__InternedData pft_interned;
 
-#define PFT_SEQUENCE 1         /* the one packet sequence we write */
-#define PFT_SEQ_CLEARED 1      /* SEQ_INCREMENTAL_STATE_CLEARED */
-#define PFT_SEQ_NEEDS_STATE 2  /* SEQ_NEEDS_INCREMENTAL_STATE */
+#define PFT_SEQUENCE 1                    /* the one packet sequence we write */
+#define PFT_SEQ_CLEARED 1                 /* SEQ_INCREMENTAL_STATE_CLEARED */
+#define PFT_SEQ_NEEDS_STATE 2             /* SEQ_NEEDS_INCREMENTAL_STATE */
 #define PFT_META_HEADER "attnprof_header" /* json_value: the Kineto header */
 #define PFT_META_END "attnprof_end"       /* int_value: events written */
 /* zlib batches of about this much packet data; a reader refuses batches that
@@ -46,20 +46,20 @@ typedef struct {
 
 typedef struct {
   FILE *f;
-  int err;           /* errno of the first failure */
-  int compress;      /* batches in compressed_packets; 0: plain packets */
-  pft_buf batch;     /* framed packets not yet written */
-  pft_buf scratch;   /* one packet, framed */
-  pft_buf zbuf;      /* the compressed batch */
+  int err;         /* errno of the first failure */
+  int compress;    /* batches in compressed_packets; 0: plain packets */
+  pft_buf batch;   /* framed packets not yet written */
+  pft_buf scratch; /* one packet, framed */
+  pft_buf zbuf;    /* the compressed batch */
   uint64_t next_iid, next_uuid;
-  prof_map interned; /* (kind, key) -> iid */
-  prof_map tracks;   /* (pid, tid) -> uuid; (pid, PFT_PROCESS_TID) -> process uuid */
+  prof_map interned;     /* (kind, key) -> iid */
+  prof_map tracks;       /* (pid, tid) -> uuid; (pid, PFT_PROCESS_TID) -> process uuid */
   pft_interned *pending; /* new interned entries for the next event packet */
   struct pft_new *nw;    /* their storage */
   struct pft_args *args; /* the event's debug annotations */
   int first_packet;
-  const prof_trace *t;   /* names the processes (prof_trace_process_*) */
-  int64_t offset;        /* event ns + offset = epoch ns */
+  const prof_trace *t; /* names the processes (prof_trace_process_*) */
+  int64_t offset;      /* event ns + offset = epoch ns */
   int64_t events;
 } pft_writer;
 

@@ -163,7 +163,6 @@ static void a_dim3(trace_args_sink *s, const char *key, const int32_t v[3]) {
   }
 }
 
-
 static void a_occupancy(trace_args_sink *s, const char *key, double active, const char *limiting) {
   pft_args *a = (pft_args *)s;
   pft_annot *d = annot(a, key);
@@ -199,7 +198,9 @@ int pft_writer_init(pft_writer *w, FILE *f, int compress) {
 
 /* ---- tracks ---------------------------------------------------------------- */
 
-static int32_t pid32(int64_t pid) { return pid < INT32_MIN ? INT32_MIN : pid > INT32_MAX ? INT32_MAX : (int32_t)pid; }
+static int32_t pid32(int64_t pid) {
+  return pid < INT32_MIN ? INT32_MIN : pid > INT32_MAX ? INT32_MAX : (int32_t)pid;
+}
 
 static const char *process_name(const prof_trace *t) {
   const char *n = t ? prof_trace_process_name(t) : NULL;
@@ -211,8 +212,7 @@ static void describe_process(pft_writer *w, const prof_event *e, int host, uint6
   char name[256], label[64];
   if (!host || (w->t && e->pid == prof_trace_process_id(w->t)))
     snprintf(name, sizeof name, "%s", process_name(w->t));
-  else
-    snprintf(name, sizeof name, "process %lld", (long long)e->pid);
+  else snprintf(name, sizeof name, "process %lld", (long long)e->pid);
   if (host) snprintf(label, sizeof label, KINETO_LABEL_CPU);
   else snprintf(label, sizeof label, KINETO_LABEL_GPU, (int)e->pid);
   char *labels[1] = {label};
@@ -232,7 +232,8 @@ static void describe_thread(pft_writer *w, const prof_event *e, int host, uint64
   char name[320];
   if (host) {
     char pname[256];
-    if (w->t && e->pid == prof_trace_process_id(w->t)) snprintf(pname, sizeof pname, "%s", process_name(w->t));
+    if (w->t && e->pid == prof_trace_process_id(w->t))
+      snprintf(pname, sizeof pname, "%s", process_name(w->t));
     else snprintf(pname, sizeof pname, "process %lld", (long long)e->pid);
     snprintf(name, sizeof name, KINETO_THREAD_NAME_CPU, (long long)e->tid, pname);
   } else {
@@ -261,7 +262,8 @@ static uint64_t track_of(pft_writer *w, const prof_event *e) {
     describe_process(w, e, host, pu);
   }
   uint64_t tu = w->next_uuid++;
-  if (prof_map_put(&w->tracks, (uint64_t)e->pid, (uint64_t)e->tid, (int64_t)tu) < 0) w->err = ENOMEM;
+  if (prof_map_put(&w->tracks, (uint64_t)e->pid, (uint64_t)e->tid, (int64_t)tu) < 0)
+    w->err = ENOMEM;
   describe_thread(w, e, host, tu);
   return tu;
 }
@@ -335,7 +337,8 @@ void pft_write_begin(pft_writer *w, const prof_trace *t, const prof_event *e, ui
   p.track_event = &te;
   p.has_sequence_flags = 1, p.sequence_flags = PFT_SEQ_NEEDS_STATE;
   pft_interned *in = w->pending;
-  if (in->n_event_names || in->n_event_categories || in->n_debug_annotation_names) p.interned_data = in;
+  if (in->n_event_names || in->n_event_categories || in->n_debug_annotation_names)
+    p.interned_data = in;
   if (!in->n_debug_annotation_names) in->debug_annotation_names = NULL;
   emit(w, &p);
   pending_clear(w);

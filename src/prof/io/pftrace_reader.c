@@ -131,7 +131,8 @@ static int take_interned(pft_reader *r, const pft_interned *in) {
   for (size_t i = 0; i < in->n_debug_annotation_names; i++)
     if (in->debug_annotation_names[i]->name)
       err |= intern_put(r, KIND_ARG, in->debug_annotation_names[i]->iid,
-                        in->debug_annotation_names[i]->name, strlen(in->debug_annotation_names[i]->name));
+                        in->debug_annotation_names[i]->name,
+                        strlen(in->debug_annotation_names[i]->name));
   for (size_t i = 0; i < in->n_debug_annotation_string_values; i++)
     err |= intern_put(r, KIND_STR, in->debug_annotation_string_values[i]->iid,
                       (const char *)in->debug_annotation_string_values[i]->str.data,
@@ -164,13 +165,17 @@ static int process_rows(pft_reader *r, const Attnprof__Pftrace__ProcessDescripto
   rd_str_set(&e->ph, (const unsigned char *)KINETO_PH_METADATA, 1, r->m.stats);
   e->pid = pd->pid, e->has |= RD_HAS_PID;
   if (pd->process_name) {
-    rd_str_set(&e->name, (const unsigned char *)KINETO_META_PROCESS_NAME, strlen(KINETO_META_PROCESS_NAME), r->m.stats);
-    rd_str_set(&e->meta_name, (const unsigned char *)pd->process_name, strlen(pd->process_name), r->m.stats);
+    rd_str_set(&e->name, (const unsigned char *)KINETO_META_PROCESS_NAME,
+               strlen(KINETO_META_PROCESS_NAME), r->m.stats);
+    rd_str_set(&e->meta_name, (const unsigned char *)pd->process_name, strlen(pd->process_name),
+               r->m.stats);
     if (rd_finish_event(&r->m)) return -1;
   }
   for (size_t i = 0; i < pd->n_process_labels; i++) {
-    rd_str_set(&e->name, (const unsigned char *)KINETO_META_PROCESS_LABELS, strlen(KINETO_META_PROCESS_LABELS), r->m.stats);
-    rd_str_set(&e->labels, (const unsigned char *)pd->process_labels[i], strlen(pd->process_labels[i]), r->m.stats);
+    rd_str_set(&e->name, (const unsigned char *)KINETO_META_PROCESS_LABELS,
+               strlen(KINETO_META_PROCESS_LABELS), r->m.stats);
+    rd_str_set(&e->labels, (const unsigned char *)pd->process_labels[i],
+               strlen(pd->process_labels[i]), r->m.stats);
     if (rd_finish_event(&r->m)) return -1;
   }
   return 0;
@@ -189,7 +194,9 @@ static int take_descriptor(pft_reader *r, const Attnprof__Pftrace__TrackDescript
 /* ---- slices -> events ---------------------------------------------------------- */
 
 static void take_annotation(pft_reader *r, const pft_annot *d) {
-  const char *key = d->name ? d->name : d->has_name_iid ? intern_get(r, KIND_ARG, d->name_iid) : NULL;
+  const char *key = d->name           ? d->name
+                    : d->has_name_iid ? intern_get(r, KIND_ARG, d->name_iid)
+                                      : NULL;
   if (!key || !rd_arg_is_read(key)) return; /* derived figures: the reader recomputes them */
   char text[64];
   int n = -1;
@@ -197,7 +204,7 @@ static void take_annotation(pft_reader *r, const pft_annot *d) {
   else if (d->has_uint_value) n = snprintf(text, sizeof text, "%" PRIu64, d->uint_value);
   else if (d->has_double_value) n = snprintf(text, sizeof text, "%.17g", d->double_value);
   if (n > 0) return rd_take_arg_number(&r->m, key, text, (size_t)n);
-  const char *s = d->string_value ? d->string_value
+  const char *s = d->string_value           ? d->string_value
                   : d->has_string_value_iid ? intern_get(r, KIND_STR, d->string_value_iid)
                                             : NULL;
   if (s) return rd_take_arg_string(&r->m, key, s, strlen(s));
@@ -219,17 +226,21 @@ static int finish_slice(pft_reader *r, const track *t, const pft_packet *b, uint
   rd_event *e = &r->m.ev;
   rd_event_reset(e);
   rd_str_set(&e->ph, (const unsigned char *)KINETO_PH_COMPLETE, 1, r->m.stats);
-  set_str(r, &e->name, te->name ? te->name : te->has_name_iid ? intern_get(r, KIND_NAME, te->name_iid) : "");
-  set_str(r, &e->cat, te->n_categories ? te->categories[0]
-                      : te->n_category_iids ? intern_get(r, KIND_CAT, te->category_iids[0]) : NULL);
+  set_str(r, &e->name,
+          te->name           ? te->name
+          : te->has_name_iid ? intern_get(r, KIND_NAME, te->name_iid)
+                             : "");
+  set_str(r, &e->cat,
+          te->n_categories      ? te->categories[0]
+          : te->n_category_iids ? intern_get(r, KIND_CAT, te->category_iids[0])
+                                : NULL);
   e->pid = t->pid, e->tid = t->tid, e->has |= RD_HAS_PID | RD_HAS_TID;
   int64_t ts = (int64_t)(b->timestamp - (uint64_t)r->m.base_ns);
   if (b->timestamp <= (uint64_t)INT64_MAX && ts > -RD_TIME_LIMIT_NS && ts < RD_TIME_LIMIT_NS)
     e->ts_ns = ts, e->has |= RD_HAS_TS;
   if (end >= b->timestamp && end - b->timestamp < (uint64_t)RD_TIME_LIMIT_NS)
     e->dur_ns = (int64_t)(end - b->timestamp), e->has |= RD_HAS_DUR;
-  else
-    r->m.stats->bad_values++;
+  else r->m.stats->bad_values++;
   for (size_t i = 0; i < te->n_debug_annotations; i++) take_annotation(r, te->debug_annotations[i]);
   r->m.stats->flows += (int64_t)(te->n_flow_ids + te->n_terminating_flow_ids);
   return rd_finish_event(&r->m);
@@ -245,7 +256,8 @@ static int take_event(pft_reader *r, pft_packet *p, int *kept) {
   track *t = track_get(r, te->track_uuid, 0);
   r->saw_event = 1;
   if (!t || !p->has_timestamp) {
-    if (te->type == ATTNPROF__PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) r->m.stats->missing_time++;
+    if (te->type == ATTNPROF__PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN)
+      r->m.stats->missing_time++;
     return 0;
   }
   if (te->type == ATTNPROF__PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
@@ -273,11 +285,14 @@ static int take_event(pft_reader *r, pft_packet *p, int *kept) {
 /* ---- packets -------------------------------------------------------------------- */
 
 static int bad(pft_reader *r, const char *why) {
-  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "%s: not a readable Perfetto trace: %s (packet at byte %llu)",
-                   r->what, why, (unsigned long long)r->offset);
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                   "%s: not a readable Perfetto trace: %s (packet at byte %llu)", r->what, why,
+                   (unsigned long long)r->offset);
 }
 
-static int oom(pft_reader *r) { return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for the events", r->what); }
+static int oom(pft_reader *r) {
+  return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "%s: no memory for the events", r->what);
+}
 
 static int take_metadata(pft_reader *r, const Attnprof__Pftrace__ChromeEventBundle *b) {
   for (size_t i = 0; i < b->n_metadata; i++) {
@@ -286,7 +301,8 @@ static int take_metadata(pft_reader *r, const Attnprof__Pftrace__ChromeEventBund
     if (!strcmp(md->name, PFT_META_END)) r->saw_end = 1;
     if (strcmp(md->name, PFT_META_HEADER) || !md->json_value) continue;
     r->ours = 1;
-    attn_status st = prof_read_chrome_trace_header(&r->m, md->json_value, strlen(md->json_value), r->what);
+    attn_status st =
+        prof_read_chrome_trace_header(&r->m, md->json_value, strlen(md->json_value), r->what);
     if (st) return st;
   }
   return 0;
@@ -319,8 +335,9 @@ static int take_compressed(pft_reader *r, const ProtobufCBinaryData *z, int dept
   }
   inflateEnd(&s);
   int st = rc == Z_STREAM_END ? take_packets(r, out, out_len, depth + 1)
-           : out_len == PFT_MAX_BATCH ? bad(r, "a compressed batch inflates past 64 MiB")
-                                      : bad(r, "compressed packets that do not inflate (cut or corrupt)");
+           : out_len == PFT_MAX_BATCH
+               ? bad(r, "a compressed batch inflates past 64 MiB")
+               : bad(r, "compressed packets that do not inflate (cut or corrupt)");
   free(out);
   return st;
 }
@@ -369,7 +386,8 @@ static int read_all(pft_reader *r, byte_src *s) {
       break;
     }
     if ((key & 7) != 2 || len > PFT_MAX_BATCH) {
-      st = bad(r, (key & 7) != 2 ? "a top-level field that is not a packet" : "a packet over 64 MiB");
+      st = bad(r,
+               (key & 7) != 2 ? "a top-level field that is not a packet" : "a packet over 64 MiB");
       break;
     }
     if (len > cap) {
@@ -427,7 +445,8 @@ static void reader_free(pft_reader *r) {
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) rd_str_free(strs[i]);
 }
 
-static attn_status read_src(byte_src *s, const char *what, prof_trace **out, prof_read_stats *stats) {
+static attn_status read_src(byte_src *s, const char *what, prof_trace **out,
+                            prof_read_stats *stats) {
   prof_read_stats local;
   pft_reader r;
   memset(&r, 0, sizeof r);
@@ -459,7 +478,8 @@ attn_status pft_read_file(FILE *f, const unsigned char *head, size_t n_head, con
   return read_src(&s, what, out, stats);
 }
 
-attn_status pft_read_buffer(const void *data, size_t len, prof_trace **out, prof_read_stats *stats) {
+attn_status pft_read_buffer(const void *data, size_t len, prof_trace **out,
+                            prof_read_stats *stats) {
   byte_src s = {NULL, data, len, 0, 0};
   return read_src(&s, "buffer", out, stats);
 }

@@ -56,7 +56,8 @@ static open_slice heap_pop(open_slice *h, size_t *n) {
 
 static void close_until(pft_writer *w, const prof_trace *t, open_slice *h, size_t *n, int64_t at,
                         int all) {
-  while (*n && (all || h[0].end <= at)) pft_write_end(w, prof_trace_at(t, (size_t)heap_pop(h, n).idx));
+  while (*n && (all || h[0].end <= at))
+    pft_write_end(w, prof_trace_at(t, (size_t)heap_pop(h, n).idx));
 }
 
 static void write_events(pft_writer *w, const prof_trace *t, const span *order, size_t n,
@@ -84,11 +85,13 @@ int pft_write_trace_to(const prof_trace *t, FILE *f, int compress) {
   open_slice *heap = malloc((n ? n : 1) * sizeof *heap);
   pft_writer w;
   int err = pft_writer_init(&w, f, compress);
-  if (!err && (!order || !launch || !launches || !heap || prof_link_launches(t, n, launch))) err = ENOMEM;
+  if (!err && (!order || !launch || !launches || !heap || prof_link_launches(t, n, launch)))
+    err = ENOMEM;
   if (!err) {
     for (size_t i = 0; i < n; i++) {
       const prof_event *e = prof_trace_at(t, i);
-      order[i] = (span){e->start_ns, e->start_ns + e->dur_ns, e->cat != PROF_CAT_USER_ANNOTATION, (int64_t)i};
+      order[i] = (span){e->start_ns, e->start_ns + e->dur_ns, e->cat != PROF_CAT_USER_ANNOTATION,
+                        (int64_t)i};
       if (launch[i] >= 0) launches[launch[i]] = 1;
     }
     if (n > 1) qsort(order, n, sizeof *order, cmp_span);

@@ -31,23 +31,29 @@ static void occupancy_args(trace_args_sink *s, const prof_footprint *fp, const p
 
 void trace_args_footprint(const prof_footprint *fp, const prof_device *d, trace_args_sink *s) {
   s->i64(s, KINETO_ARG_REGISTERS, fp->registers_per_thread);
-  s->i64(s, KINETO_ARG_SHARED_MEMORY, (int64_t)fp->static_shared_memory + fp->dynamic_shared_memory);
+  s->i64(s, KINETO_ARG_SHARED_MEMORY,
+         (int64_t)fp->static_shared_memory + fp->dynamic_shared_memory);
   if (d && d->num_sms > 0) { /* Kineto's meaning: work per SM, not blocks resident */
     double blocks = (double)fp->grid[0] * fp->grid[1] * fp->grid[2] / d->num_sms;
     int warp = d->warp_size > 0 ? d->warp_size : 32;
     s->num(s, KINETO_ARG_BLOCKS_PER_SM, blocks);
-    s->num(s, KINETO_ARG_WARPS_PER_SM, blocks * ((double)fp->block[0] * fp->block[1] * fp->block[2] / warp));
+    s->num(s, KINETO_ARG_WARPS_PER_SM,
+           blocks * ((double)fp->block[0] * fp->block[1] * fp->block[2] / warp));
   }
   s->dim3(s, KINETO_ARG_GRID, fp->grid);
   s->dim3(s, KINETO_ARG_BLOCK, fp->block);
-  if (fp->cluster[0] || fp->cluster[1] || fp->cluster[2]) s->dim3(s, ATTNPROF_ARG_CLUSTER, fp->cluster);
+  if (fp->cluster[0] || fp->cluster[1] || fp->cluster[2])
+    s->dim3(s, ATTNPROF_ARG_CLUSTER, fp->cluster);
   s->i64(s, ATTNPROF_ARG_STATIC_SHARED, fp->static_shared_memory);
   s->i64(s, ATTNPROF_ARG_DYNAMIC_SHARED, fp->dynamic_shared_memory);
   if (fp->occupancy_pct_in_file >= 0) s->num(s, KINETO_ARG_OCCUPANCY, fp->occupancy_pct_in_file);
-  if (fp->shared_memory_executed > 0) s->i64(s, ATTNPROF_ARG_SMEM_EXECUTED, fp->shared_memory_executed);
+  if (fp->shared_memory_executed > 0)
+    s->i64(s, ATTNPROF_ARG_SMEM_EXECUTED, fp->shared_memory_executed);
   if (fp->shared_memory_limit_optin) s->i64(s, ATTNPROF_ARG_SMEM_OPTIN, 1);
-  if (fp->max_active_clusters > 0) s->i64(s, ATTNPROF_ARG_MAX_ACTIVE_CLUSTERS, fp->max_active_clusters);
-  if (fp->graph_id) s->i64(s, ATTNPROF_ARG_GRAPH_ID, (int64_t)fp->graph_id); /* replayed by a CUDA graph */
+  if (fp->max_active_clusters > 0)
+    s->i64(s, ATTNPROF_ARG_MAX_ACTIVE_CLUSTERS, fp->max_active_clusters);
+  if (fp->graph_id)
+    s->i64(s, ATTNPROF_ARG_GRAPH_ID, (int64_t)fp->graph_id); /* replayed by a CUDA graph */
   if (d) occupancy_args(s, fp, d);
 }
 
@@ -67,7 +73,8 @@ static void gpu_args(const prof_event *e, trace_args_sink *s) {
 
 static void transfer_args(const prof_event *e, trace_args_sink *s) {
   s->i64(s, KINETO_ARG_BYTES, e->bytes);
-  if (e->dur_ns > 0) s->num(s, KINETO_ARG_BANDWIDTH, (double)e->bytes / (double)e->dur_ns); /* GB/s */
+  if (e->dur_ns > 0)
+    s->num(s, KINETO_ARG_BANDWIDTH, (double)e->bytes / (double)e->dur_ns); /* GB/s */
 }
 
 /* A backend's roofline point: per-forward figures and the roofs, where known. */
@@ -83,21 +90,30 @@ static void roof_args(const prof_event *e, trace_args_sink *s) {
 void trace_args_emit(const prof_trace *t, const prof_event *e, trace_args_sink *s) {
   if (e->external_id) s->i64(s, KINETO_ARG_EXTERNAL_ID, e->external_id);
   switch (e->cat) {
-  case PROF_CAT_CPU_OP:
-    s->str(s, ATTNPROF_ARG_OP_KIND, prof_kind_name(e->kind));
-    s->num(s, ATTNPROF_ARG_FLOPS, e->flops);
-    s->i64(s, KINETO_ARG_BYTES, e->bytes);
-    break;
-  case PROF_CAT_CUDA_RUNTIME:
-  case PROF_CAT_CUDA_DRIVER:
-    if (e->cbid >= 0) s->i64(s, KINETO_ARG_CBID, e->cbid);
-    s->i64(s, KINETO_ARG_CORRELATION, e->correlation);
-    break;
-  case PROF_CAT_KERNEL: gpu_args(e, s), kernel_args(t, e, s); break;
-  case PROF_CAT_GPU_MEMCPY:
-  case PROF_CAT_GPU_MEMSET: gpu_args(e, s), transfer_args(e, s); break;
-  case PROF_CAT_CUDA_SYNC: gpu_args(e, s); break;
-  case PROF_CAT_USER_ANNOTATION: roof_args(e, s); break;
-  default: break;
+    case PROF_CAT_CPU_OP:
+      s->str(s, ATTNPROF_ARG_OP_KIND, prof_kind_name(e->kind));
+      s->num(s, ATTNPROF_ARG_FLOPS, e->flops);
+      s->i64(s, KINETO_ARG_BYTES, e->bytes);
+      break;
+    case PROF_CAT_CUDA_RUNTIME:
+    case PROF_CAT_CUDA_DRIVER:
+      if (e->cbid >= 0) s->i64(s, KINETO_ARG_CBID, e->cbid);
+      s->i64(s, KINETO_ARG_CORRELATION, e->correlation);
+      break;
+    case PROF_CAT_KERNEL:
+      gpu_args(e, s), kernel_args(t, e, s);
+      break;
+    case PROF_CAT_GPU_MEMCPY:
+    case PROF_CAT_GPU_MEMSET:
+      gpu_args(e, s), transfer_args(e, s);
+      break;
+    case PROF_CAT_CUDA_SYNC:
+      gpu_args(e, s);
+      break;
+    case PROF_CAT_USER_ANNOTATION:
+      roof_args(e, s);
+      break;
+    default:
+      break;
   }
 }

@@ -16,7 +16,8 @@ struct trace_args_sink {
   void (*str)(trace_args_sink *s, const char *key, const char *v);
   void (*dim3)(trace_args_sink *s, const char *key, const int32_t v[3]);
   /* Kineto main's "occupancy": {activeBlocksPerMultiprocessor, limitingFactors}. */
-  void (*occupancy)(trace_args_sink *s, const char *key, double active_blocks, const char *limiting);
+  void (*occupancy)(trace_args_sink *s, const char *key, double active_blocks,
+                    const char *limiting);
   /* Optional: takes a kernel's footprint args whole (the JSON writer keeps
    * their text per footprint and device); it calls trace_args_footprint for
    * what it has not seen. NULL: they come through the calls above. */

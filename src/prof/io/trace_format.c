@@ -23,8 +23,8 @@ const char *prof_trace_format_name(prof_trace_format f) {
 attn_status prof_trace_format_from_name(const char *name, prof_trace_format *out) {
   for (int i = PROF_FORMAT_JSON; name && i <= PROF_FORMAT_PFTRACE; i++)
     if (!strcmp(name, format_names[i])) return *out = (prof_trace_format)i, ATTN_STATUS_OK;
-  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "unknown trace format '%s' (json, json.gz or pftrace)",
-                   name ? name : "(null)");
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                   "unknown trace format '%s' (json, json.gz or pftrace)", name ? name : "(null)");
 }
 
 static int ends_with(const char *s, const char *tail) {
@@ -104,7 +104,8 @@ attn_status prof_write_trace(const prof_trace *t, const char *path, const prof_w
   if (f == PROF_FORMAT_AUTO) f = prof_trace_format_for_path(path);
   if (f == PROF_FORMAT_JSON) return prof_write_chrome_trace(t, path);
   if (f != PROF_FORMAT_JSON_GZ && f != PROF_FORMAT_PFTRACE)
-    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "unknown trace format %d (json, json.gz, pftrace)", (int)f);
+    return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                     "unknown trace format %d (json, json.gz, pftrace)", (int)f);
   size_t n = strlen(path);
   char *tmp = malloc(n + 5);
   if (!tmp) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory");

@@ -11,8 +11,8 @@ typedef struct prof_strpool_block prof_strpool_block;
 enum { PROF_STRPOOL_RECENT = 8 };
 
 typedef struct {
-  const char **slots;  /* open addressing; NULL = empty */
-  size_t cap, used;    /* cap is a power of two */
+  const char **slots;         /* open addressing; NULL = empty */
+  size_t cap, used;           /* cap is a power of two */
   prof_strpool_block *blocks; /* the text lives here; never moves */
   /* The texts last interned, by the caller's pointer: a collector passes the
    * same few name pointers millions of times, and comparing is cheaper than

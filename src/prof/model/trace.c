@@ -64,8 +64,10 @@ const char *prof_kind_name(prof_kind k) {
 attn_status prof_kind_from_name(const char *name, prof_kind *out) {
   for (int k = 0; name && k < PROF_KIND_COUNT; k++)
     if (!strcmp(kind_names[k], name)) return *out = (prof_kind)k, ATTN_STATUS_OK;
-  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "op kind '%s': accepted are kernel, memcpy, memset, "
-                   "gemm, elementwise, copy, softmax, cast, fused, comm, other", name ? name : "(null)");
+  return attn_fail(ATTN_STATUS_INVALID_ARGUMENT,
+                   "op kind '%s': accepted are kernel, memcpy, memset, "
+                   "gemm, elementwise, copy, softmax, cast, fused, comm, other",
+                   name ? name : "(null)");
 }
 
 prof_event prof_event_init(prof_cat cat, const char *name) {
@@ -146,7 +148,8 @@ static int64_t append(prof_trace *t, const prof_event *ev, int intern) {
 
 attn_status prof_trace_append(prof_trace *t, const prof_event *ev, int64_t *index) {
   int64_t i = append(t, ev, 1);
-  if (i < 0) return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for an event (counted as dropped)");
+  if (i < 0)
+    return attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no memory for an event (counted as dropped)");
   if (index) *index = i;
   return ATTN_STATUS_OK;
 }

@@ -47,12 +47,18 @@ static int utf8_seq(const unsigned char *s) {
 
 static const char *html_escape(unsigned char c) {
   switch (c) {
-  case '&': return "&amp;";
-  case '<': return "&lt;";
-  case '>': return "&gt;";
-  case '"': return "&quot;";
-  case '\'': return "&#39;";
-  default: return c < 0x20 || c == 0x7F ? "\xEF\xBF\xBD" : NULL;
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '"':
+      return "&quot;";
+    case '\'':
+      return "&#39;";
+    default:
+      return c < 0x20 || c == 0x7F ? "\xEF\xBF\xBD" : NULL;
   }
 }
 
@@ -85,12 +91,18 @@ static const char *json_escape(const unsigned char *s, int n, char buf[8]) {
     return s[2] == 0xA8 ? "\\u2028" : "\\u2029";
   if (n != 1) return NULL;
   switch (*s) {
-  case '"': return "\\\"";
-  case '\\': return "\\\\";
-  case '<': return "\\u003c";
-  case '>': return "\\u003e";
-  case '&': return "\\u0026";
-  default: break;
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '<':
+      return "\\u003c";
+    case '>':
+      return "\\u003e";
+    case '&':
+      return "\\u0026";
+    default:
+      break;
   }
   if (*s < 0x20 || *s == 0x7F) {
     snprintf(buf, 8, "\\u%04x", *s);

@@ -14,9 +14,12 @@ typedef struct {
 static double value_of(const chart *c, const prof_range_summary *r) {
   if (!r) return 0;
   switch (c->metric[0]) {
-  case 'd': return r->gpu ? r->device_us_per_call : 0; /* CPU ops are not device time */
-  case 'h': return r->host_us_per_call;
-  default: return r->per_call_total;
+    case 'd':
+      return r->gpu ? r->device_us_per_call : 0; /* CPU ops are not device time */
+    case 'h':
+      return r->host_us_per_call;
+    default:
+      return r->per_call_total;
   }
 }
 
@@ -34,15 +37,18 @@ static void label(html_out *o, const report_trace *tr, int y) {
 /* One segment: a rect with its tooltip. */
 static void segment(html_out *o, const char *cls, double x, double w, int y, const char *what,
                     double v, const char *unit) {
-  html_fmt(o, "<rect class=\"%s\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"16\"><title>%s: %g %s"
-              "</title></rect>", cls, x, y + 3, w, what, v, unit);
+  html_fmt(o,
+           "<rect class=\"%s\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"16\"><title>%s: %g %s"
+           "</title></rect>",
+           cls, x, y + 3, w, what, v, unit);
 }
 
 /* GPU events stacked by kind; a CPU range is one bar of its ops. */
 static void ops_bar(html_out *o, const prof_range_summary *r, double scale, int y) {
   if (!r) return;
   if (!r->gpu) {
-    segment(o, "bar k-cpu", LABEL_W, r->per_call_total * scale, y, "CPU ops", r->per_call_total, "per call");
+    segment(o, "bar k-cpu", LABEL_W, r->per_call_total * scale, y, "CPU ops", r->per_call_total,
+            "per call");
     return;
   }
   double x = LABEL_W;
@@ -63,9 +69,11 @@ static void one_chart(html_out *o, const chart *c, const report_trace *tr, size_
   }
   double scale = max > 0 ? PLOT_W / max : 0;
   int h = TOP + (int)n * ROW_H + 6;
-  html_fmt(o, "<svg class=\"bars\" data-metric=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
-              "<text x=\"4\" y=\"15\" font-weight=\"bold\">%s</text>\n",
-           c->metric, LABEL_W + PLOT_W + VALUE_W, h, LABEL_W + PLOT_W + VALUE_W, h, c->title);
+  html_fmt(
+      o,
+      "<svg class=\"bars\" data-metric=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
+      "<text x=\"4\" y=\"15\" font-weight=\"bold\">%s</text>\n",
+      c->metric, LABEL_W + PLOT_W + VALUE_W, h, LABEL_W + PLOT_W + VALUE_W, h, c->title);
   for (size_t i = 0; i < n; i++) {
     int y = TOP + (int)i * ROW_H;
     double v = value_of(c, tr[i].focus);
@@ -74,7 +82,11 @@ static void one_chart(html_out *o, const chart *c, const report_trace *tr, size_
     else segment(o, "bar", LABEL_W, v * scale, y, c->title, v, c->unit);
     /* 4 significant digits, but whole numbers from 1000 up (no 9.19e+04) */
     html_fmt(o, "<text x=\"%.2f\" y=\"%d\">%.*f %s</text>\n", LABEL_W + v * scale + 4, y + 15,
-             v >= 1000 || v == (long long)v ? 0 : v >= 100 ? 1 : v >= 10 ? 2 : 3, v, c->unit);
+             v >= 1000 || v == (long long)v ? 0
+             : v >= 100                     ? 1
+             : v >= 10                      ? 2
+                                            : 3,
+             v, c->unit);
   }
   html_raw(o, "</svg>\n");
 }

@@ -102,13 +102,16 @@ static void histogram(html_out *o, const call *c, int64_t n, size_t idx) {
     double h = 100.0 * (double)count[b] / (double)most;
     if (slowest_in[b] >= 0)
       html_fmt(o, "<a href=\"#call-%zu-%lld\">", idx, (long long)slowest_in[b] + 1);
-    html_fmt(o, "<rect class=\"bar\" x=\"%d\" y=\"%.1f\" width=\"28\" height=\"%.1f\"><title>%.1f-%.1f us: %lld calls%s</title></rect>",
+    html_fmt(o,
+             "<rect class=\"bar\" x=\"%d\" y=\"%.1f\" width=\"28\" "
+             "height=\"%.1f\"><title>%.1f-%.1f us: %lld calls%s</title></rect>",
              10 + 30 * b, 105 - h, h, lo + b * width, lo + (b + 1) * width, (long long)count[b],
              slowest_in[b] >= 0 ? " (click: the slowest's timeline)" : "");
     if (slowest_in[b] >= 0) html_raw(o, "</a>");
   }
-  html_fmt(o, "<text x=\"10\" y=\"122\">%.1f us</text><text x=\"560\" y=\"122\">%.1f us</text></svg>\n",
-           lo, hi);
+  html_fmt(
+      o, "<text x=\"10\" y=\"122\">%.1f us</text><text x=\"560\" y=\"122\">%.1f us</text></svg>\n",
+      lo, hi);
 }
 
 /* The slowest calls' table: a row per call, its first cell the link to its
@@ -119,8 +122,9 @@ static void slowest_table(html_out *o, const report_trace *tr, const call *c, in
   for (size_t i = 0; i < prof_trace_count(tr->t); i++)
     if (prof_trace_at(tr->t, i)->start_ns < t0) t0 = prof_trace_at(tr->t, i)->start_ns;
   int ranks = tr->n_pids > 1;
-  html_fmt(o, "<table class=\"slowest\"><tr><th>slowest calls (click: timeline)</th>%s<th>start "
-              "(us into the trace)</th><th>device us</th><th>host us</th></tr>\n",
+  html_fmt(o,
+           "<table class=\"slowest\"><tr><th>slowest calls (click: timeline)</th>%s<th>start "
+           "(us into the trace)</th><th>device us</th><th>host us</th></tr>\n",
            ranks ? "<th>process</th>" : "");
   for (int64_t i = 0; i < n && i < SLOWEST; i++) {
     html_fmt(o, "<tr><td class=\"n\"><a href=\"#call-%zu-%lld\">#%lld</a></td>", idx,
@@ -137,8 +141,9 @@ static void slowest_table(html_out *o, const report_trace *tr, const call *c, in
 static void slowest_timelines(html_out *o, const report_trace *tr, const call *c, int64_t n,
                               size_t idx) {
   int64_t k = n < SLOWEST ? n : SLOWEST;
-  html_fmt(o, "<p class=\"note\">The page holds the timelines of the %lld slowest of %lld calls "
-              "only (click a row above, or a bar holding one).</p>\n",
+  html_fmt(o,
+           "<p class=\"note\">The page holds the timelines of the %lld slowest of %lld calls "
+           "only (click a row above, or a bar holding one).</p>\n",
            (long long)k, (long long)n);
   for (int64_t i = 0; i < k; i++) {
     char title[64];
@@ -165,8 +170,9 @@ void report_distribution(html_out *o, const report_trace *tr, size_t idx) {
     html_num(o, pct_us(c, n, 0.90));
     html_raw(o, "\" data-p99-us=\"");
     html_num(o, pct_us(c, n, 0.99));
-    html_fmt(o, "\"><p class=\"note\">%lld calls: p50 %.1f us, p90 %.1f us, p99 %.1f us "
-                "(nearest rank), min %.1f, max %.1f</p>\n",
+    html_fmt(o,
+             "\"><p class=\"note\">%lld calls: p50 %.1f us, p90 %.1f us, p99 %.1f us "
+             "(nearest rank), min %.1f, max %.1f</p>\n",
              (long long)n, pct_us(c, n, 0.5), pct_us(c, n, 0.9), pct_us(c, n, 0.99),
              (double)c[n - 1].device_ns / 1e3, (double)c[0].device_ns / 1e3);
     histogram(o, c, n, idx);

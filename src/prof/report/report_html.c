@@ -50,10 +50,8 @@ static const char css[] =
 
 /* A number cell: prec digits after the point, or prec < 0: 3 significant. */
 static void td_num(html_out *o, int prec, double v) {
-  if (prec < 0)
-    html_fmt(o, "<td>%.3g</td>", v);
-  else
-    html_fmt(o, "<td>%.*f</td>", prec, v);
+  if (prec < 0) html_fmt(o, "<td>%.3g</td>", v);
+  else html_fmt(o, "<td>%.*f</td>", prec, v);
 }
 
 static void td_name(html_out *o, const char *s) {
@@ -65,10 +63,8 @@ static void td_name(html_out *o, const char *s) {
 }
 
 static void td_pct(html_out *o, double v) {
-  if (v < 0)
-    html_raw(o, "<td>-</td>");
-  else
-    html_fmt(o, "<td>%.1f%%</td>", v);
+  if (v < 0) html_raw(o, "<td>-</td>");
+  else html_fmt(o, "<td>%.1f%%</td>", v);
 }
 
 static void range_cells(html_out *o, const prof_range_summary *r) {
@@ -77,10 +73,8 @@ static void range_cells(html_out *o, const prof_range_summary *r) {
   for (int k = PROF_KIND_KERNEL; k <= PROF_KIND_MEMSET; k++) td_num(o, -1, r->per_call_kind[k]);
   /* A range without GPU events has no device time (its ops are CPU
    * ops): "-" here, as key averages' 0 device time says. */
-  if (r->gpu)
-    td_num(o, 1, r->device_us_per_call);
-  else
-    html_raw(o, "<td>-</td>");
+  if (r->gpu) td_num(o, 1, r->device_us_per_call);
+  else html_raw(o, "<td>-</td>");
   td_num(o, 1, r->host_us_per_call);
   html_raw(o, "<td class=\"n\">");
   for (int j = 0; j < r->n_launch_apis; j++) {
@@ -106,8 +100,9 @@ static void rank_rows(html_out *o, const report_trace *tr, const char *name) {
 
 static void ranges_table(html_out *o, const report_trace *tr) {
   if (tr->pid_ranges)
-    html_fmt(o, "<p class=\"note\">%lld processes (ranks) in this trace: each range has a row "
-                "per process under it, and the timelines a lane group per process.</p>\n",
+    html_fmt(o,
+             "<p class=\"note\">%lld processes (ranks) in this trace: each range has a row "
+             "per process under it, and the timelines a lane group per process.</p>\n",
              (long long)tr->n_pids);
   html_raw(o, "<h3>Per range (per call)</h3><table class=\"ranges\"><tr><th>range</th><th>calls"
               "</th><th>ops</th><th>kernel</th><th>memcpy</th><th>memset</th><th>device us</th>"
@@ -189,10 +184,8 @@ static void data_range(html_out *o, const prof_range_summary *r) {
   html_raw(o, ", \"memset\": ");
   html_num(o, r->per_call_kind[PROF_KIND_MEMSET]);
   html_raw(o, ", \"device_us\": ");
-  if (r->gpu)
-    html_num(o, r->device_us_per_call);
-  else
-    html_raw(o, "null");
+  if (r->gpu) html_num(o, r->device_us_per_call);
+  else html_raw(o, "null");
   html_raw(o, ", \"host_us\": ");
   html_num(o, r->host_us_per_call);
   html_raw(o, "}");
@@ -312,8 +305,10 @@ static int prepare(report_trace *tr, const prof_report_input *in, const char *ra
   tr->t = in->t;
   if (prof_summarize_ranges(in->t, &tr->ranges, &tr->n_ranges)) return -1;
   tr->focus = focus_of(tr, range);
-  if (prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels, &tr->n_kernels) ||
-      prof_key_averages(in->t, &tr->keys, &tr->n_keys) || prof_trace_pids(in->t, &tr->pids, &tr->n_pids))
+  if (prof_summarize_kernels(in->t, tr->focus ? tr->focus->name : NULL, &tr->kernels,
+                             &tr->n_kernels) ||
+      prof_key_averages(in->t, &tr->keys, &tr->n_keys) ||
+      prof_trace_pids(in->t, &tr->pids, &tr->n_pids))
     return -1;
   if (tr->n_pids < 2) return 0;
   tr->pid_ranges = calloc((size_t)tr->n_pids, sizeof *tr->pid_ranges);

@@ -39,7 +39,8 @@ static size_t collect(const report_trace *tr, size_t n, roof_point *pts, double 
       const prof_event *e = prof_trace_at(tr[i].t, j);
       if (!point_of(e, &pts[np])) continue;
       pts[np++].label = tr[i].label;
-      if (!(*bw > 0) && e->roof.copy_gbps > 0 && isfinite(e->roof.copy_gbps)) *bw = e->roof.copy_gbps;
+      if (!(*bw > 0) && e->roof.copy_gbps > 0 && isfinite(e->roof.copy_gbps))
+        *bw = e->roof.copy_gbps;
       if (!(*peak > 0) && e->roof.peak_tflops > 0 && isfinite(e->roof.peak_tflops))
         *peak = e->roof.peak_tflops;
     }
@@ -70,34 +71,43 @@ static double py(const axes *a, double y) {
 
 static void grid(html_out *o, const axes *a) {
   for (double d = a->x0; d <= a->x1; d++)
-    html_fmt(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text x=\"%.1f\" "
-                "y=\"%d\" text-anchor=\"middle\">1e%g</text>",
-             px(a, pow(10, d)), TOP, px(a, pow(10, d)), H - BOTTOM, px(a, pow(10, d)), H - BOTTOM + 14, d);
+    html_fmt(o,
+             "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text x=\"%.1f\" "
+             "y=\"%d\" text-anchor=\"middle\">1e%g</text>",
+             px(a, pow(10, d)), TOP, px(a, pow(10, d)), H - BOTTOM, px(a, pow(10, d)),
+             H - BOTTOM + 14, d);
   for (double d = a->y0; d <= a->y1; d++)
-    html_fmt(o, "<line class=\"axis\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/><text x=\"%d\" "
-                "y=\"%.1f\" text-anchor=\"end\">1e%g</text>",
-             LEFT, py(a, pow(10, d)), W - RIGHT, py(a, pow(10, d)), LEFT - 4, py(a, pow(10, d)) + 4, d);
-  html_fmt(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">flop per byte moved</text>"
-              "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">"
-              "TFLOP/s</text>", (LEFT + W - RIGHT) / 2, H - 8, (TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
+    html_fmt(o,
+             "<line class=\"axis\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/><text x=\"%d\" "
+             "y=\"%.1f\" text-anchor=\"end\">1e%g</text>",
+             LEFT, py(a, pow(10, d)), W - RIGHT, py(a, pow(10, d)), LEFT - 4, py(a, pow(10, d)) + 4,
+             d);
+  html_fmt(o,
+           "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">flop per byte moved</text>"
+           "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">"
+           "TFLOP/s</text>",
+           (LEFT + W - RIGHT) / 2, H - 8, (TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
 }
 
 /* The memory roof up to the ridge (or the axis' end), then the flat peak. */
 static void roofs(html_out *o, const axes *a, double bw, double peak) {
-  double xl = pow(10, a->x0), xh = pow(10, a->x1), ridge = peak > 0 && bw > 0 ? peak * 1e3 / bw : xh;
+  double xl = pow(10, a->x0), xh = pow(10, a->x1),
+         ridge = peak > 0 && bw > 0 ? peak * 1e3 / bw : xh;
   if (bw > 0) {
     /* without a peak the slanted roof stops at the plot's top */
     double xe = fmin(fmin(ridge, xh), pow(10, a->y1) * 1e3 / bw), ys = bw * xl / 1e3, xs = xl;
     if (ys < pow(10, a->y0)) xs = pow(10, a->y0) * 1e3 / bw, ys = pow(10, a->y0);
-    html_fmt(o, "<line class=\"roof roof-memory\" data-gbps=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" "
-                "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d9534f\" stroke-width=\"2\"><title>copy roof "
-                "%.1f GB/s</title></line>",
+    html_fmt(o,
+             "<line class=\"roof roof-memory\" data-gbps=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" "
+             "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d9534f\" stroke-width=\"2\"><title>copy roof "
+             "%.1f GB/s</title></line>",
              bw, px(a, xs), py(a, ys), px(a, xe), py(a, bw * xe / 1e3), bw);
   }
   if (peak > 0)
-    html_fmt(o, "<line class=\"roof roof-compute\" data-tflops=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" "
-                "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#3aa55d\" stroke-width=\"2\"><title>matmul peak "
-                "%.1f TFLOP/s</title></line>",
+    html_fmt(o,
+             "<line class=\"roof roof-compute\" data-tflops=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" "
+             "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#3aa55d\" stroke-width=\"2\"><title>matmul peak "
+             "%.1f TFLOP/s</title></line>",
              peak, px(a, bw > 0 ? ridge : xl), py(a, peak), px(a, xh), py(a, peak), peak);
 }
 
@@ -105,14 +115,16 @@ static void dots(html_out *o, const axes *a, const roof_point *pts, size_t np) {
   for (size_t i = 0; i < np; i++) {
     const roof_point *p = &pts[i];
     double x = px(a, p->intensity), y = py(a, p->tflops);
-    html_fmt(o, "<circle class=\"point\" data-intensity=\"%.17g\" data-tflops=\"%.17g\" "
-                "cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"#5b8fd6\"><title>",
+    html_fmt(o,
+             "<circle class=\"point\" data-intensity=\"%.17g\" data-tflops=\"%.17g\" "
+             "cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"#5b8fd6\"><title>",
              p->intensity, p->tflops, x, y);
     html_text(o, p->label, 40);
     html_raw(o, ": ");
     html_text(o, p->backend, 40);
     html_fmt(o, ", %.3g flop/byte, %.3g TFLOP/s</title></circle><text x=\"%.1f\" y=\"%.1f\">",
-             p->intensity, p->tflops, x + 7, y - 6 + 12.0 * (double)(i % 3)); /* dots that coincide */
+             p->intensity, p->tflops, x + 7,
+             y - 6 + 12.0 * (double)(i % 3)); /* dots that coincide */
     html_text(o, p->backend, 24);
     html_raw(o, "</text>");
   }
@@ -130,7 +142,8 @@ void report_roofline(html_out *o, const report_trace *tr, size_t n) {
   else html_raw(o, "The copy bandwidth is unknown. ");
   if (peak > 0) html_fmt(o, "Green: the matmul peak, %.1f TFLOP/s.", peak);
   else html_raw(o, "The matmul peak is unknown (attnprof --peak-tflops gives one).");
-  html_fmt(o, "</p>\n<svg class=\"roofline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">", W, H, W, H);
+  html_fmt(o, "</p>\n<svg class=\"roofline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">", W,
+           H, W, H);
   grid(o, &a);
   roofs(o, &a, bw, peak);
   dots(o, &a, pts, np);

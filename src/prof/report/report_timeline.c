@@ -24,8 +24,8 @@ enum {
 };
 
 typedef struct {
-  int64_t a, b;  /* pid and tid, or device and stream */
-  int64_t proc;  /* the process: pid, or for a stream the launching one (-1: unknown) */
+  int64_t a, b; /* pid and tid, or device and stream */
+  int64_t proc; /* the process: pid, or for a stream the launching one (-1: unknown) */
   int gpu, rows, y;
 } lane;
 
@@ -181,8 +181,7 @@ static void lanes_and_axis(tl_ctx *c, int height) {
       if (l->proc >= 0)
         html_fmt(o, "<text class=\"rank\" x=\"4\" y=\"%d\" data-pid=\"%lld\">process %lld</text>\n",
                  l->y - 5, (long long)l->proc, (long long)l->proc);
-      else
-        html_fmt(o, "<text class=\"rank\" x=\"4\" y=\"%d\">launch unknown</text>\n", l->y - 5);
+      else html_fmt(o, "<text class=\"rank\" x=\"4\" y=\"%d\">launch unknown</text>\n", l->y - 5);
     }
     html_fmt(o,
              "<rect class=\"lane\" x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
@@ -219,7 +218,8 @@ static void draw(tl_ctx *c, size_t idx) {
   html_fmt(c->o,
            "<svg class=\"%s\" data-trace=\"%zu\" data-call=\"%lld\" width=\"%d\" "
            "height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-           c->first ? "timeline" : "timeline call", idx, (long long)c->call, LEFT + WIDTH + 10, height, LEFT + WIDTH + 10, height);
+           c->first ? "timeline" : "timeline call", idx, (long long)c->call, LEFT + WIDTH + 10,
+           height, LEFT + WIDTH + 10, height);
   lanes_and_axis(c, height);
   for (size_t i = 0; i < c->nest->n; i++) {
     const prof_event *e = prof_trace_at(c->t, i);
@@ -267,10 +267,8 @@ static void timeline(html_out *o, const report_trace *tr, size_t idx, int64_t ca
     window(c);
     layout(c);
     html_raw(o, "<h3>Timeline: ");
-    if (c->call >= 0)
-      html_raw(o, title), html_text(o, tr->focus->name, 80);
-    else
-      html_raw(o, "the whole trace");
+    if (c->call >= 0) html_raw(o, title), html_text(o, tr->focus->name, 80);
+    else html_raw(o, "the whole trace");
     html_fmt(o, " (%.1f us)</h3>\n", (double)(c->w1 - c->w0) / 1e3);
     draw(c, idx);
     if (c->skipped)
@@ -290,6 +288,6 @@ void report_call_timeline(html_out *o, const report_trace *tr, size_t idx, int64
 }
 
 void report_timeline(html_out *o, const report_trace *tr, size_t idx) {
-  timeline(o, tr, idx, first_call(tr->t, tr->focus ? tr->focus->name : NULL),
-           "the first call of ", 1);
+  timeline(o, tr, idx, first_call(tr->t, tr->focus ? tr->focus->name : NULL), "the first call of ",
+           1);
 }

@@ -20,10 +20,18 @@ __device__ __forceinline__ float to_f(float x) { return x; }
 __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-template <typename T> __device__ __forceinline__ T from_f(float x);
-template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
+template <typename T>
+__device__ __forceinline__ T from_f(float x);
+template <>
+__device__ __forceinline__ float from_f<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __half from_f<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
@@ -31,28 +39,40 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 // strided inputs); the switch is uniform across a warp.
 __device__ __forceinline__ float load_any(const void *p, attn_dtype dt, int64_t off) {
   switch (dt) {
-  case ATTN_DTYPE_F32: return ((const float *)p)[off];
-  case ATTN_DTYPE_F16: return __half2float(((const __half *)p)[off]);
-  case ATTN_DTYPE_BF16: return __bfloat162float(((const __nv_bfloat16 *)p)[off]);
-  default: return ((const uint8_t *)p)[off] != 0;
+    case ATTN_DTYPE_F32:
+      return ((const float *)p)[off];
+    case ATTN_DTYPE_F16:
+      return __half2float(((const __half *)p)[off]);
+    case ATTN_DTYPE_BF16:
+      return __bfloat162float(((const __nv_bfloat16 *)p)[off]);
+    default:
+      return ((const uint8_t *)p)[off] != 0;
   }
 }
 
 __device__ __forceinline__ void store_any(void *p, attn_dtype dt, int64_t off, float v) {
   switch (dt) {
-  case ATTN_DTYPE_F32: ((float *)p)[off] = v; break;
-  case ATTN_DTYPE_F16: ((__half *)p)[off] = __float2half_rn(v); break;
-  default: ((__nv_bfloat16 *)p)[off] = __float2bfloat16_rn(v); break;
+    case ATTN_DTYPE_F32:
+      ((float *)p)[off] = v;
+      break;
+    case ATTN_DTYPE_F16:
+      ((__half *)p)[off] = __float2half_rn(v);
+      break;
+    default:
+      ((__nv_bfloat16 *)p)[off] = __float2bfloat16_rn(v);
+      break;
   }
 }
 
 // V elements of T loaded or stored as one access (V * sizeof(T) bytes).
-template <typename T, int V> struct alignas(sizeof(T) * V) vec {
+template <typename T, int V>
+struct alignas(sizeof(T) * V) vec {
   T e[V];
 };
 
 // 16 bytes of T: one LDG.128 / STG.128.
-template <typename T> using pack16 = vec<T, 16 / sizeof(T)>;
+template <typename T>
+using pack16 = vec<T, 16 / sizeof(T)>;
 
 // ---- row geometry and masks ------------------------------------------------
 
@@ -74,7 +94,8 @@ __device__ __forceinline__ float apply_user_mask(const attn_cuda_rows &r, row_po
                                                  float x) {
   if (r.mask_kind == ATTN_MASK_NONE) return x;
   const int64_t *st = r.mask.st;
-  float m = load_any(r.mask.data, r.mask.dtype, p.b * st[0] + p.h * st[1] + p.i * st[2] + j * st[3]);
+  float m =
+      load_any(r.mask.data, r.mask.dtype, p.b * st[0] + p.h * st[1] + p.i * st[2] + j * st[3]);
   if (r.mask_kind == ATTN_MASK_BOOL) return m != 0.f ? x : -INFINITY;
   return m == -INFINITY ? m : x + m;
 }
@@ -128,8 +149,7 @@ static attn_status scale_t(void *x, int64_t n, float scale, cudaStream_t s) {
   const int V = 16 / sizeof(T);
   if (n % V == 0 && (uintptr_t)x % 16 == 0)
     scale_kernel<T, V><<<grid_for(n / V, 256), 256, 0, s>>>((T *)x, n, scale);
-  else
-    scale_kernel<T, 1><<<grid_for(n, 256), 256, 0, s>>>((T *)x, n, scale);
+  else scale_kernel<T, 1><<<grid_for(n, 256), 256, 0, s>>>((T *)x, n, scale);
   ATTN_CUDA_CHECK_LAUNCH("scale_kernel");
   return ATTN_STATUS_OK;
 }
@@ -146,22 +166,22 @@ extern "C" attn_status attn_cuda_scale(void *x, attn_dtype dt, int64_t n, float 
 // Block 256 threads, grid-stride over the Sq x Sk elements; one division per
 // element is fine: the keep mask is built once per shape, the bias is Sq*Sk
 // fp32 (4 MiB at S = 1024) against math's B*H*Sq*Sk passes.
-__global__ void __launch_bounds__(256) causal_keep_kernel(uint8_t *keep, int64_t sq, int64_t sk,
-                                                          int64_t offset) {
+__global__ void __launch_bounds__(256)
+    causal_keep_kernel(uint8_t *keep, int64_t sq, int64_t sk, int64_t offset) {
   int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < sq * sk; e += step)
     keep[e] = e % sk <= e / sk + offset;
 }
 
-__global__ void __launch_bounds__(256) causal_bias_kernel(float *bias, int64_t sq, int64_t sk,
-                                                          int64_t offset) {
+__global__ void __launch_bounds__(256)
+    causal_bias_kernel(float *bias, int64_t sq, int64_t sk, int64_t offset) {
   int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < sq * sk; e += step)
     bias[e] = e % sk <= e / sk + offset ? 0.f : -INFINITY;
 }
 
-extern "C" attn_status attn_cuda_causal_keep(uint8_t *keep, int64_t sq, int64_t sk,
-                                             int64_t offset, cudaStream_t s) {
+extern "C" attn_status attn_cuda_causal_keep(uint8_t *keep, int64_t sq, int64_t sk, int64_t offset,
+                                             cudaStream_t s) {
   causal_keep_kernel<<<grid_for(sq * sk, 256), 256, 0, s>>>(keep, sq, sk, offset);
   ATTN_CUDA_CHECK_LAUNCH("causal_keep_kernel");
   return ATTN_STATUS_OK;
@@ -176,7 +196,8 @@ extern "C" attn_status attn_cuda_causal_bias(float *bias, int64_t sq, int64_t sk
 
 // ---- masked fill -----------------------------------------------------------
 
-template <int V> __device__ __forceinline__ void load_keep(const uint8_t *p, uint8_t (&b)[V]) {
+template <int V>
+__device__ __forceinline__ void load_keep(const uint8_t *p, uint8_t (&b)[V]) {
   if constexpr (V == 8) {
     uint2 u = *reinterpret_cast<const uint2 *>(p);
     memcpy(b, &u, 8);
@@ -240,16 +261,15 @@ __global__ void __launch_bounds__(128) masked_fill_kernel(attn_cuda_rows r) {
   }
 }
 
-template <typename T> static attn_status fill_t(const attn_cuda_rows *r, cudaStream_t s) {
+template <typename T>
+static attn_status fill_t(const attn_cuda_rows *r, cudaStream_t s) {
   const int V = 16 / sizeof(T);
   int64_t rows = r->b * r->hq * r->sq;
   int vec = r->sk % V == 0 && (uintptr_t)r->scores % 16 == 0;
   int64_t per_row = vec ? r->sk / V : r->sk;
   int threads = per_row >= 128 ? 128 : (int)((per_row + 31) / 32 * 32);
-  if (vec)
-    masked_fill_kernel<T, V><<<(unsigned)rows, threads, 0, s>>>(*r);
-  else
-    masked_fill_kernel<T, 1><<<(unsigned)rows, threads, 0, s>>>(*r);
+  if (vec) masked_fill_kernel<T, V><<<(unsigned)rows, threads, 0, s>>>(*r);
+  else masked_fill_kernel<T, 1><<<(unsigned)rows, threads, 0, s>>>(*r);
   ATTN_CUDA_CHECK_LAUNCH("masked_fill_kernel");
   return ATTN_STATUS_OK;
 }
@@ -354,13 +374,15 @@ __device__ __forceinline__ void online_merge(float &m, float &l, float m2, float
 // per thread, merged across lanes by shuffles and across the 8 warps in
 // shared memory; pass 2 re-reads the row (from L2 at these sizes) and
 // writes exp(x - max) / sum.
-template <typename T> __global__ void __launch_bounds__(256) softmax_block_kernel(attn_cuda_rows r) {
+template <typename T>
+__global__ void __launch_bounds__(256) softmax_block_kernel(attn_cuda_rows r) {
   __shared__ float sm[8], sl[8];
   const int64_t row = blockIdx.x;
   const row_pos p = row_of(r, row);
   T *x = (T *)r.scores + row * r.sk;
   float m = -INFINITY, l = 0.f;
-  for (int64_t j = threadIdx.x; j < r.sk; j += 256) online_add(m, l, softmax_input(r, p, j, to_f(x[j])));
+  for (int64_t j = threadIdx.x; j < r.sk; j += 256)
+    online_add(m, l, softmax_input(r, p, j, to_f(x[j])));
   for (int o = 16; o > 0; o >>= 1)
     online_merge(m, l, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, l, o));
   if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = m, sl[threadIdx.x >> 5] = l;
@@ -376,7 +398,8 @@ template <typename T> __global__ void __launch_bounds__(256) softmax_block_kerne
   if (threadIdx.x == 0 && r.lse) r.lse[row] = softmax_lse(r, m, l);
 }
 
-template <typename T> static attn_status softmax_t(const attn_cuda_rows *r, cudaStream_t s) {
+template <typename T>
+static attn_status softmax_t(const attn_cuda_rows *r, cudaStream_t s) {
   const int V = 16 / sizeof(T);
   int64_t rows = r->b * r->hq * r->sq, nvec = r->sk / V;
   unsigned warps_grid = (unsigned)((rows + 3) / 4);
@@ -406,10 +429,13 @@ struct upcast_jobs {
 // the D elements (coalesced when the D stride is 1); grid.y picks the tensor
 // (Q, K or V), grid.x strides over rows.
 __global__ void __launch_bounds__(256) upcast_kernel(upcast_jobs jobs) {
-  const attn_cuda_upcast_job job = blockIdx.y == 0 ? jobs.j[0] : blockIdx.y == 1 ? jobs.j[1] : jobs.j[2];
+  const attn_cuda_upcast_job job = blockIdx.y == 0   ? jobs.j[0]
+                                   : blockIdx.y == 1 ? jobs.j[1]
+                                                     : jobs.j[2];
   const int64_t *n = job.src.shape, *st = job.src.st;
   const int64_t rows = n[0] * n[1] * n[2];
-  for (int64_t row = (int64_t)blockIdx.x * 8 + threadIdx.y; row < rows; row += (int64_t)gridDim.x * 8) {
+  for (int64_t row = (int64_t)blockIdx.x * 8 + threadIdx.y; row < rows;
+       row += (int64_t)gridDim.x * 8) {
     int64_t s = row % n[2], h = row / n[2] % n[1], b = row / (n[2] * n[1]);
     int64_t base = b * st[0] + h * st[1] + s * st[2];
     for (int64_t d = threadIdx.x; d < n[3]; d += 32)
@@ -422,7 +448,8 @@ __global__ void __launch_bounds__(256) upcast_kernel(upcast_jobs jobs) {
 __global__ void __launch_bounds__(256) downcast_kernel(const float *src, attn_cuda_view dst) {
   const int64_t *n = dst.shape, *st = dst.st;
   const int64_t rows = n[0] * n[1] * n[2];
-  for (int64_t row = (int64_t)blockIdx.x * 8 + threadIdx.y; row < rows; row += (int64_t)gridDim.x * 8) {
+  for (int64_t row = (int64_t)blockIdx.x * 8 + threadIdx.y; row < rows;
+       row += (int64_t)gridDim.x * 8) {
     int64_t s = row % n[2], h = row / n[2] % n[1], b = row / (n[2] * n[1]);
     int64_t base = b * st[0] + h * st[1] + s * st[2];
     for (int64_t d = threadIdx.x; d < n[3]; d += 32)

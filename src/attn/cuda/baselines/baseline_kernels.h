@@ -31,8 +31,8 @@ attn_cuda_view attn_cuda_view_of(const attn_tensor *t);
 /* The [B, Hq, Sq, Sk] score rows one forward works on, contiguous, and what
  * the fill and softmax kernels apply to them. */
 typedef struct {
-  void *scores;      /* B*Hq*Sq rows of Sk elements, in `dtype` */
-  attn_dtype dtype;  /* f32, f16 or bf16 */
+  void *scores;     /* B*Hq*Sq rows of Sk elements, in `dtype` */
+  attn_dtype dtype; /* f32, f16 or bf16 */
   int64_t b, hq, sq, sk;
   /* naive's fill: the cached causal mask, [Sq, Sk] bytes, 1 = attend. */
   const uint8_t *causal_keep;
@@ -41,13 +41,12 @@ typedef struct {
   const float *causal_bias;
   attn_mask_kind mask_kind; /* the caller's mask, read through mask.st */
   attn_cuda_view mask;
-  float *lse;        /* [B, Hq, Sq] natural-log sum-exp, or NULL */
-  int safe;          /* softmax: a fully masked row gives 0 and lse -inf */
+  float *lse; /* [B, Hq, Sq] natural-log sum-exp, or NULL */
+  int safe;   /* softmax: a fully masked row gives 0 and lse -inf */
 } attn_cuda_rows;
 
 /* x[0..n) *= scale, in x's dtype (fp32 arithmetic, one rounding). */
-attn_status attn_cuda_scale(void *x, attn_dtype dtype, int64_t n, float scale,
-                            cudaStream_t stream);
+attn_status attn_cuda_scale(void *x, attn_dtype dtype, int64_t n, float scale, cudaStream_t stream);
 
 /* keep[i*sk + j] = (j <= i + offset): the causal mask naive caches. */
 attn_status attn_cuda_causal_keep(uint8_t *keep, int64_t sq, int64_t sk, int64_t offset,
@@ -75,8 +74,7 @@ typedef struct {
   float *dst;
 } attn_cuda_upcast_job;
 
-attn_status attn_cuda_upcast(const attn_cuda_upcast_job *jobs, int n_jobs,
-                             cudaStream_t stream);
+attn_status attn_cuda_upcast(const attn_cuda_upcast_job *jobs, int n_jobs, cudaStream_t stream);
 
 /* A contiguous fp32 [B, H, S, D] buffer written into the strided tensor
  * dst in its dtype (math's downcast). */

@@ -17,10 +17,10 @@ attn_blas_table attn_blas_fns;
 
 /* The exported names (cublas_v2.h maps four of them to their _v2 symbols),
  * in the order of attn_blas_table's fields. */
-static const char *const symbols[] = {
-    "cublasCreate_v2",      "cublasDestroy_v2",     "cublasSetStream_v2",
-    "cublasSetWorkspace_v2", "cublasSetMathMode",   "cublasGetStatusName",
-    "cublasGetStatusString", "cublasGemmStridedBatchedEx"};
+static const char *const symbols[] = {"cublasCreate_v2",       "cublasDestroy_v2",
+                                      "cublasSetStream_v2",    "cublasSetWorkspace_v2",
+                                      "cublasSetMathMode",     "cublasGetStatusName",
+                                      "cublasGetStatusString", "cublasGemmStridedBatchedEx"};
 
 _Static_assert(sizeof(attn_blas_table) == sizeof symbols / sizeof symbols[0] * sizeof(void *),
                "one symbol per field of attn_blas_table");
@@ -51,8 +51,8 @@ static void load_once(void) {
   if (!h) {
     load_status = ATTN_STATUS_UNSUPPORTED;
     snprintf(load_error, sizeof load_error,
-             "cuBLAS could not be loaded (tried %s): %s; install cuBLAS %d or set %s",
-             tried, err, CUBLAS_VER_MAJOR, ATTN_CUBLAS_LIB_ENV);
+             "cuBLAS could not be loaded (tried %s): %s; install cuBLAS %d or set %s", tried, err,
+             CUBLAS_VER_MAJOR, ATTN_CUBLAS_LIB_ENV);
     return;
   }
   void **slot = (void **)&attn_blas_fns;

@@ -41,13 +41,14 @@ void attn_cuda_baselines_release(attn_ctx *ctx, int keep_handles) {
 size_t attn_cuda_baselines_bytes(const attn_ctx *ctx) {
   size_t n = 0;
   for (int i = 0; i < ATTN_CTX_MAX_DEVICES; i++)
-    if (ctx->cuda[i]) n += ctx->cuda[i]->scratch_bytes + (ctx->cuda[i]->blas_ws ? ATTN_CUDA_BLAS_WS_BYTES : 0);
+    if (ctx->cuda[i])
+      n += ctx->cuda[i]->scratch_bytes + (ctx->cuda[i]->blas_ws ? ATTN_CUDA_BLAS_WS_BYTES : 0);
   return n;
 }
 
 attn_status attn_cublas_fail(cublasStatus_t st, const char *call) {
-  attn_status s = st == CUBLAS_STATUS_ALLOC_FAILED ? ATTN_STATUS_OUT_OF_MEMORY
-                                                    : ATTN_STATUS_BACKEND_ERROR;
+  attn_status s =
+      st == CUBLAS_STATUS_ALLOC_FAILED ? ATTN_STATUS_OUT_OF_MEMORY : ATTN_STATUS_BACKEND_ERROR;
   if (attn_blas_load()) return attn_fail(s, "%s failed: cuBLAS status %d", call, (int)st);
   return attn_fail(s, "%s failed: %s (%s)", call, cublasGetStatusName(st),
                    cublasGetStatusString(st));
@@ -124,15 +125,14 @@ attn_status attn_cuda_ctx_begin(attn_cuda_ctx *c, cudaStream_t stream) {
 attn_status attn_cuda_ctx_lanes(attn_cuda_ctx *c) {
   if (c->have_lanes) return ATTN_STATUS_OK;
   int streams = 0, events = 0, go = 0, prev = c->device;
-  if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device) ATTN_CUDA_TRY(cudaSetDevice(c->device));
+  if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device)
+    ATTN_CUDA_TRY(cudaSetDevice(c->device));
   cudaError_t err = cudaEventCreateWithFlags(&c->lane_go, cudaEventDisableTiming);
   go = err == cudaSuccess;
   for (; err == cudaSuccess && streams < ATTN_CUDA_LANES; streams++)
-    if ((err = cudaStreamCreateWithFlags(&c->lanes[streams], cudaStreamNonBlocking)))
-      break;
+    if ((err = cudaStreamCreateWithFlags(&c->lanes[streams], cudaStreamNonBlocking))) break;
   for (; err == cudaSuccess && events < ATTN_CUDA_LANES; events++)
-    if ((err = cudaEventCreateWithFlags(&c->lane_done[events], cudaEventDisableTiming)))
-      break;
+    if ((err = cudaEventCreateWithFlags(&c->lane_done[events], cudaEventDisableTiming))) break;
   if (prev != c->device) cudaSetDevice(prev);
   if (err == cudaSuccess) return c->have_lanes = 1, ATTN_STATUS_OK;
   attn_status st = attn_cuda_fail(err, "cudaStreamCreateWithFlags (side streams)");
@@ -148,8 +148,8 @@ attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *c, size_t bytes, void **out) {
     if (limit && bytes + ATTN_CUDA_BLAS_WS_BYTES > limit)
       return attn_fail(ATTN_STATUS_OUT_OF_MEMORY,
                        "%zu bytes of scratch plus %zu of cuBLAS workspace exceed the handle's "
-                       "workspace_limit of %zu bytes", bytes, (size_t)ATTN_CUDA_BLAS_WS_BYTES,
-                       limit);
+                       "workspace_limit of %zu bytes",
+                       bytes, (size_t)ATTN_CUDA_BLAS_WS_BYTES, limit);
     /* cudaFree waits for the device, so no launch still reads the old one;
      * graphs that baked the old address no longer match a call's key. */
     cudaFree(c->scratch);
@@ -158,11 +158,10 @@ attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *c, size_t bytes, void **out) {
     if (err != cudaSuccess) {
       cudaGetLastError();
       c->scratch = NULL;
-      return attn_fail(err == cudaErrorMemoryAllocation ? ATTN_STATUS_OUT_OF_MEMORY
-                                                        : ATTN_STATUS_BACKEND_ERROR,
-                       "cudaMalloc of %zu bytes (%.2f GiB) of scratch failed: %s (%s)", bytes,
-                       (double)bytes / 1073741824.0, cudaGetErrorName(err),
-                       cudaGetErrorString(err));
+      return attn_fail(
+          err == cudaErrorMemoryAllocation ? ATTN_STATUS_OUT_OF_MEMORY : ATTN_STATUS_BACKEND_ERROR,
+          "cudaMalloc of %zu bytes (%.2f GiB) of scratch failed: %s (%s)", bytes,
+          (double)bytes / 1073741824.0, cudaGetErrorName(err), cudaGetErrorString(err));
     }
     c->scratch_bytes = bytes;
   }
@@ -206,8 +205,8 @@ attn_status attn_cuda_ctx_causal_keep(attn_cuda_ctx *c, int64_t sq, int64_t sk, 
 }
 
 attn_status attn_cuda_memory_why_not(const attn_ctx *ctx, const attn_args *a, double need,
-                                     double extra, const char *impl, const char *what,
-                                     char *why, size_t len) {
+                                     double extra, const char *impl, const char *what, char *why,
+                                     size_t len) {
   const attn_cuda_ctx *c = attn_cuda_ctx_peek(ctx, a->q.device);
   double have = c ? (double)c->scratch_bytes : 0;
   double limit = (double)ctx->opts.workspace_limit;
@@ -245,4 +244,3 @@ attn_status attn_cuda_rows_why_not(const attn_args *a, const char *impl, char *w
   }
   return ATTN_STATUS_OK;
 }
-

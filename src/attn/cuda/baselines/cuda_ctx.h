@@ -22,12 +22,12 @@ typedef struct attn_cuda_ctx {
   attn_ctx *owner;
   int device;
   cublasHandle_t blas;
-  void *blas_ws;          /* cuBLAS's workspace, owned here (not cuBLAS's pool) */
-  cudaStream_t stream;    /* the stream the buffers were last used on */
-  int used;               /* whether `stream` is meaningful */
-  void *scratch;          /* the scores and fp32 copies; grows, never shrinks */
+  void *blas_ws;       /* cuBLAS's workspace, owned here (not cuBLAS's pool) */
+  cudaStream_t stream; /* the stream the buffers were last used on */
+  int used;            /* whether `stream` is meaningful */
+  void *scratch;       /* the scores and fp32 copies; grows, never shrinks */
   size_t scratch_bytes;
-  struct attn_cuda_graphs *graphs; /* graph_cache.c: the capture stream, last call */
+  struct attn_cuda_graphs *graphs;     /* graph_cache.c: the capture stream, last call */
   cudaStream_t lanes[ATTN_CUDA_LANES]; /* side streams for independent launches */
   cudaEvent_t lane_done[ATTN_CUDA_LANES], lane_go; /* their fork and join */
   int have_lanes;
@@ -70,9 +70,8 @@ attn_status attn_cuda_ctx_scratch(attn_cuda_ctx *ctx, size_t bytes, void **out);
 
 /* naive's causal mask for (Sq, Sk, offset) on ctx's device: an entry of the
  * handle's cache, built on the first call with that shape. */
-attn_status attn_cuda_ctx_causal_keep(attn_cuda_ctx *ctx, int64_t sq, int64_t sk,
-                                      int64_t offset, cudaStream_t stream,
-                                      const uint8_t **keep);
+attn_status attn_cuda_ctx_causal_keep(attn_cuda_ctx *ctx, int64_t sq, int64_t sk, int64_t offset,
+                                      cudaStream_t stream, const uint8_t **keep);
 
 /* The device-memory check: OK when `need` bytes of scratch (plus `extra`
  * bytes outside it) fit the handle's workspace_limit and what the handle
@@ -80,8 +79,8 @@ attn_status attn_cuda_ctx_causal_keep(attn_cuda_ctx *ctx, int64_t sq, int64_t sk
  * the bytes needed and free (or the limit), before anything is allocated or
  * launched. Sizes are doubles so that products of four dimensions cannot wrap. */
 attn_status attn_cuda_memory_why_not(const attn_ctx *ctx, const attn_args *a, double need,
-                                     double extra, const char *impl, const char *what,
-                                     char *why, size_t len);
+                                     double extra, const char *impl, const char *what, char *why,
+                                     size_t len);
 
 /* The common case of that check, before any text is formatted: the scratch
  * the handle already holds is big enough and nothing else is needed. */
@@ -99,9 +98,9 @@ attn_status attn_cuda_rows_why_not(const attn_args *a, const char *impl, char *w
 /* Sets attn_last_error() to "CALL failed: CUBLAS_STATUS_... (text)". */
 attn_status attn_cublas_fail(cublasStatus_t st, const char *call);
 
-#define ATTN_CUBLAS_TRY(call)                                           \
-  do {                                                                  \
-    cublasStatus_t attn_bst_ = (call);                                  \
+#define ATTN_CUBLAS_TRY(call)                                                          \
+  do {                                                                                 \
+    cublasStatus_t attn_bst_ = (call);                                                 \
     if (attn_bst_ != CUBLAS_STATUS_SUCCESS) return attn_cublas_fail(attn_bst_, #call); \
   } while (0)
 

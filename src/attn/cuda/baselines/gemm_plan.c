@@ -62,8 +62,8 @@ static attn_status finalize(attn_gemm *g, char *why, size_t len) {
     if (g->count[i] > 1 && g->c.st[i] != 0 &&
         (g->batch_dim < 0 || g->count[i] > g->count[g->batch_dim]))
       g->batch_dim = i;
-  const int64_t ints[] = {g->m, g->n, g->k, g->a.ld, g->b.ld, g->c.ld,
-                          g->batch_dim < 0 ? 1 : g->count[g->batch_dim]};
+  const int64_t ints[] = {
+      g->m, g->n, g->k, g->a.ld, g->b.ld, g->c.ld, g->batch_dim < 0 ? 1 : g->count[g->batch_dim]};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     if (ints[i] > INT_MAX) {
       snprintf(why, len,
@@ -84,13 +84,18 @@ attn_status attn_gemm_plan_qk(const attn_tensor *q, const attn_tensor *k, void *
   if (st || (st = rows_ld("k", k, &ldk, why, len))) return st;
   int fold = grp > 1 && st_of(q, 1) == sq * ldq;
   *g = (attn_gemm){
-      .ta = CUBLAS_OP_T, .tb = CUBLAS_OP_N, .m = sk, .n = fold ? grp * sq : sq, .k = q->shape[3],
+      .ta = CUBLAS_OP_T,
+      .tb = CUBLAS_OP_N,
+      .m = sk,
+      .n = fold ? grp * sq : sq,
+      .k = q->shape[3],
       .a = {k->data, attn_dtype_size(k->dtype), ldk, {st_of(k, 0), st_of(k, 1), 0}},
-      .b = {q->data, attn_dtype_size(q->dtype), ldq,
-            {st_of(q, 0), grp * st_of(q, 1), st_of(q, 1)}},
+      .b = {q->data, attn_dtype_size(q->dtype), ldq, {st_of(q, 0), grp * st_of(q, 1), st_of(q, 1)}},
       .c = {scores, attn_dtype_size(score_dtype), sk, {hq * sqk, grp * sqk, sqk}},
       .count = {q->shape[0], hkv, fold ? 1 : grp},
-      .ab_type = blas_type(q->dtype), .c_type = blas_type(score_dtype), .alpha = alpha};
+      .ab_type = blas_type(q->dtype),
+      .c_type = blas_type(score_dtype),
+      .alpha = alpha};
   return finalize(g, why, len);
 }
 
@@ -101,15 +106,21 @@ attn_status attn_gemm_plan_pv(const void *p, const attn_tensor *v, const attn_te
   attn_status st = rows_ld("v", v, &ldv, why, len);
   if (st || (st = rows_ld("out", out, &ldo, why, len))) return st;
   int fold = grp > 1 && st_of(out, 1) == sq * ldo;
-  *g = (attn_gemm){
-      .ta = CUBLAS_OP_N, .tb = CUBLAS_OP_N, .m = out->shape[3], .n = fold ? grp * sq : sq,
-      .k = sk,
-      .a = {v->data, attn_dtype_size(v->dtype), ldv, {st_of(v, 0), st_of(v, 1), 0}},
-      .b = {p, attn_dtype_size(out->dtype), sk, {hq * sqk, grp * sqk, sqk}},
-      .c = {out->data, attn_dtype_size(out->dtype), ldo,
-            {st_of(out, 0), grp * st_of(out, 1), st_of(out, 1)}},
-      .count = {out->shape[0], hkv, fold ? 1 : grp},
-      .ab_type = blas_type(v->dtype), .c_type = blas_type(out->dtype), .alpha = 1.0f};
+  *g = (attn_gemm){.ta = CUBLAS_OP_N,
+                   .tb = CUBLAS_OP_N,
+                   .m = out->shape[3],
+                   .n = fold ? grp * sq : sq,
+                   .k = sk,
+                   .a = {v->data, attn_dtype_size(v->dtype), ldv, {st_of(v, 0), st_of(v, 1), 0}},
+                   .b = {p, attn_dtype_size(out->dtype), sk, {hq * sqk, grp * sqk, sqk}},
+                   .c = {out->data,
+                         attn_dtype_size(out->dtype),
+                         ldo,
+                         {st_of(out, 0), grp * st_of(out, 1), st_of(out, 1)}},
+                   .count = {out->shape[0], hkv, fold ? 1 : grp},
+                   .ab_type = blas_type(v->dtype),
+                   .c_type = blas_type(out->dtype),
+                   .alpha = 1.0f};
   return finalize(g, why, len);
 }
 
@@ -133,9 +144,8 @@ static attn_status one_call(cublasHandle_t h, const attn_gemm *g, const int64_t 
             sc = bd < 0 ? 0 : g->c.st[bd];
   ATTN_CUBLAS_TRY(cublasGemmStridedBatchedEx(
       h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, &g->alpha, at(&g->a, idx), g->ab_type,
-      (int)g->a.ld, sa, at(&g->b, idx), g->ab_type, (int)g->b.ld, sb, &beta,
-      (void *)at(&g->c, idx), g->c_type, (int)g->c.ld, sc, batch, CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT));
+      (int)g->a.ld, sa, at(&g->b, idx), g->ab_type, (int)g->b.ld, sb, &beta, (void *)at(&g->c, idx),
+      g->c_type, (int)g->c.ld, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return ATTN_STATUS_OK;
 }
 

@@ -25,17 +25,17 @@
 
 typedef struct {
   const void *p;
-  size_t es;         /* element size in bytes */
-  int64_t ld;        /* leading dimension (elements) */
-  int64_t st[3];     /* stride along each batch index (elements) */
+  size_t es;     /* element size in bytes */
+  int64_t ld;    /* leading dimension (elements) */
+  int64_t st[3]; /* stride along each batch index (elements) */
 } attn_gemm_operand;
 
 typedef struct {
   cublasOperation_t ta, tb;
   int64_t m, n, k;
   attn_gemm_operand a, b, c;
-  int64_t count[3];  /* extents of the batch indices */
-  int batch_dim;     /* which index is cuBLAS's batch (-1: none) */
+  int64_t count[3]; /* extents of the batch indices */
+  int batch_dim;    /* which index is cuBLAS's batch (-1: none) */
   cudaDataType_t ab_type, c_type;
   float alpha;
 } attn_gemm;

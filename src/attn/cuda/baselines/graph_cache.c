@@ -22,7 +22,7 @@ typedef struct {
 } graph_entry;
 
 struct attn_cuda_graphs {
-  graph_key last;       /* the previous call's key: a repeat is captured */
+  graph_key last; /* the previous call's key: a repeat is captured */
   int have_last;
   cudaStream_t capture; /* private stream: the legacy stream cannot capture */
   int broken;           /* capture failed once here: eager from then on */
@@ -56,15 +56,15 @@ void attn_cuda_graphs_free(attn_cuda_ctx *c) {
  * resets the workspace). */
 /* Captures ops into a graph and instantiates it; *exec NULL on failure
  * (the capture is ended and every sticky-free error cleared). */
-static attn_status capture(attn_cuda_ctx *c, const attn_args *a, attn_cuda_ops_fn ops,
-                           void *state, cudaGraphExec_t *exec) {
+static attn_status capture(attn_cuda_ctx *c, const attn_args *a, attn_cuda_ops_fn ops, void *state,
+                           cudaGraphExec_t *exec) {
   struct attn_cuda_graphs *g = c->graphs;
   cudaGraph_t graph = NULL;
   *exec = NULL;
   if (!g->capture) ATTN_CUDA_TRY(cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking));
   attn_status st = attn_cuda_ctx_blas_on(c, g->capture);
-  cudaError_t begin = st ? cudaSuccess : cudaStreamBeginCapture(g->capture,
-                                                                cudaStreamCaptureModeThreadLocal);
+  cudaError_t begin =
+      st ? cudaSuccess : cudaStreamBeginCapture(g->capture, cudaStreamCaptureModeThreadLocal);
   if (st || begin != cudaSuccess) { /* cuBLAS must not stay on the capture stream */
     attn_cuda_ctx_blas_on(c, c->stream);
     return st ? st : attn_cuda_fail(begin, "cudaStreamBeginCapture");
@@ -101,8 +101,8 @@ static int graphs_apply(attn_cuda_ctx *c, cudaStream_t user) {
   return cap == cudaStreamCaptureStatusNone;
 }
 
-attn_status attn_cuda_graph_run(attn_cuda_ctx *c, int tag, const attn_args *a,
-                                const void *keep, attn_cuda_ops_fn ops, void *state) {
+attn_status attn_cuda_graph_run(attn_cuda_ctx *c, int tag, const attn_args *a, const void *keep,
+                                attn_cuda_ops_fn ops, void *state) {
   cudaStream_t user = (cudaStream_t)a->stream;
   if (!graphs_apply(c, user)) return ops(a, c, user, state);
   struct attn_cuda_graphs *g = c->graphs;

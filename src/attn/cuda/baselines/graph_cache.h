@@ -18,14 +18,14 @@
 /* The GPU ops of one forward, enqueued on `stream` (the caller's stream, or
  * the capture stream). Must not allocate or synchronize: everything it
  * needs was prepared before (scratch, cached masks). */
-typedef attn_status (*attn_cuda_ops_fn)(const attn_args *a, attn_cuda_ctx *ctx,
-                                        cudaStream_t stream, void *state);
+typedef attn_status (*attn_cuda_ops_fn)(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t stream,
+                                        void *state);
 
 /* Runs ops for args on args->stream: replayed from the cache, captured, or
  * eagerly (see above). `tag` tells apart backends sharing one context; `keep`
  * is the cached mask the ops read (NULL if none), which a graph bakes in. */
-attn_status attn_cuda_graph_run(attn_cuda_ctx *ctx, int tag, const attn_args *a,
-                                const void *keep, attn_cuda_ops_fn ops, void *state);
+attn_status attn_cuda_graph_run(attn_cuda_ctx *ctx, int tag, const attn_args *a, const void *keep,
+                                attn_cuda_ops_fn ops, void *state);
 
 /* Frees the capture stream and the last call's key (device teardown). */
 void attn_cuda_graphs_free(attn_cuda_ctx *ctx);

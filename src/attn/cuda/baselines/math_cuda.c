@@ -90,10 +90,16 @@ static attn_status math_gemms_and_softmax(const attn_args *a, attn_cuda_ctx *ctx
       (st = attn_gemm_plan_pv(scores, &v, &o, &pv, why, sizeof why)))
     return attn_fail(st, "%s", why);
   if ((st = attn_gemm_run(ctx, &qk, s))) return st;
-  attn_cuda_rows rows = {.scores = scores, .dtype = ATTN_DTYPE_F32, .b = attn_batch(a),
-                         .hq = attn_heads_q(a), .sq = attn_seq_q(a), .sk = attn_seq_k(a),
+  attn_cuda_rows rows = {.scores = scores,
+                         .dtype = ATTN_DTYPE_F32,
+                         .b = attn_batch(a),
+                         .hq = attn_heads_q(a),
+                         .sq = attn_seq_q(a),
+                         .sk = attn_seq_k(a),
                          .causal_bias = bias_elems(a) > 0 ? (float *)(base + l->bias) : NULL,
-                         .mask_kind = a->mask_kind, .lse = a->lse, .safe = 1};
+                         .mask_kind = a->mask_kind,
+                         .lse = a->lse,
+                         .safe = 1};
   if (a->mask_kind != ATTN_MASK_NONE) rows.mask = attn_cuda_view_of(&a->mask);
   if ((st = attn_cuda_softmax(&rows, s))) return st;
   return attn_gemm_run(ctx, &pv, s);
@@ -105,8 +111,7 @@ typedef struct {
 } math_run;
 
 /* The ops on stream s (an attn_cuda_ops_fn: eager, or under capture). */
-static attn_status math_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t s,
-                            void *state) {
+static attn_status math_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t s, void *state) {
   const math_run *r = state;
   char *base = r->base;
   const math_layout *l = &r->layout;
@@ -117,8 +122,8 @@ static attn_status math_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t
   if (st) return st;
   if (a->causal != ATTN_CAUSAL_NONE) {
     int64_t offset = a->causal == ATTN_CAUSAL_BOTTOM_RIGHT ? attn_seq_k(a) - attn_seq_q(a) : 0;
-    if ((st = attn_cuda_causal_bias((float *)(base + l->bias), attn_seq_q(a), attn_seq_k(a),
-                                    offset, s)))
+    if ((st = attn_cuda_causal_bias((float *)(base + l->bias), attn_seq_q(a), attn_seq_k(a), offset,
+                                    s)))
       return st;
   }
   if ((st = math_gemms_and_softmax(a, ctx, base, l, s))) return st;

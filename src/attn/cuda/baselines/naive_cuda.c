@@ -55,8 +55,8 @@ static double keep_bytes(const attn_args *a) {
   return (double)attn_seq_q(a) * (double)attn_seq_k(a);
 }
 
-static attn_status naive_check(attn_ctx *ctx, const attn_args *a, int out_of_place, const char *impl,
-                               char *why, size_t len) {
+static attn_status naive_check(attn_ctx *ctx, const attn_args *a, int out_of_place,
+                               const char *impl, char *why, size_t len) {
   attn_gemm g;
   attn_status st;
   if ((st = attn_cuda_rows_why_not(a, impl, why, len)) ||
@@ -75,14 +75,18 @@ static attn_status naive_check(attn_ctx *ctx, const attn_args *a, int out_of_pla
 /* What the GPU ops of one forward use, prepared before any is enqueued (the
  * ops may be captured into a graph, where nothing may allocate). */
 typedef struct {
-  void *scores, *filled;     /* filled == scores for the in-place fill */
-  const uint8_t *keep;       /* the cached causal mask, or NULL */
+  void *scores, *filled; /* filled == scores for the in-place fill */
+  const uint8_t *keep;   /* the cached causal mask, or NULL */
   int64_t n;
 } naive_run;
 
 static attn_cuda_rows rows_of(const attn_args *a, void *buf) {
-  attn_cuda_rows rows = {.scores = buf, .dtype = a->q.dtype, .b = attn_batch(a),
-                         .hq = attn_heads_q(a), .sq = attn_seq_q(a), .sk = attn_seq_k(a),
+  attn_cuda_rows rows = {.scores = buf,
+                         .dtype = a->q.dtype,
+                         .b = attn_batch(a),
+                         .hq = attn_heads_q(a),
+                         .sq = attn_seq_q(a),
+                         .sk = attn_seq_k(a),
                          .mask_kind = ATTN_MASK_NONE};
   return rows;
 }
@@ -90,8 +94,7 @@ static attn_cuda_rows rows_of(const attn_args *a, void *buf) {
 static attn_status op_fill(const attn_args *a, const naive_run *r, cudaStream_t s) {
   attn_cuda_rows rows = rows_of(a, r->filled);
   if (r->filled != r->scores)
-    ATTN_CUDA_TRY(cudaMemcpyAsync(r->filled, r->scores,
-                                  (size_t)r->n * attn_dtype_size(a->q.dtype),
+    ATTN_CUDA_TRY(cudaMemcpyAsync(r->filled, r->scores, (size_t)r->n * attn_dtype_size(a->q.dtype),
                                   cudaMemcpyDeviceToDevice, s));
   rows.causal_keep = r->keep;
   if (a->mask_kind != ATTN_MASK_NONE) {
@@ -102,8 +105,7 @@ static attn_status op_fill(const attn_args *a, const naive_run *r, cudaStream_t 
 }
 
 /* The ops on stream s (an attn_cuda_ops_fn: eager, or under capture). */
-static attn_status naive_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t s,
-                             void *state) {
+static attn_status naive_ops(const attn_args *a, attn_cuda_ctx *ctx, cudaStream_t s, void *state) {
   const naive_run *r = state;
   char why[256];
   attn_gemm qk, pv;
@@ -138,8 +140,8 @@ static attn_status naive_forward_common(attn_ctx *actx, const attn_args *a, int 
     return st;
   r.scores = buf;
   r.filled = bufs == 2 ? (char *)buf + bytes : buf;
-  return attn_cuda_graph_run(ctx, out_of_place ? ATTN_BACKEND_NAIVE : ATTN_BACKEND_NAIVE_INPLACE,
-                             a, r.keep, naive_ops, &r);
+  return attn_cuda_graph_run(ctx, out_of_place ? ATTN_BACKEND_NAIVE : ATTN_BACKEND_NAIVE_INPLACE, a,
+                             r.keep, naive_ops, &r);
 }
 
 /* With seqs the S x S buffers are per sequence (checked when allocated). */
@@ -148,8 +150,7 @@ static attn_status naive_why_not(attn_ctx *ctx, const attn_args *a, char *why, s
   return naive_check(ctx, a, 1, "naive_cuda", why, len);
 }
 
-static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why,
-                                         size_t len) {
+static attn_status naive_inplace_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t len) {
   if (a->seqs) return ATTN_STATUS_OK;
   return naive_check(ctx, a, 0, "naive_inplace_cuda", why, len);
 }

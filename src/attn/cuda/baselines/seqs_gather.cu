@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
-extern "C" {             // cuda_ctx.h is a C header without a C++ guard
+#include <cublas_v2.h>  // cuda_ctx.h's C++ headers, outside the extern "C" below
+extern "C" {            // cuda_ctx.h is a C header without a C++ guard
 #include "attn/cuda/baselines/cuda_ctx.h"
 }
 
@@ -29,8 +29,8 @@ __global__ void gather_kv_pages_kernel(const E *pool, int64_t sb, int64_t sh, in
 
 // out rows (qb, h, q0 + t) of a sequence with no key: 0, lse -inf.
 template <typename E>
-__global__ void no_keys_kernel(E *o, int64_t sb, int64_t sh, int64_t ss, int64_t sd, int qb,
-                               int q0, int d, float *lse, int hq, int q_rows) {
+__global__ void no_keys_kernel(E *o, int64_t sb, int64_t sh, int64_t ss, int64_t sd, int qb, int q0,
+                               int d, float *lse, int hq, int q_rows) {
   const int t = blockIdx.x, h = blockIdx.y;
   E *row = o + qb * sb + h * sh + (int64_t)(q0 + t) * ss;
   for (int c = threadIdx.x; c < d; c += blockDim.x) row[c * sd] = E(0);
@@ -38,15 +38,14 @@ __global__ void no_keys_kernel(E *o, int64_t sb, int64_t sh, int64_t ss, int64_t
 }
 
 // lse [Hq, total_q] at q0 <- tmp [Hq, nq].
-__global__ void lse_place_kernel(float *lse, const float *tmp, int hq, int nq, int q0,
-                                 int q_rows) {
+__global__ void lse_place_kernel(float *lse, const float *tmp, int hq, int nq, int q0, int q_rows) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < hq * nq) lse[(int64_t)(i / nq) * q_rows + q0 + i % nq] = tmp[i];
 }
 
 static attn_status gather(const attn_args *a, const attn_seqs_view *v, int64_t b, int64_t nk,
                           void *kbuf, void *vbuf, cudaStream_t s) {
-  const int32_t *pages = a->seqs->block_table + b * v->table_stride; // device memory
+  const int32_t *pages = a->seqs->block_table + b * v->table_stride;  // device memory
   dim3 grid((unsigned)nk, (unsigned)v->hkv);
   const int threads = v->d < 256 ? (int)v->d : 256;
   const attn_tensor *k = &a->k, *vt = &a->v;
@@ -55,15 +54,15 @@ static attn_status gather(const attn_args *a, const attn_seqs_view *v, int64_t b
         (const uint16_t *)k->data, k->strides[0], k->strides[1], k->strides[2], k->strides[3],
         pages, (int)v->page_size, (int)nk, (int)v->d, (uint16_t *)kbuf);
     gather_kv_pages_kernel<uint16_t><<<grid, threads, 0, s>>>(
-        (const uint16_t *)vt->data, vt->strides[0], vt->strides[1], vt->strides[2],
-        vt->strides[3], pages, (int)v->page_size, (int)nk, (int)v->d, (uint16_t *)vbuf);
+        (const uint16_t *)vt->data, vt->strides[0], vt->strides[1], vt->strides[2], vt->strides[3],
+        pages, (int)v->page_size, (int)nk, (int)v->d, (uint16_t *)vbuf);
   } else {
     gather_kv_pages_kernel<float><<<grid, threads, 0, s>>>(
-        (const float *)k->data, k->strides[0], k->strides[1], k->strides[2], k->strides[3],
-        pages, (int)v->page_size, (int)nk, (int)v->d, (float *)kbuf);
+        (const float *)k->data, k->strides[0], k->strides[1], k->strides[2], k->strides[3], pages,
+        (int)v->page_size, (int)nk, (int)v->d, (float *)kbuf);
     gather_kv_pages_kernel<float><<<grid, threads, 0, s>>>(
-        (const float *)vt->data, vt->strides[0], vt->strides[1], vt->strides[2],
-        vt->strides[3], pages, (int)v->page_size, (int)nk, (int)v->d, (float *)vbuf);
+        (const float *)vt->data, vt->strides[0], vt->strides[1], vt->strides[2], vt->strides[3],
+        pages, (int)v->page_size, (int)nk, (int)v->d, (float *)vbuf);
   }
   ATTN_CUDA_CHECK_LAUNCH("gather_kv_pages_kernel");
   return ATTN_STATUS_OK;
@@ -79,16 +78,16 @@ static attn_status no_keys(const attn_args *a, const attn_seqs_view *v, int64_t 
         (uint16_t *)o->data, o->strides[0], o->strides[1], o->strides[2], o->strides[3], (int)qb,
         (int)q0, (int)v->d, a->lse, (int)v->hq, (int)v->q_rows);
   else
-    no_keys_kernel<float><<<grid, threads, 0, s>>>(
-        (float *)o->data, o->strides[0], o->strides[1], o->strides[2], o->strides[3], (int)qb,
-        (int)q0, (int)v->d, a->lse, (int)v->hq, (int)v->q_rows);
+    no_keys_kernel<float><<<grid, threads, 0, s>>>((float *)o->data, o->strides[0], o->strides[1],
+                                                   o->strides[2], o->strides[3], (int)qb, (int)q0,
+                                                   (int)v->d, a->lse, (int)v->hq, (int)v->q_rows);
   ATTN_CUDA_CHECK_LAUNCH("no_keys_kernel");
   return ATTN_STATUS_OK;
 }
 
 typedef struct {
-  void *kbuf, *vbuf; // gathered pages, sized for the longest sequence (serial only)
-  float *lse_tmp;    // [lanes][Hq, max_q] for packed queries
+  void *kbuf, *vbuf;  // gathered pages, sized for the longest sequence (serial only)
+  float *lse_tmp;     // [lanes][Hq, max_q] for packed queries
   int64_t lse_stride;
 } seqs_bufs;
 
@@ -116,8 +115,8 @@ static attn_status run_seq(attn_ctx *ctx, const attn_args *a, const attn_seqs_vi
   if ((st = dense(ctx, &d))) return st;
   if (a->lse && v->q_packed) {
     const int n = (int)(v->hq * nq);
-    lse_place_kernel<<<(n + 255) / 256, 256, 0, s>>>(a->lse, lse_tmp, (int)v->hq, (int)nq,
-                                                     (int)q0, (int)v->q_rows);
+    lse_place_kernel<<<(n + 255) / 256, 256, 0, s>>>(a->lse, lse_tmp, (int)v->hq, (int)nq, (int)q0,
+                                                     (int)v->q_rows);
     ATTN_CUDA_CHECK_LAUNCH("lse_place_kernel");
   }
   return ATTN_STATUS_OK;
@@ -141,10 +140,12 @@ static attn_status run_lanes(attn_ctx *ctx, const attn_args *a, const attn_seqs_
                              attn_cuda_dense_fn dense, const seqs_bufs *bufs, attn_cuda_ctx *c,
                              int lanes, cudaStream_t s) {
   ATTN_CUDA_TRY(cudaEventRecord(c->lane_go, s));
-  for (int i = 1; i < lanes; i++) ATTN_CUDA_TRY(cudaStreamWaitEvent(c->lanes[i - 1], c->lane_go, 0));
+  for (int i = 1; i < lanes; i++)
+    ATTN_CUDA_TRY(cudaStreamWaitEvent(c->lanes[i - 1], c->lane_go, 0));
   int64_t *order = (int64_t *)malloc((size_t)v->batch * sizeof *order);
-  attn_status st = order ? ATTN_STATUS_OK
-                         : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for the sequence order");
+  attn_status st =
+      order ? ATTN_STATUS_OK
+            : attn_fail(ATTN_STATUS_OUT_OF_MEMORY, "no host memory for the sequence order");
   if (order) order_by_work(v, order);
   for (int64_t k = 0; !st && k < v->batch; k++) {
     const int lane = (int)(k % lanes);
@@ -194,7 +195,7 @@ static attn_status seqs_forward(attn_ctx *ctx, const attn_args *a, attn_cuda_den
     err = cudaMallocAsync((void **)&bufs.lse_tmp, (size_t)(lanes * bufs.lse_stride) * 4 + 4, s);
   if (!st && err != cudaSuccess) st = attn_cuda_fail(err, "cudaMallocAsync (seqs)");
   if (!st && lanes > 1) {
-    int prev = c->device; // the side streams and events belong to c's device
+    int prev = c->device;  // the side streams and events belong to c's device
     if (cudaGetDevice(&prev) != cudaSuccess || prev != c->device) cudaSetDevice(c->device);
     st = run_lanes(ctx, a, &v, dense, &bufs, c, lanes, s);
     if (prev != c->device) cudaSetDevice(prev);

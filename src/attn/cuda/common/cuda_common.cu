@@ -28,8 +28,8 @@ static void probe(void) {
              "no NVIDIA driver was found (libcuda.so.1 is not installed on this machine)");
     probe_status = ATTN_STATUS_NO_DEVICE;
   } else if (err != cudaSuccess) {
-    snprintf(probe_why, sizeof probe_why, "no usable CUDA device: %s (%s)",
-             cudaGetErrorName(err), cudaGetErrorString(err));
+    snprintf(probe_why, sizeof probe_why, "no usable CUDA device: %s (%s)", cudaGetErrorName(err),
+             cudaGetErrorString(err));
     probe_status = ATTN_STATUS_NO_DEVICE;
   } else if (n == 0) {
     snprintf(probe_why, sizeof probe_why, "no CUDA device found");

@@ -10,24 +10,24 @@
 #include "attnprof/attn.h"
 
 /* X(return type, name without the "cudnn" prefix, parameters) */
-#define ATTN_CUDNN_FUNCS(X)                                                                  \
-  X(size_t, GetVersion, (void))                                                              \
-  X(const char *, GetErrorString, (cudnnStatus_t))                                           \
-  X(void, GetLastErrorString, (char *, size_t))                                              \
-  X(cudnnStatus_t, Create, (cudnnHandle_t *))                                                \
-  X(cudnnStatus_t, Destroy, (cudnnHandle_t))                                                 \
-  X(cudnnStatus_t, SetStream, (cudnnHandle_t, cudaStream_t))                                 \
-  X(cudnnStatus_t, BackendCreateDescriptor,                                                  \
-    (cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *))                              \
-  X(cudnnStatus_t, BackendDestroyDescriptor, (cudnnBackendDescriptor_t))                     \
-  X(cudnnStatus_t, BackendFinalize, (cudnnBackendDescriptor_t))                              \
-  X(cudnnStatus_t, BackendSetAttribute,                                                      \
-    (cudnnBackendDescriptor_t, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t,     \
-     int64_t, const void *))                                                                 \
-  X(cudnnStatus_t, BackendGetAttribute,                                                      \
-    (cudnnBackendDescriptor_t const, cudnnBackendAttributeName_t,                            \
-     cudnnBackendAttributeType_t, int64_t, int64_t *, void *))                               \
-  X(cudnnStatus_t, BackendExecute,                                                           \
+#define ATTN_CUDNN_FUNCS(X)                                                                       \
+  X(size_t, GetVersion, (void))                                                                   \
+  X(const char *, GetErrorString, (cudnnStatus_t))                                                \
+  X(void, GetLastErrorString, (char *, size_t))                                                   \
+  X(cudnnStatus_t, Create, (cudnnHandle_t *))                                                     \
+  X(cudnnStatus_t, Destroy, (cudnnHandle_t))                                                      \
+  X(cudnnStatus_t, SetStream, (cudnnHandle_t, cudaStream_t))                                      \
+  X(cudnnStatus_t, BackendCreateDescriptor,                                                       \
+    (cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *))                                   \
+  X(cudnnStatus_t, BackendDestroyDescriptor, (cudnnBackendDescriptor_t))                          \
+  X(cudnnStatus_t, BackendFinalize, (cudnnBackendDescriptor_t))                                   \
+  X(cudnnStatus_t, BackendSetAttribute,                                                           \
+    (cudnnBackendDescriptor_t, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t, int64_t, \
+     const void *))                                                                               \
+  X(cudnnStatus_t, BackendGetAttribute,                                                           \
+    (cudnnBackendDescriptor_t const, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t,    \
+     int64_t, int64_t *, void *))                                                                 \
+  X(cudnnStatus_t, BackendExecute,                                                                \
     (cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t))
 
 typedef struct {

@@ -75,7 +75,7 @@ static void problem_of(const attn_ctx *ctx, const attn_args *a, attn_cudnn_probl
   p->dtype = a->q.dtype;
   /* With Sq == Sk the two alignments are one mask: share the plan. */
   p->causal = a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && p->sq == p->sk ? ATTN_CAUSAL_TOP_LEFT
-                                                                        : (int32_t)a->causal;
+                                                                      : (int32_t)a->causal;
   p->lse = a->lse != NULL;
   p->device = a->q.device;
   p->graph = ctx->opts.cudnn_graph;
@@ -111,7 +111,7 @@ static attn_status seqs_why_not(const attn_args *a, char *why, size_t len) {
   for (int i = 0; i < 2 && !s; i++)
     if ((uintptr_t)tabs[i] % 16)
       s = attn_cudnn_refuse(why, len, "cudnn_cuda needs 16-byte aligned %s (it is %d bytes off)",
-                 i ? "block_table" : "kv_lens", (int)((uintptr_t)tabs[i] % 16));
+                            i ? "block_table" : "kv_lens", (int)((uintptr_t)tabs[i] % 16));
   return s;
 }
 
@@ -120,42 +120,43 @@ static attn_status inputs_why_not(const attn_args *a, char *why, size_t len) {
   static const char *const names[4] = {"q", "k", "v", "out"};
   const attn_tensor *t[4] = {&a->q, &a->k, &a->v, &a->out};
   if (a->mask_kind != ATTN_MASK_NONE)
-    return attn_cudnn_refuse(
-        why, len, "cudnn_cuda takes no explicit mask (causal only): use efficient or "
-            "math");
+    return attn_cudnn_refuse(why, len,
+                             "cudnn_cuda takes no explicit mask (causal only): use efficient or "
+                             "math");
   for (int i = 0; i < 4; i++) {
     if (t[i]->strides[3] != 1)
-      return attn_cudnn_refuse(
-          why, len, "cudnn_cuda needs D contiguous: %s has stride[3] = %lld (want 1)",
-              names[i], (long long)t[i]->strides[3]);
+      return attn_cudnn_refuse(why, len,
+                               "cudnn_cuda needs D contiguous: %s has stride[3] = %lld (want 1)",
+                               names[i], (long long)t[i]->strides[3]);
     if ((uintptr_t)t[i]->data % 16)
-      return attn_cudnn_refuse(
-          why, len, "cudnn_cuda needs 16-byte aligned tensors: %s is %d bytes off",
-              names[i], (int)((uintptr_t)t[i]->data % 16));
+      return attn_cudnn_refuse(why, len,
+                               "cudnn_cuda needs 16-byte aligned tensors: %s is %d bytes off",
+                               names[i], (int)((uintptr_t)t[i]->data % 16));
     /* Every row must start 16-byte aligned too: cuDNN 9.14 accepts rows of
      * D + 3 elements and reads them as if aligned (NaN out, seen on the H200). */
     for (int dim = 0; dim < 3; dim++)
       if (t[i]->shape[dim] > 1 && t[i]->strides[dim] * (int64_t)attn_dtype_size(t[i]->dtype) % 16)
-        return attn_cudnn_refuse(
-            why, len, "cudnn_cuda needs every row of %s to start 16-byte aligned: "
-                "stride[%d] = %lld elements is not a multiple of 8", names[i], dim,
-                (long long)t[i]->strides[dim]);
+        return attn_cudnn_refuse(why, len,
+                                 "cudnn_cuda needs every row of %s to start 16-byte aligned: "
+                                 "stride[%d] = %lld elements is not a multiple of 8",
+                                 names[i], dim, (long long)t[i]->strides[dim]);
   }
   if ((uintptr_t)a->lse % 16)
-    return attn_cudnn_refuse(
-        why, len, "cudnn_cuda needs a 16-byte aligned lse (it is %d bytes off)",
-            (int)((uintptr_t)a->lse % 16));
+    return attn_cudnn_refuse(why, len,
+                             "cudnn_cuda needs a 16-byte aligned lse (it is %d bytes off)",
+                             (int)((uintptr_t)a->lse % 16));
   if (attn_head_dim(a) % 8)
-    return attn_cudnn_refuse(
-        why, len, "cuDNN's fused attention takes head dims that are multiples of 8; "
-            "got D=%lld", (long long)attn_head_dim(a));
+    return attn_cudnn_refuse(why, len,
+                             "cuDNN's fused attention takes head dims that are multiples of 8; "
+                             "got D=%lld",
+                             (long long)attn_head_dim(a));
   const attn_seqs *sq = a->seqs; /* the seqs graph masks per sequence (cudnn_seqs.c) */
   const int cache = sq && (sq->kv_lens || sq->block_table || sq->q_offsets || sq->kv_offsets);
   if (!cache && a->causal == ATTN_CAUSAL_BOTTOM_RIGHT && attn_seq_q(a) > attn_seq_k(a))
-    return attn_cudnn_refuse(
-        why, len, "bottom-right causal with Sq > Sk (by %lld) leaves rows with no key: "
-            "cuDNN's graph gives NaN there, attn.h wants 0: use math or flash",
-            (long long)(attn_seq_q(a) - attn_seq_k(a)));
+    return attn_cudnn_refuse(why, len,
+                             "bottom-right causal with Sq > Sk (by %lld) leaves rows with no key: "
+                             "cuDNN's graph gives NaN there, attn.h wants 0: use math or flash",
+                             (long long)(attn_seq_q(a) - attn_seq_k(a)));
   return ATTN_STATUS_OK;
 }
 
@@ -188,8 +189,10 @@ static attn_status cudnn_why_not(attn_ctx *ctx, const attn_args *a, char *why, s
   device_leave(prev, a->q.device);
   size_t limit = ctx->opts.workspace_limit;
   if (!s && limit && (size_t)plan->choice.workspace > limit)
-    return snprintf(why, len, "cuDNN's plan needs %lld bytes of workspace, past the handle's "
-                    "workspace_limit of %zu bytes", (long long)plan->choice.workspace, limit),
+    return snprintf(why, len,
+                    "cuDNN's plan needs %lld bytes of workspace, past the handle's "
+                    "workspace_limit of %zu bytes",
+                    (long long)plan->choice.workspace, limit),
            ATTN_STATUS_OUT_OF_MEMORY;
   return s;
 }
@@ -206,7 +209,8 @@ static attn_status workspace_for(const attn_ctx *ctx, cudnn_device *d, cudaStrea
   if (limit && need > limit)
     return attn_fail(ATTN_STATUS_OUT_OF_MEMORY,
                      "cuDNN's plan needs %zu bytes of workspace, past the handle's "
-                     "workspace_limit of %zu bytes", need, limit);
+                     "workspace_limit of %zu bytes",
+                     need, limit);
   cudnn_workspace *w = NULL, *lru = &d->ws[0];
   for (int i = 0; i < CUDNN_WORKSPACES && !w; i++) {
     if (d->ws[i].used && d->ws[i].stream == stream) w = &d->ws[i];
@@ -238,7 +242,8 @@ static attn_status stream_for(const attn_cudnn_api *api, cudnn_device *d, cudaSt
   if (d->stream_set && d->stream == stream) return ATTN_STATUS_OK;
   cudnnStatus_t s = api->SetStream(d->handle, stream);
   if (s != CUDNN_STATUS_SUCCESS)
-    return attn_fail(ATTN_STATUS_BACKEND_ERROR, "cudnnSetStream failed: %s", api->GetErrorString(s));
+    return attn_fail(ATTN_STATUS_BACKEND_ERROR, "cudnnSetStream failed: %s",
+                     api->GetErrorString(s));
   d->stream = stream, d->stream_set = 1;
   return ATTN_STATUS_OK;
 }
@@ -253,8 +258,8 @@ typedef struct {
   int64_t rs, es;
 } ragged_bufs;
 
-static attn_status pack_for(const attn_cudnn_api *api, cudnn_plan *e, const attn_args *a,
-                            void *ws, const ragged_bufs *rb) {
+static attn_status pack_for(const attn_cudnn_api *api, cudnn_plan *e, const attn_args *a, void *ws,
+                            const ragged_bufs *rb) {
   void *ptr[ATTN_CUDNN_UID_COUNT] = {0};
   ptr[ATTN_CUDNN_UID_Q] = a->q.data, ptr[ATTN_CUDNN_UID_K] = a->k.data;
   ptr[ATTN_CUDNN_UID_V] = a->v.data, ptr[ATTN_CUDNN_UID_O] = a->out.data;
@@ -352,12 +357,12 @@ attn_status attn_cudnn_describe(attn_ctx *ctx, const attn_args *a, char *buf, si
   s = plan_for(ctx, a, &dev, &e, buf, len);
   device_leave(prev, a->q.device);
   if (!s)
-    snprintf(buf, len, "%s, engine %lld%s (heuristics %s, %d configs tried), workspace %lld B, "
+    snprintf(buf, len,
+             "%s, engine %lld%s (heuristics %s, %d configs tried), workspace %lld B, "
              "built in %.1f ms",
-             e->graph_name,
-             (long long)e->choice.engine, e->choice.runtime_compiled ? " runtime-compiled" : "",
-             e->choice.heuristics, e->choice.configs_tried, (long long)e->choice.workspace,
-             e->build_ms);
+             e->graph_name, (long long)e->choice.engine,
+             e->choice.runtime_compiled ? " runtime-compiled" : "", e->choice.heuristics,
+             e->choice.configs_tried, (long long)e->choice.workspace, e->build_ms);
   return s;
 }
 
@@ -443,16 +448,17 @@ static int try_kind(cudnn_plan *e, cudnnHandle_t h, const attn_cudnn_problem *p,
            kind_name(p, kind), e->descs.failed_call, text);
   used = strlen(e->why);
   if (p->seqs_kv) /* what the graph was built for, so one refusal says it all */
-    snprintf(e->why + used, sizeof e->why - used, " [B=%lld Hq=%lld Hkv=%lld n_new=%lld D=%lld "
-             "reach=%lld pages=%lld page_size=%lld max_pages=%lld causal=%d]", (long long)p->b,
-             (long long)p->hq, (long long)p->hkv, (long long)p->sq, (long long)p->d,
-             (long long)p->sk, (long long)p->pages, (long long)p->page_size,
+    snprintf(e->why + used, sizeof e->why - used,
+             " [B=%lld Hq=%lld Hkv=%lld n_new=%lld D=%lld "
+             "reach=%lld pages=%lld page_size=%lld max_pages=%lld causal=%d]",
+             (long long)p->b, (long long)p->hq, (long long)p->hkv, (long long)p->sq,
+             (long long)p->d, (long long)p->sk, (long long)p->pages, (long long)p->page_size,
              (long long)p->max_pages, (int)p->causal);
   /* NOT_SUPPORTED (3xxx) and BAD_PARAM (2xxx) say "not these inputs"; the
    * rest is cuDNN failing. Either way dispatch moves on. */
   int category = (int)e->descs.status / 1000 * 1000;
-  e->status = category == 2000 || category == 3000 ? ATTN_STATUS_UNSUPPORTED
-                                                   : ATTN_STATUS_BACKEND_ERROR;
+  e->status =
+      category == 2000 || category == 3000 ? ATTN_STATUS_UNSUPPORTED : ATTN_STATUS_BACKEND_ERROR;
   attn_cudnn_desc_release(&e->descs);
   return 0;
 }
@@ -461,8 +467,8 @@ static int try_kind(cudnn_plan *e, cudnnHandle_t h, const attn_cudnn_problem *p,
  * the plan's key, so written once here. */
 static int len_q_make(cudnn_plan *e, const attn_cudnn_problem *p) {
   int32_t *h = malloc((size_t)p->b * sizeof *h);
-  cudaError_t err = h ? cudaMalloc((void **)&e->len_q, (size_t)p->b * sizeof *h)
-                      : cudaErrorMemoryAllocation;
+  cudaError_t err =
+      h ? cudaMalloc((void **)&e->len_q, (size_t)p->b * sizeof *h) : cudaErrorMemoryAllocation;
   for (int64_t i = 0; h && i < p->b; i++) h[i] = (int32_t)p->sq;
   if (err == cudaSuccess)
     err = cudaMemcpy(e->len_q, h, (size_t)p->b * sizeof *h, cudaMemcpyHostToDevice);
@@ -512,7 +518,7 @@ cudnn_plan *cudnn_state_plan(attn_ctx *ctx, cudnn_device *dev, const attn_cudnn_
   if (e) return e;
   if (!(e = plan_build(p, dev))) return NULL;
   return attn_cache_put(ctx->cache, ATTN_CACHE_CUDNN_PLAN, p, sizeof *p, e, plan_destroy) ? NULL
-                                                                                           : e;
+                                                                                          : e;
 }
 
 void attn_cudnn_release(attn_ctx *ctx, int keep_handles) {

@@ -106,8 +106,7 @@ static attn_cudnn_desc pointwise_desc(attn_cudnn_builder *b, cudnnPointwiseMode_
   attn_cudnn_desc d = attn_cudnn_create(b, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, what);
   attn_cudnn_set(b, d, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, what);
   attn_cudnn_set(b, d, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec, what);
-  if (axis >= 0)
-    attn_cudnn_set(b, d, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis, what);
+  if (axis >= 0) attn_cudnn_set(b, d, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis, what);
   attn_cudnn_finalize(b, d, what);
   return d;
 }
@@ -119,18 +118,18 @@ attn_cudnn_desc attn_cudnn_pointwise(attn_cudnn_builder *b, cudnnPointwiseMode_t
   const float one = 1.0f; /* alpha1/alpha2: plain y = op(x, b) */
   attn_cudnn_desc pw = pointwise_desc(b, mode, prec, axis);
   attn_cudnn_desc op = attn_cudnn_create(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &x, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                 1, &pw, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
+                 what);
   if (bx)
-    attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                   1, &bx, what);
+    attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                   &bx, what);
   if (t)
-    attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                   1, &t, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &y, what);
+    attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                   &t, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
+                 what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one, what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one, what);
   attn_cudnn_finalize(b, op, what);
@@ -147,12 +146,12 @@ attn_cudnn_desc attn_cudnn_reduction(attn_cudnn_builder *b, cudnnReduceTensorOp_
   attn_cudnn_set(b, d, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32, what);
   attn_cudnn_finalize(b, d, what);
   attn_cudnn_desc op = attn_cudnn_create(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &x, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &y, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &d, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
+                 what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
+                 what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d,
+                 what);
   attn_cudnn_finalize(b, op, what);
   return op;
 }
@@ -180,10 +179,9 @@ static attn_cudnn_desc matmul_ov(attn_cudnn_builder *b, attn_cudnn_desc a, attn_
                  what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d,
                  what);
-  const cudnnBackendAttributeName_t ov_attr[3] = {
-      CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC,
-      CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC,
-      CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC};
+  const cudnnBackendAttributeName_t ov_attr[3] = {CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC,
+                                                  CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC,
+                                                  CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC};
   const attn_cudnn_desc ov[3] = {m_ov, n_ov, k_ov};
   for (int i = 0; i < 3; i++)
     if (ov[i])
@@ -247,8 +245,8 @@ static attn_cudnn_desc ragged_tensor(graph_ctx *g, int64_t uid) {
 
 /* A host scalar passed by value in the variant pack. */
 static attn_cudnn_desc scalar(graph_ctx *g, int64_t uid, cudnnDataType_t dt) {
-  attn_cudnn_tensor_spec t = {.uid = uid, .dtype = dt, .dims = {1, 1, 1, 1},
-                              .strides = {1, 1, 1, 1}, .by_value = 1};
+  attn_cudnn_tensor_spec t = {
+      .uid = uid, .dtype = dt, .dims = {1, 1, 1, 1}, .strides = {1, 1, 1, 1}, .by_value = 1};
   g->uses[uid] = 1;
   return attn_cudnn_tensor(g->b, &t);
 }
@@ -257,7 +255,9 @@ static attn_cudnn_desc scalar(graph_ctx *g, int64_t uid, cudnnDataType_t dt) {
 static attn_cudnn_desc virt(graph_ctx *g, cudnnDataType_t dt, int per_score) {
   const attn_cudnn_problem *p = g->p;
   int64_t cols = per_score ? p->sk : 1;
-  attn_cudnn_tensor_spec t = {.uid = g->next_uid++, .dtype = dt, .is_virtual = 1,
+  attn_cudnn_tensor_spec t = {.uid = g->next_uid++,
+                              .dtype = dt,
+                              .is_virtual = 1,
                               .dims = {p->b, p->hq, p->sq, cols},
                               .strides = {p->hq * p->sq * cols, p->sq * cols, cols, 1}};
   return attn_cudnn_tensor(g->b, &t);
@@ -299,13 +299,13 @@ static attn_cudnn_desc causal_mask(graph_ctx *g, attn_cudnn_desc s) {
     row = pw(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, skv, virt(g, CUDNN_DATA_INT32, 1));
     row = pw(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, row, sq, virt(g, CUDNN_DATA_INT32, 1));
   }
-  attn_cudnn_desc keep = pw(g, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col,
-                            virt(g, CUDNN_DATA_BOOLEAN, 1));
+  attn_cudnn_desc keep =
+      pw(g, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, virt(g, CUDNN_DATA_BOOLEAN, 1));
   attn_cudnn_desc ninf = scalar(g, ATTN_CUDNN_UID_NEG_INF, CUDNN_DATA_FLOAT);
   attn_cudnn_desc out = virt(g, CUDNN_DATA_FLOAT, 1);
   /* BINARY_SELECT: y = t ? x : b */
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, -1, s,
-                                 ninf, keep, out));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, -1, s, ninf,
+                                 keep, out));
   return out;
 }
 
@@ -353,8 +353,8 @@ static void node_ops(graph_ctx *g) {
   t[4] = scalar(g, ATTN_CUDNN_UID_SCALE, CUDNN_DATA_FLOAT);
   t[5] = p->lse ? stats_tensor(g) : NULL;
   static const cudnnBackendAttributeName_t attr[6] = {
-      CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
-      CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC,
+      CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC,     CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+      CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC,     CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC,
       CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC};
   attn_cudnn_desc op = attn_cudnn_create(g->b, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, what);
   for (int i = 0; i < 6; i++)
@@ -382,16 +382,16 @@ static attn_cudnn_desc paged_load(graph_ctx *g, attn_cudnn_desc pool, attn_cudnn
   memcpy(t.strides, strides, sizeof t.strides);
   attn_cudnn_desc y = attn_cudnn_tensor(g->b, &t);
   attn_cudnn_builder *b = g->b;
-  attn_cudnn_desc op = attn_cudnn_create(b, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR,
-                                         what);
+  attn_cudnn_desc op =
+      attn_cudnn_create(b, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR, what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC,
                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pool, what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC,
                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &table, what);
   attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC,
                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &lens, what);
-  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC,
-                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what);
+  attn_cudnn_set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                 1, &y, what);
   attn_cudnn_finalize(b, op, what);
   add_op(g, op);
   return y;
@@ -399,8 +399,7 @@ static attn_cudnn_desc paged_load(graph_ctx *g, attn_cudnn_desc pool, attn_cudnn
 
 /* Kᵀ [B, Hkv, D, Sk] and V [B, Hkv, Sk, D]: loaded from the page pools, or
  * the contiguous cache itself (K's last two dims swapped, no copy). */
-static void seqs_kv(graph_ctx *g, attn_cudnn_desc len_kv, attn_cudnn_desc *kt,
-                    attn_cudnn_desc *v) {
+static void seqs_kv(graph_ctx *g, attn_cudnn_desc len_kv, attn_cudnn_desc *kt, attn_cudnn_desc *v) {
   const attn_cudnn_problem *p = g->p;
   const cudnnDataType_t io = io_dtype(p);
   const int64_t ktd[4] = {p->b, p->hkv, p->d, p->sk}, vd[4] = {p->b, p->hkv, p->sk, p->d};
@@ -436,8 +435,8 @@ static attn_cudnn_desc padding_mask(graph_ctx *g, attn_cudnn_desc s, attn_cudnn_
   attn_cudnn_desc col_ok = pw(g, CUDNN_POINTWISE_CMP_LT, bo, col, len_kv, virt(g, bo, 1));
   attn_cudnn_desc ok = pw(g, CUDNN_POINTWISE_LOGICAL_AND, bo, row_ok, col_ok, virt(g, bo, 1));
   attn_cudnn_desc out = virt(g, CUDNN_DATA_FLOAT, 1);
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, -1, s,
-                                 ninf, ok, out));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, -1, s, ninf,
+                                 ok, out));
   return out;
 }
 
@@ -451,11 +450,10 @@ static attn_cudnn_desc causal_br_lens(graph_ctx *g, attn_cudnn_desc s, attn_cudn
   attn_cudnn_desc r1 = virt(g, i32, 1), r2 = virt(g, i32, 1);
   add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_ADD, i32, 3, row, len_kv, NULL, r1));
   add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_SUB, i32, 3, r1, len_q, NULL, r2));
-  attn_cudnn_desc keep = pw(g, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, r2, col,
-                            virt(g, CUDNN_DATA_BOOLEAN, 1));
+  attn_cudnn_desc keep =
+      pw(g, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, r2, col, virt(g, CUDNN_DATA_BOOLEAN, 1));
   attn_cudnn_desc out = virt(g, f32, 1);
-  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, f32, -1, s, ninf, keep,
-                                 out));
+  add_op(g, attn_cudnn_pointwise(g->b, CUDNN_POINTWISE_BINARY_SELECT, f32, -1, s, ninf, keep, out));
   return out;
 }
 
@@ -528,8 +526,8 @@ static attn_cudnn_desc try_config(const attn_cudnn_api *api, cudnnHandle_t handl
   attn_cudnn_desc plan = NULL;
   if ((*st = api->BackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan)))
     return NULL;
-  if (!(*st = api->BackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
-                                       1, &handle)) &&
+  if (!(*st = api->BackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+                                       &handle)) &&
       !(*st = api->BackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg)) &&
       !(*st = api->BackendFinalize(plan)))
@@ -546,8 +544,8 @@ static int64_t heuristic_configs(attn_cudnn_builder *b, attn_cudnn_desc graph,
   attn_cudnn_builder hb;
   attn_cudnn_builder_init(&hb, api);
   attn_cudnn_desc heur = attn_cudnn_create(&hb, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what);
-  attn_cudnn_set(&hb, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                 1, &graph, what);
+  attn_cudnn_set(&hb, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                 &graph, what);
   attn_cudnn_set(&hb, heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, what);
   attn_cudnn_finalize(&hb, heur, what);
   int64_t n = 0, got = 0;
@@ -587,9 +585,9 @@ static int try_mode(attn_cudnn_builder *b, cudnnHandle_t handle, attn_cudnn_desc
   if (won >= 0) {
     engine_facts(api, cfgs[won], c);
     int64_t m = 0;
-    api->BackendGetAttribute(c->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
-                             1, &m, &c->workspace);
-    if (!attn_cudnn_adopt(b, cfgs[won])) won = -1;        /* ENOMEM: give up */
+    api->BackendGetAttribute(c->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                             &m, &c->workspace);
+    if (!attn_cudnn_adopt(b, cfgs[won])) won = -1; /* ENOMEM: give up */
     else if (!attn_cudnn_adopt(b, c->plan)) cfgs[won] = NULL, won = -1;
   }
   for (int64_t i = 0; i < n; i++)

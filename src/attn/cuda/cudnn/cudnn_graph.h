@@ -105,11 +105,9 @@ attn_cudnn_desc attn_cudnn_reduction(attn_cudnn_builder *b, cudnnReduceTensorOp_
 attn_cudnn_desc attn_cudnn_matmul(attn_cudnn_builder *b, attn_cudnn_desc a, attn_cudnn_desc bm,
                                   attn_cudnn_desc c);
 
-
 /* ---- the graph ---- */
 
 #include <stdint.h>
-
 
 /* The graph kinds: attn_cudnn_graph of attn.h (the handle's option). */
 typedef attn_cudnn_graph attn_cudnn_graph_kind;
@@ -124,8 +122,8 @@ typedef struct {
   int32_t causal; /* attn_causal, BOTTOM_RIGHT only when Sq != Sk */
   int32_t lse;    /* 1: Stats is an output */
   int32_t device;
-  int32_t graph;  /* attn_cudnn_graph_kind asked for */
-  int32_t fault;  /* test hook: 1 gives Q a batch of -1, which cuDNN refuses */
+  int32_t graph; /* attn_cudnn_graph_kind asked for */
+  int32_t fault; /* test hook: 1 gives Q a batch of -1, which cuDNN refuses */
   /* Several sequences (the SEQS graph): ATTN_KV_CACHE or ATTN_KV_PAGED of
    * seqs.h, 0 for the dense graphs. Paged: k/v strides are the pools'
    * ({pages, Hkv, page_size, D} order), sk = max_pages * page_size. */
@@ -148,10 +146,10 @@ enum {
   ATTN_CUDNN_UID_NEG_INF,
   ATTN_CUDNN_UID_SEQ_KV,
   ATTN_CUDNN_UID_SEQ_Q,
-  ATTN_CUDNN_UID_LEN_Q,       /* SEQS: [B] int32 on the device, n_new each */
-  ATTN_CUDNN_UID_LEN_KV,      /* SEQS: attn_seqs.kv_lens */
-  ATTN_CUDNN_UID_PAGE_TABLE,  /* SEQS paged: attn_seqs.block_table */
-  ATTN_CUDNN_UID_Q_RAGGED,    /* packed: [B+1] element offsets of q, k, v, out */
+  ATTN_CUDNN_UID_LEN_Q,      /* SEQS: [B] int32 on the device, n_new each */
+  ATTN_CUDNN_UID_LEN_KV,     /* SEQS: attn_seqs.kv_lens */
+  ATTN_CUDNN_UID_PAGE_TABLE, /* SEQS paged: attn_seqs.block_table */
+  ATTN_CUDNN_UID_Q_RAGGED,   /* packed: [B+1] element offsets of q, k, v, out */
   ATTN_CUDNN_UID_K_RAGGED,
   ATTN_CUDNN_UID_V_RAGGED,
   ATTN_CUDNN_UID_O_RAGGED,
@@ -167,17 +165,15 @@ attn_cudnn_desc attn_cudnn_sdpa_graph(attn_cudnn_builder *b, cudnnHandle_t handl
                                       const attn_cudnn_problem *p, attn_cudnn_graph_kind kind,
                                       unsigned char uses[ATTN_CUDNN_UID_COUNT]);
 
-
 /* ---- the plan ---- */
 
 #include <stdint.h>
 
-
 typedef struct {
-  attn_cudnn_desc plan; /* owned by the builder */
-  int64_t workspace;    /* bytes the plan needs per execution */
-  int64_t engine;       /* the engine's global index, -1 if unknown */
-  int runtime_compiled; /* the engine compiles its kernel (NVRTC) at finalize */
+  attn_cudnn_desc plan;   /* owned by the builder */
+  int64_t workspace;      /* bytes the plan needs per execution */
+  int64_t engine;         /* the engine's global index, -1 if unknown */
+  int runtime_compiled;   /* the engine compiles its kernel (NVRTC) at finalize */
   const char *heuristics; /* "A" or "FALLBACK" */
   int configs_tried;
 } attn_cudnn_plan_choice;

@@ -11,9 +11,9 @@
  * opening them first from the folder of an explicit path makes that work
  * when the folder is not on the loader's path. Failures are harmless. */
 static void preload_siblings(const char *path) {
-  static const char *const siblings[] = {
-      "libcudnn_graph.so.9", "libcudnn_heuristic.so.9", "libcudnn_engines_precompiled.so.9",
-      "libcudnn_engines_runtime_compiled.so.9"};
+  static const char *const siblings[] = {"libcudnn_graph.so.9", "libcudnn_heuristic.so.9",
+                                         "libcudnn_engines_precompiled.so.9",
+                                         "libcudnn_engines_runtime_compiled.so.9"};
   const char *slash = strrchr(path, '/');
   if (!slash) return;
   for (size_t i = 0; i < sizeof siblings / sizeof siblings[0]; i++) {
@@ -78,7 +78,6 @@ attn_status attn_cudnn_lib_open(const char *const *symbols, size_t n, void **sym
     return resolve(lib, names[i], symbols, n, syms, why, why_len);
   }
   snprintf(why, why_len, "cuDNN 9 could not be loaded (tried %s%s): %s; install cuDNN 9 or set %s",
-           names[0], count > 1 ? " and the other usual names" : "", last_error,
-           ATTN_CUDNN_LIB_ENV);
+           names[0], count > 1 ? " and the other usual names" : "", last_error, ATTN_CUDNN_LIB_ENV);
   return ATTN_STATUS_UNSUPPORTED;
 }

@@ -25,19 +25,18 @@ __global__ void cudnn_ragged_kernel(const int32_t *q_off, const int32_t *kv_off,
 }
 
 extern "C" attn_status attn_cudnn_ragged_fill(const attn_args *a, void *offs, int wide,
-                                              int32_t *lens, int64_t stride,
-                                              cudaStream_t stream) {
+                                              int32_t *lens, int64_t stride, cudaStream_t stream) {
   const attn_seqs *s = a->seqs;
   const int64_t b = s->batch;
   const unsigned threads = 128, blocks = (unsigned)((b + threads) / threads);
   const int64_t qs = a->q.strides[2], os = a->out.strides[2], ks = a->k.strides[2],
                 vs = a->v.strides[2];
   if (wide)
-    cudnn_ragged_kernel<<<blocks, threads, 0, stream>>>(s->q_offsets, s->kv_offsets, b, qs, os,
-                                                        ks, vs, (int64_t *)offs, lens, stride);
+    cudnn_ragged_kernel<<<blocks, threads, 0, stream>>>(s->q_offsets, s->kv_offsets, b, qs, os, ks,
+                                                        vs, (int64_t *)offs, lens, stride);
   else
-    cudnn_ragged_kernel<<<blocks, threads, 0, stream>>>(s->q_offsets, s->kv_offsets, b, qs, os,
-                                                        ks, vs, (int32_t *)offs, lens, stride);
+    cudnn_ragged_kernel<<<blocks, threads, 0, stream>>>(s->q_offsets, s->kv_offsets, b, qs, os, ks,
+                                                        vs, (int32_t *)offs, lens, stride);
   ATTN_CUDA_TRY(cudaGetLastError());
   return ATTN_STATUS_OK;
 }

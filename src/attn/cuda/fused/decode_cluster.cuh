@@ -75,12 +75,12 @@ template <int kBulk>
 FUSED_DEV void decode_cl_wait_k(uint32_t bar) {
   if constexpr (kBulk) {
     fused_cp_async_wait<0>();
-    __syncthreads();     // Q landed
-    ws_bar_wait(bar, 0); // this warp's K rows landed
-    __syncwarp();        // and its zeroed rows are written
+    __syncthreads();      // Q landed
+    ws_bar_wait(bar, 0);  // this warp's K rows landed
+    __syncwarp();         // and its zeroed rows are written
   } else {
     fused_cp_async_wait<1>();
-    __syncthreads(); // Q and K landed
+    __syncthreads();  // Q and K landed
   }
 }
 
@@ -90,9 +90,9 @@ template <typename T, int kD, int kBulk, int kSl>
 FUSED_DEV void decode_cl_wait_v(T *vs, uint32_t bar, int keys, int n, int nsl, int warp, int lane) {
   constexpr int kChunks = kD / 8;
   if constexpr (kBulk) {
-    ws_bar_wait(bar + 8, 0); // this warp's V rows landed
+    ws_bar_wait(bar + 8, 0);  // this warp's V rows landed
 #pragma unroll
-    for (int i = 0; i < kSl; i++) { // a lane a row of this warp's slices
+    for (int i = 0; i < kSl; i++) {  // a lane a row of this warp's slices
       const int r = (warp + DECODE_CL_WARPS * i) * 16 + lane;
       if (lane < 16 && r >= keys && r < n && r < nsl * 16)
 #pragma unroll
@@ -102,8 +102,8 @@ FUSED_DEV void decode_cl_wait_v(T *vs, uint32_t bar, int keys, int n, int nsl, i
     __syncwarp();
   } else {
     fused_cp_async_wait<0>();
-    __syncthreads(); // V landed
-    if (n > keys && keys % 16) { // uniform
+    __syncthreads();              // V landed
+    if (n > keys && keys % 16) {  // uniform
       for (int c = threadIdx.x; c < (16 - keys % 16) * kChunks; c += DECODE_CL_THREADS) {
         const int r = keys + c / kChunks;
         if (r < n) *(uint4 *)(vs + decode_cl_at<kD, 0>(r, c % kChunks)) = make_uint4(0, 0, 0, 0);
@@ -117,10 +117,9 @@ FUSED_DEV void decode_cl_wait_v(T *vs, uint32_t bar, int keys, int n, int nsl, i
 // masked (past the keys, causal) and exp'd in one pass; m, l its rows' max
 // and (this lane's part of the) sum.
 template <typename T, int kD, int kBulk, int kSl>
-FUSED_DEV void decode_cl_scores(const attn_decode_params &p, float (&s)[2 * kSl][4],
-                                float (&m)[2], float (&l)[2], const T *qs, const T *ks,
-                                const int (&lim)[2], int k_begin, int k_stop, int nsl, int warp,
-                                int lane) {
+FUSED_DEV void decode_cl_scores(const attn_decode_params &p, float (&s)[2 * kSl][4], float (&m)[2],
+                                float (&l)[2], const T *qs, const T *ks, const int (&lim)[2],
+                                int k_begin, int k_stop, int nsl, int warp, int lane) {
   auto kat = [&](int r, int ch) { return fused_smem_addr(ks + decode_cl_at<kD, kBulk>(r, ch)); };
 #pragma unroll
   for (int i = 0; i < kSl; i++) {
@@ -139,8 +138,8 @@ FUSED_DEV void decode_cl_scores(const attn_decode_params &p, float (&s)[2 * kSl]
 #pragma unroll
   for (int i = 0; i < 2 * kSl; i++) {
     const int sl = warp + DECODE_CL_WARPS * (i / 2);
-    decode_mask_tile(s[i], k_begin + sl * 16 + (i % 2) * 8 + 2 * (lane % 4), sl < nsl, k_stop,
-                     lim, p.scale_log2, m);
+    decode_mask_tile(s[i], k_begin + sl * 16 + (i % 2) * 8 + 2 * (lane % 4), sl < nsl, k_stop, lim,
+                     p.scale_log2, m);
   }
   decode_softmax_once<2 * kSl>(s, m, l);
 }
@@ -165,13 +164,13 @@ template <typename T, int kD, int kBulk>
 __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
     decode_cluster_kernel(const attn_decode_params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kSl = DECODE_CLUSTER_KEYS(kD) / 16 / DECODE_CL_WARPS; // slices per warp, most
+  constexpr int kSl = DECODE_CLUSTER_KEYS(kD) / 16 / DECODE_CL_WARPS;  // slices per warp, most
   constexpr int kRow = decode_cl_row<kD, kBulk>(), kPR = DECODE_CL_PART(kD);
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
   T *ks = qs + 16 * kD, *vs = ks + p.cl_chunk * kRow;
   unsigned char *after = decode_smem + 16 * kD * 2 + decode_cl_region_bytes<kD, kBulk>(p.cl_chunk);
-  float *part = (float *)after, *part_lse = part + 16 * kPR; // [16][kPR], [16]
+  float *part = (float *)after, *part_lse = part + 16 * kPR;  // [16][kPR], [16]
   // this warp's K and V mbarriers (bulk copies)
   const uint32_t bar = fused_smem_addr(part_lse + 16) + 16 * (threadIdx.x / 32);
 
@@ -197,21 +196,21 @@ __global__ void __launch_bounds__(DECODE_CL_THREADS, 1)
   decode_cl_wait_v<T, kD, kBulk, kSl>(vs, bar, keys, n, nsl, warp, lane);
   float o[kD / 8][4];
   decode_cl_pv<T, kD, kBulk, kSl>(s, l, o, vs, nsl, warp, lane);
-  __syncthreads(); // K and V are read: the region becomes the warps' merge slab
+  __syncthreads();  // K and V are read: the region becomes the warps' merge slab
   decode_merge_warps<kD, 16, DECODE_CL_WARPS, DECODE_CL_THREADS>(
       o, m, l, (float *)ks, 0, R, 0, warp, lane, [&](int r, int col, float4 val, float lse2) {
         *(float4 *)(part + r * kPR + col) = val;
         if (col == 0) part_lse[r] = lse2;
       });
-  ws_cluster_sync(); // every CTA's P and lse written
-  decode_cluster_merge<T, kD, kPR, DECODE_CL_THREADS>(p, sq, hk, R, p.splits, part, part_lse,
-                                                      tid);
+  ws_cluster_sync();  // every CTA's P and lse written
+  decode_cluster_merge<T, kD, kPR, DECODE_CL_THREADS>(p, sq, hk, R, p.splits, part, part_lse, tid);
   // No CTA's shared memory goes while a peer may read it; relaxed: the
   // peers' loads above have returned (their values are used) before they arrive.
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"
-               "barrier.cluster.wait.aligned;\n" ::: "memory");
+               "barrier.cluster.wait.aligned;\n" ::
+                   : "memory");
 #else
-  __trap(); // built for sm_90 only; the plan never picks it elsewhere
+  __trap();  // built for sm_90 only; the plan never picks it elsewhere
 #endif
 }
 
@@ -263,8 +262,8 @@ int decode_cluster_fit(attn_ctx *ctx, int c, int chunk) {
   return decode_recorded(ctx, fn, DECODE_REC_FIT + (c << 10 | chunk / 16), 0, [&]() {
     int n = 0;
     cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t cfg = decode_cl_config(
-        dim3((unsigned)c), c, decode_cl_smem_bytes<kD, kBulk>(chunk), 0, attr);
+    cudaLaunchConfig_t cfg =
+        decode_cl_config(dim3((unsigned)c), c, decode_cl_smem_bytes<kD, kBulk>(chunk), 0, attr);
     if (decode_cluster_prepare<T, kD, kBulk>(ctx) ||
         cudaOccupancyMaxActiveClusters(&n, decode_cluster_kernel<T, kD, kBulk>, &cfg) !=
             cudaSuccess)
@@ -273,9 +272,9 @@ int decode_cluster_fit(attn_ctx *ctx, int c, int chunk) {
   });
 }
 
-#define DECODE_CLUSTER_INSTANCE_B(T, D, B)                                                    \
-  template attn_status decode_cluster_run<T, D, B>(const attn_decode_params &, attn_ctx *,    \
-                                                   cudaStream_t);                             \
+#define DECODE_CLUSTER_INSTANCE_B(T, D, B)                                                 \
+  template attn_status decode_cluster_run<T, D, B>(const attn_decode_params &, attn_ctx *, \
+                                                   cudaStream_t);                          \
   template int decode_cluster_fit<T, D, B>(attn_ctx *, int, int);
 #define DECODE_CLUSTER_INSTANCE(T, D) \
   DECODE_CLUSTER_INSTANCE_B(T, D, 0)  \

@@ -15,8 +15,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include <cublas_v2.h> // cuda_ctx.h's C++ headers, outside the extern "C" below
-extern "C" {             // cuda_ctx.h is a C header without a C++ guard
+#include <cublas_v2.h>  // cuda_ctx.h's C++ headers, outside the extern "C" below
+extern "C" {            // cuda_ctx.h is a C header without a C++ guard
 #include "attn/cuda/baselines/cuda_ctx.h"
 }
 #include "attn/cuda/fused/decode_cuda.h"
@@ -31,27 +31,30 @@ typedef int (*decode_occ_fn)(attn_ctx *);
 // one CTA per SM (there 16 splits of 128 keys beat 8 of 256 at B=1 KV=2k).
 #define DECODE_MIN_SPLIT_KEYS 256
 #define DECODE_MIN_SPLIT_KEYS_PER_SM 64
-#define DECODE_DENSE_MIN_Q 128 // query rows per sequence from which prefill runs dense
+#define DECODE_DENSE_MIN_Q 128  // query rows per sequence from which prefill runs dense
 
 // 16 * kWM query rows per CTA: 1, 2 or 4 row atoms for G * max_q rows.
 static int rows_atoms(int64_t rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
 
-#define DECODE_PATH(T, D, WM, P)                                                         \
-  do {                                                                                   \
-    *occ = decode_occupancy<T, D, WM, P>;                                                \
-    return decode_run<T, D, WM, P>;                                                      \
+#define DECODE_PATH(T, D, WM, P)          \
+  do {                                    \
+    *occ = decode_occupancy<T, D, WM, P>; \
+    return decode_run<T, D, WM, P>;       \
   } while (0)
-#define DECODE_ONE(T, D, WM)                                                             \
-  do {                                                                                   \
-    if (path == DECODE_PATH_LINEAR) DECODE_PATH(T, D, WM, DECODE_PATH_LINEAR);           \
-    if (path == DECODE_PATH_OFFSETS) DECODE_PATH(T, D, WM, DECODE_PATH_OFFSETS);         \
-    DECODE_PATH(T, D, WM, DECODE_PATH_LOOKUP);                                           \
+#define DECODE_ONE(T, D, WM)                                                     \
+  do {                                                                           \
+    if (path == DECODE_PATH_LINEAR) DECODE_PATH(T, D, WM, DECODE_PATH_LINEAR);   \
+    if (path == DECODE_PATH_OFFSETS) DECODE_PATH(T, D, WM, DECODE_PATH_OFFSETS); \
+    DECODE_PATH(T, D, WM, DECODE_PATH_LOOKUP);                                   \
   } while (0)
-#define DECODE_CASE(T, D)                                                                \
-  switch (wm) {                                                                          \
-  case 1: DECODE_ONE(T, D, 1);                                                           \
-  case 2: DECODE_ONE(T, D, 2);                                                           \
-  default: DECODE_ONE(T, D, 4);                                                          \
+#define DECODE_CASE(T, D)  \
+  switch (wm) {            \
+    case 1:                \
+      DECODE_ONE(T, D, 1); \
+    case 2:                \
+      DECODE_ONE(T, D, 2); \
+    default:               \
+      DECODE_ONE(T, D, 4); \
   }
 
 // path: the copies' addressing (DECODE_PATH_*, decode_launch.h).
@@ -72,13 +75,17 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
   char vwhy[160];
   const int64_t d = attn_head_dim(a);
   if (a->q.dtype != ATTN_DTYPE_BF16 && a->q.dtype != ATTN_DTYPE_F16) {
-    snprintf(why, len, "flash_cuda takes several sequences in bf16 and f16, got %s: math takes "
-             "f32 (pages gathered)", attn_dtype_name(a->q.dtype));
+    snprintf(why, len,
+             "flash_cuda takes several sequences in bf16 and f16, got %s: math takes "
+             "f32 (pages gathered)",
+             attn_dtype_name(a->q.dtype));
     return ATTN_STATUS_UNSUPPORTED;
   }
   if (d != 64 && d != 128 && d != 256) {
-    snprintf(why, len, "flash_cuda's decode kernel takes head dims 64, 128, 256 for several "
-             "sequences, got D=%lld: math takes any D", (long long)d);
+    snprintf(why, len,
+             "flash_cuda's decode kernel takes head dims 64, 128, 256 for several "
+             "sequences, got D=%lld: math takes any D",
+             (long long)d);
     return ATTN_STATUS_UNSUPPORTED;
   }
   if (!attn_fused_vector_ok(a, vwhy, sizeof vwhy)) {
@@ -90,8 +97,10 @@ extern "C" attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, s
     return ATTN_STATUS_UNSUPPORTED;
   }
   if (a->seqs->batch > 65535 || attn_heads_kv(a) > 65535) {
-    snprintf(why, len, "flash_cuda takes up to 65535 sequences and KV heads (grid z/y), got "
-             "B=%lld Hkv=%lld", (long long)a->seqs->batch, (long long)attn_heads_kv(a));
+    snprintf(why, len,
+             "flash_cuda takes up to 65535 sequences and KV heads (grid z/y), got "
+             "B=%lld Hkv=%lld",
+             (long long)a->seqs->batch, (long long)attn_heads_kv(a));
     return ATTN_STATUS_UNSUPPORTED;
   }
   return attn_fused_device_ok(a, "flash_cuda", why, len);
@@ -139,7 +148,7 @@ static void fill_params(const attn_args *a, const attn_seqs_view *v, attn_decode
 static int pick_path(const attn_decode_params *p) {
   if (p->kv_kind != DECODE_KV_PAGED) return DECODE_PATH_LINEAR;
   return p->k_sb == p->v_sb && p->k_sh == p->v_sh && p->k_ss == p->v_ss ? DECODE_PATH_OFFSETS
-                                                                       : DECODE_PATH_LOOKUP;
+                                                                        : DECODE_PATH_LOOKUP;
 }
 
 typedef int (*decode_fit_fn)(attn_ctx *, int, int);
@@ -147,10 +156,10 @@ typedef int (*decode_fit_fn)(attn_ctx *, int, int);
 // Bulk copies for pages (the page table read once a row, not once a 16-byte
 // copy), cp.async for unpaged K/V: what measured faster in each.
 static decode_fn cluster_instance(int bf, int64_t d, int paged, decode_fit_fn *fit) {
-#define DECODE_CL(T, D)                                                                    \
-  do {                                                                                     \
-    *fit = paged ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>;              \
-    return paged ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>;              \
+#define DECODE_CL(T, D)                                                       \
+  do {                                                                        \
+    *fit = paged ? decode_cluster_fit<T, D, 1> : decode_cluster_fit<T, D, 0>; \
+    return paged ? decode_cluster_run<T, D, 1> : decode_cluster_run<T, D, 0>; \
   } while (0)
   if (bf && d == 64) DECODE_CL(__nv_bfloat16, 64);
   if (bf && d == 128) DECODE_CL(__nv_bfloat16, 128);
@@ -176,17 +185,16 @@ extern "C" int attn_decode_cuda_cluster_capable(int device) {
 #define DECODE_CLUSTER_MOST 8
 static decode_fn cluster_plan(attn_ctx *ctx, const attn_args *a, const attn_seqs_view *v,
                               attn_decode_params *p, int wm, int64_t sms) {
-  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1)
-    return NULL;
+  if (!attn_decode_cuda_cluster_capable(a->q.device) || wm != 1 || p->row_groups != 1) return NULL;
   const int64_t base = (int64_t)p->batch * p->hkv;
   int c = DECODE_CLUSTER_MOST;
   while (c >= 2 && (base * c > sms || (int64_t)c * 64 > v->max_kv)) c /= 2;
   decode_fit_fn fit = NULL;
-  decode_fn fn = cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d,
-                                  p->kv_kind == DECODE_KV_PAGED, &fit);
+  decode_fn fn =
+      cluster_instance(a->q.dtype == ATTN_DTYPE_BF16, v->d, p->kv_kind == DECODE_KV_PAGED, &fit);
   for (; fn && c >= 2; c /= 2) {
     const int64_t chunk = ((v->max_kv + c - 1) / c + 15) / 16 * 16;
-    if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL; // fewer CTAs only lengthen it
+    if (chunk > DECODE_CLUSTER_KEYS(v->d)) return NULL;  // fewer CTAs only lengthen it
     if (fit(ctx, c, (int)chunk) >= base) return p->splits = c, p->cl_chunk = (int)chunk, fn;
   }
   return NULL;
@@ -233,8 +241,9 @@ static attn_status decode_launch(attn_ctx *actx, const attn_args *a, const attn_
   attn_decode_params p;
   fill_params(a, v, &p);
   decode_fn fn = decode_plan(actx, a, v, &p);
-  if (!fn) return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash_cuda: no decode kernel for D=%lld",
-                            (long long)v->d);
+  if (!fn)
+    return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash_cuda: no decode kernel for D=%lld",
+                     (long long)v->d);
   cudaStream_t stream = (cudaStream_t)a->stream;
   if (p.splits > 1 && !p.cl_chunk) {
     attn_cuda_ctx *ctx;
@@ -264,7 +273,7 @@ extern "C" attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *
   if (st) return st;
   if (dense && prefer_dense(&v)) {
     attn_seqs_view_free(&v);
-    return attn_cuda_seqs_forward_lanes(ctx, a, dense); // the flash kernels keep no state
+    return attn_cuda_seqs_forward_lanes(ctx, a, dense);  // the flash kernels keep no state
   }
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = a->q.device;

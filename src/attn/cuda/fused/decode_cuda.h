@@ -18,8 +18,7 @@ attn_status attn_decode_cuda_why_not(const attn_args *a, char *why, size_t len);
  * instance and the split count, launches (and combines). Unpaged prefill
  * (128+ query rows in some sequence, B <= 64) runs `dense` once per
  * sequence on views instead, when dense is not NULL. */
-attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a,
-                                     attn_cuda_dense_fn dense);
+attn_status attn_decode_cuda_forward(attn_ctx *ctx, const attn_args *a, attn_cuda_dense_fn dense);
 /* The split count it would use (the tests and the serving bench report it),
  * -1 if refused; *cluster (when not NULL): the cluster size when the splits
  * run as one cluster kernel (decode_cluster.cuh), else 0. ctx: the handle

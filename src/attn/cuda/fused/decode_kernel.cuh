@@ -53,8 +53,8 @@ FUSED_DEV void decode_split_keys(const attn_decode_params &p, const decode_seq &
 // (the first, key j0), mask, online softmax, O rescaled, O += P V.
 template <typename T, int kD, int kRows, int kNK>
 FUSED_DEV void decode_split_step(const T *qs, const T *ks, const T *vs, float (&o)[kD / 8][4],
-                                 float (&m)[2], float (&l)[2], const int (&lim)[2], int j0,
-                                 int kw, int k_stop, float scale, int wm, int lane) {
+                                 float (&m)[2], float (&l)[2], const int (&lim)[2], int j0, int kw,
+                                 int k_stop, float scale, int wm, int lane) {
   auto kat = [&](int r, int ch) { return fused_smem_addr(ks + fused_swz<DECODE_BK, kD>(r, ch)); };
   auto vat = [&](int r, int ch) { return fused_smem_addr(vs + fused_swz<DECODE_BK, kD>(r, ch)); };
   float s[kNK / 8][4];
@@ -81,14 +81,13 @@ FUSED_DEV void decode_split_step(const T *qs, const T *ks, const T *vs, float (&
 }
 
 template <typename T, int kD, int kWM, int kPath>
-__global__ void __launch_bounds__(DECODE_THREADS, 1)
-    decode_fwd_kernel(const attn_decode_params p) {
+__global__ void __launch_bounds__(DECODE_THREADS, 1) decode_fwd_kernel(const attn_decode_params p) {
   constexpr int kStages = decode_cfg<kD>::kStages;
   constexpr int kRows = 16 * kWM, kWK = 4 / kWM, kNK = DECODE_BK / kWK;
   constexpr int kTile = DECODE_BK * kD;
   extern __shared__ __align__(128) unsigned char decode_smem[];
   T *qs = (T *)decode_smem;
-  T *ring = qs + kRows * kD; // [kStages][2][kTile], then the address slots
+  T *ring = qs + kRows * kD;  // [kStages][2][kTile], then the address slots
   static_assert((kWK * kRows * (kD + 8) + 8 * kRows) * 4 <= kStages * 2 * kTile * 2,
                 "the warps' merge fits the ring");
 
@@ -99,7 +98,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
   const int wm = warp / kWK, kg = warp % kWK;
   const decode_seq sq = decode_seq_of(p, b);
   const int R = p.group * sq.nq, r0 = rg * kRows;
-  if (r0 >= R) return; // rows of no token: nothing to write
+  if (r0 >= R) return;  // rows of no token: nothing to write
   int k_begin, k_stop;
   decode_split_keys(p, sq, split, r0 + kRows - 1, &k_begin, &k_stop);
   const int nblocks = (k_stop - k_begin + DECODE_BK - 1) / DECODE_BK;
@@ -117,14 +116,14 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1)
     fused_cp_async_wait<kStages - 2>();
     __syncthreads();
     kv.load(p, blk + kStages - 1);
-    kv.block_offsets(p, blk + kStages); // slot (blk + kStages) % 2: not the one just read
+    kv.block_offsets(p, blk + kStages);  // slot (blk + kStages) % 2: not the one just read
     const T *ks = kv.tile(blk);
     decode_split_step<T, kD, kRows, kNK>(qs, ks, ks + kTile, o, m, l, lim,
                                          k_begin + blk * DECODE_BK + kg * kNK, kg * kNK, k_stop,
                                          p.scale_log2, wm, lane);
   }
   fused_cp_async_wait<0>();
-  __syncthreads(); // the rings are free: they become the fp32 merge buffer
+  __syncthreads();  // the rings are free: they become the fp32 merge buffer
   decode_quad_sum(l);
   decode_merge_warps<kD, kRows, kWK, DECODE_THREADS>(
       o, m, l, (float *)ring, r0, R, wm, kg, lane, [&](int r, int col, float4 val, float lse2) {
@@ -163,8 +162,8 @@ attn_status decode_run(const attn_decode_params &p, attn_ctx *ctx, cudaStream_t 
   if (p.splits > 1) {
     const int rows_per_cta = DECODE_COMBINE_THREADS / 32;
     const unsigned blocks = (unsigned)((p.part_rows + rows_per_cta - 1) / rows_per_cta);
-    e = decode_launch_one(decode_combine_kernel<T, kD>, dim3(blocks), DECODE_COMBINE_THREADS, 0,
-                          p, stream);
+    e = decode_launch_one(decode_combine_kernel<T, kD>, dim3(blocks), DECODE_COMBINE_THREADS, 0, p,
+                          stream);
     if (e != cudaSuccess) return attn_cuda_fail(e, "launch of decode_combine_kernel");
   }
   return ATTN_STATUS_OK;
@@ -186,13 +185,13 @@ int decode_occupancy(attn_ctx *ctx) {
   });
 }
 
-#define DECODE_INSTANCE_P(T, D, WM, P)                                                           \
-  template attn_status decode_run<T, D, WM, P>(const attn_decode_params &, attn_ctx *,           \
-                                               cudaStream_t);                                    \
+#define DECODE_INSTANCE_P(T, D, WM, P)                                                 \
+  template attn_status decode_run<T, D, WM, P>(const attn_decode_params &, attn_ctx *, \
+                                               cudaStream_t);                          \
   template int decode_occupancy<T, D, WM, P>(attn_ctx *);
-#define DECODE_INSTANCE(T, D, WM)                  \
-  DECODE_INSTANCE_P(T, D, WM, DECODE_PATH_LOOKUP)  \
-  DECODE_INSTANCE_P(T, D, WM, DECODE_PATH_LINEAR)  \
+#define DECODE_INSTANCE(T, D, WM)                 \
+  DECODE_INSTANCE_P(T, D, WM, DECODE_PATH_LOOKUP) \
+  DECODE_INSTANCE_P(T, D, WM, DECODE_PATH_LINEAR) \
   DECODE_INSTANCE_P(T, D, WM, DECODE_PATH_OFFSETS)
 
 #endif

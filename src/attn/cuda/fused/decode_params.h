@@ -22,13 +22,13 @@ typedef struct {
   const int32_t *table;  /* [B, table_stride] (PAGED) */
   int64_t table_stride;
   int batch, hq, hkv, group, q_rows, sk, page_size, kv_kind;
-  int causal;            /* bottom-right per sequence */
-  float scale_log2;      /* scale * log2(e) */
+  int causal;       /* bottom-right per sequence */
+  float scale_log2; /* scale * log2(e) */
   int splits, row_groups;
-  int cl_chunk;          /* > 0: the cluster kernel (decode_cluster.cuh), keys per CTA */
-  float *o_part;         /* [splits, part_rows, D] when splits > 1 */
-  float *lse_part;       /* [splits, part_rows] (log2 domain: lse / ln 2) */
-  int64_t part_rows;     /* Bq * q_rows * Hq */
+  int cl_chunk;      /* > 0: the cluster kernel (decode_cluster.cuh), keys per CTA */
+  float *o_part;     /* [splits, part_rows, D] when splits > 1 */
+  float *lse_part;   /* [splits, part_rows] (log2 domain: lse / ln 2) */
+  int64_t part_rows; /* Bq * q_rows * Hq */
 } attn_decode_params;
 
 #endif

@@ -20,29 +20,39 @@
 
 // The head dim the tensor-core kernel is padded to (an instance exists for
 // each): the smallest of 64, 96, 128, 256 that holds D.
-static int efficient_padded_d(int64_t d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256; }
+static int efficient_padded_d(int64_t d) {
+  return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256;
+}
 
 static fused_fn efficient_mma_pick(attn_dtype dt, int dp) {
   const int bf = dt == ATTN_DTYPE_BF16;
   switch (dp) {
-  case 64: return bf ? fused_run<__nv_bfloat16, 64, true> : fused_run<__half, 64, true>;
-  case 96: return bf ? fused_run<__nv_bfloat16, 96, true> : fused_run<__half, 96, true>;
-  case 128: return bf ? fused_run<__nv_bfloat16, 128, true> : fused_run<__half, 128, true>;
-  default: return bf ? fused_run<__nv_bfloat16, 256, true> : fused_run<__half, 256, true>;
+    case 64:
+      return bf ? fused_run<__nv_bfloat16, 64, true> : fused_run<__half, 64, true>;
+    case 96:
+      return bf ? fused_run<__nv_bfloat16, 96, true> : fused_run<__half, 96, true>;
+    case 128:
+      return bf ? fused_run<__nv_bfloat16, 128, true> : fused_run<__half, 128, true>;
+    default:
+      return bf ? fused_run<__nv_bfloat16, 256, true> : fused_run<__half, 256, true>;
   }
 }
 
 static fused_fn efficient_simt_pick(attn_dtype dt, int64_t d) {
   const int dm = d <= 64 ? 64 : d <= 128 ? 128 : 256;
   switch (dt) {
-  case ATTN_DTYPE_F32:
-    return dm == 64 ? simt_run<float, 64> : dm == 128 ? simt_run<float, 128> : simt_run<float, 256>;
-  case ATTN_DTYPE_BF16:
-    return dm == 64    ? simt_run<__nv_bfloat16, 64>
-           : dm == 128 ? simt_run<__nv_bfloat16, 128>
-                       : simt_run<__nv_bfloat16, 256>;
-  default:
-    return dm == 64 ? simt_run<__half, 64> : dm == 128 ? simt_run<__half, 128> : simt_run<__half, 256>;
+    case ATTN_DTYPE_F32:
+      return dm == 64    ? simt_run<float, 64>
+             : dm == 128 ? simt_run<float, 128>
+                         : simt_run<float, 256>;
+    case ATTN_DTYPE_BF16:
+      return dm == 64    ? simt_run<__nv_bfloat16, 64>
+             : dm == 128 ? simt_run<__nv_bfloat16, 128>
+                         : simt_run<__nv_bfloat16, 256>;
+    default:
+      return dm == 64    ? simt_run<__half, 64>
+             : dm == 128 ? simt_run<__half, 128>
+                         : simt_run<__half, 256>;
   }
 }
 
@@ -69,8 +79,7 @@ static fused_fn efficient_pick(const attn_args *a, int force_scalar, char *why, 
   return efficient_simt_pick(a->q.dtype, d);
 }
 
-static attn_status efficient_why_not(attn_ctx *ctx, const attn_args *a, char *why,
-                                     size_t why_len) {
+static attn_status efficient_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t why_len) {
   if (!efficient_pick(a, 0, why, why_len)) return ATTN_STATUS_UNSUPPORTED;
   return attn_fused_device_ok(a, "efficient_cuda", why, why_len);
 }

@@ -43,7 +43,8 @@ __host__ __device__ constexpr int simt_smem_bytes(void) {
 // Additive bias (or keep flag for a boolean mask) of element (row, col).
 FUSED_DEV float simt_mask_at(const attn_fused_params &p, const char *mbase, int row, int col) {
   const int64_t off = (int64_t)row * p.m_sq + (int64_t)col * p.m_sk;
-  if (p.mask_kind == ATTN_FUSED_MASK_BOOL) return ((const unsigned char *)mbase)[off] ? 0.f : -INFINITY;
+  if (p.mask_kind == ATTN_FUSED_MASK_BOOL)
+    return ((const unsigned char *)mbase)[off] ? 0.f : -INFINITY;
   if (p.mask_dtype == ATTN_DTYPE_F32) return ((const float *)mbase)[off];
   if (p.mask_dtype == ATTN_DTYPE_BF16) return __bfloat162float(((const __nv_bfloat16 *)mbase)[off]);
   return __half2float(((const __half *)mbase)[off]);
@@ -123,8 +124,7 @@ FUSED_DEV void simt_epilogue(const attn_fused_params &p, const float (&o)[kDmax 
 }
 
 template <typename T, int kDmax>
-__global__ void __launch_bounds__(SIMT_THREADS)
-    efficient_simt_kernel(const attn_fused_params p) {
+__global__ void __launch_bounds__(SIMT_THREADS) efficient_simt_kernel(const attn_fused_params p) {
   constexpr int kBN = simt_bn<kDmax>();
   extern __shared__ float simt_smem[];
   float *sQ = simt_smem, *sK = sQ + SIMT_BM * (kDmax + 1), *sV = sK + kBN * (kDmax + 1);
@@ -139,7 +139,8 @@ __global__ void __launch_bounds__(SIMT_THREADS)
   const T *qg = (const T *)p.q + b * p.q_sb + h * p.q_sh + (int64_t)m0 * p.q_ss;
   const T *kg = (const T *)p.k + b * p.k_sb + hk * p.k_sh;
   const T *vg = (const T *)p.v + b * p.v_sb + hk * p.v_sh;
-  const int msize = p.mask_kind == ATTN_FUSED_MASK_BOOL ? 1 : (p.mask_dtype == ATTN_DTYPE_F32 ? 4 : 2);
+  const int msize =
+      p.mask_kind == ATTN_FUSED_MASK_BOOL ? 1 : (p.mask_dtype == ATTN_DTYPE_F32 ? 4 : 2);
   const char *mbase = p.mask ? (const char *)p.mask + (b * p.m_sb + h * p.m_sh) * msize : nullptr;
 
   simt_load_q<T, kDmax>(sQ, p, qg, rows_q, tid);
@@ -152,7 +153,7 @@ __global__ void __launch_bounds__(SIMT_THREADS)
 
   for (int nb = 0; nb < n_blocks; ++nb) {
     const int n0 = nb * kBN, rows_k = min(kBN, p.sk - n0);
-    __syncthreads(); // the previous tile's K, V are no longer read
+    __syncthreads();  // the previous tile's K, V are no longer read
     simt_load_kv<T, kDmax>(sK, sV, p, kg, vg, n0, rows_k, D, tid);
     __syncthreads();
     float x[kBN / 4];
@@ -181,9 +182,9 @@ __global__ void __launch_bounds__(SIMT_THREADS)
       sP[r * (kBN + 1) + q4 + 4 * jj] = pv;
     }
     row_l = row_l * st.alpha + fused_quad_sum(sum);
-    __syncwarp(); // a row's P is written and read by its own quad
+    __syncwarp();  // a row's P is written and read by its own quad
     simt_pv<kDmax>(o, sP, sV, st.alpha, D, r, q4);
-    __syncwarp(); // P of this tile read before the next tile overwrites it
+    __syncwarp();  // P of this tile read before the next tile overwrites it
   }
   if (r < rows_q) simt_epilogue<T, kDmax>(p, o, row_m, row_l, b, h, row, q4);
 }

@@ -30,10 +30,14 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
   const struct cudaDeviceProp *pr = attn_cuda_props(a->q.device);
   if (!pr || pr->major != 9 || pr->minor != 0) return NULL;
   switch (d) {
-  case 64: return bf ? wgmma_run<__nv_bfloat16, 64> : wgmma_run<__half, 64>;
-  case 128: return bf ? wgmma_run<__nv_bfloat16, 128> : wgmma_run<__half, 128>;
-  case 256: return bf ? wgmma_run<__nv_bfloat16, 256> : wgmma_run<__half, 256>;
-  default: return NULL;
+    case 64:
+      return bf ? wgmma_run<__nv_bfloat16, 64> : wgmma_run<__half, 64>;
+    case 128:
+      return bf ? wgmma_run<__nv_bfloat16, 128> : wgmma_run<__half, 128>;
+    case 256:
+      return bf ? wgmma_run<__nv_bfloat16, 256> : wgmma_run<__half, 256>;
+    default:
+      return NULL;
   }
 #else
   (void)a, (void)d, (void)bf;
@@ -46,9 +50,12 @@ static fused_fn wgmma_pick(const attn_args *a, int64_t d, int bf) {
 template <int kTile>
 static fused_fn ws_inst(int64_t d, int bf) {
   switch (d) {
-  case 64: return bf ? ws_run<__nv_bfloat16, 64, kTile> : ws_run<__half, 64, kTile>;
-  case 128: return bf ? ws_run<__nv_bfloat16, 128, kTile> : ws_run<__half, 128, kTile>;
-  default: return bf ? ws_run<__nv_bfloat16, 256, kTile> : ws_run<__half, 256, kTile>;
+    case 64:
+      return bf ? ws_run<__nv_bfloat16, 64, kTile> : ws_run<__half, 64, kTile>;
+    case 128:
+      return bf ? ws_run<__nv_bfloat16, 128, kTile> : ws_run<__half, 128, kTile>;
+    default:
+      return bf ? ws_run<__nv_bfloat16, 256, kTile> : ws_run<__half, 256, kTile>;
   }
 }
 #endif
@@ -83,8 +90,10 @@ static fused_fn flash_pick(const attn_ctx *ctx, const attn_args *a, char *why, s
   const int64_t d = attn_head_dim(a);
   const int bf = a->q.dtype == ATTN_DTYPE_BF16;
   if (a->q.dtype != ATTN_DTYPE_BF16 && a->q.dtype != ATTN_DTYPE_F16) {
-    snprintf(why, why_len, "flash_cuda takes bf16 and f16 (tensor cores), got %s: efficient "
-             "takes f32", attn_dtype_name(a->q.dtype));
+    snprintf(why, why_len,
+             "flash_cuda takes bf16 and f16 (tensor cores), got %s: efficient "
+             "takes f32",
+             attn_dtype_name(a->q.dtype));
     return NULL;
   }
   const attn_flash_kernel choice = ctx->opts.flash_kernel;
@@ -102,29 +111,37 @@ static fused_fn flash_pick(const attn_ctx *ctx, const attn_args *a, char *why, s
   fused_fn hopper = choice == ATTN_FLASH_KERNEL_MMA_SYNC ? NULL : wgmma_pick(a, d, bf);
   if (hopper) return hopper;
   if (choice == ATTN_FLASH_KERNEL_WGMMA) {
-    snprintf(why, why_len, "flash_cuda: opts.flash_kernel=wgmma: the wgmma kernel needs a build "
-             "with it, compute capability 9.0 and D 64, 128 or 256 (D=%lld here)", (long long)d);
+    snprintf(why, why_len,
+             "flash_cuda: opts.flash_kernel=wgmma: the wgmma kernel needs a build "
+             "with it, compute capability 9.0 and D 64, 128 or 256 (D=%lld here)",
+             (long long)d);
     return NULL;
   }
   switch (d) {
-  case 64: return bf ? fused_run<__nv_bfloat16, 64, false> : fused_run<__half, 64, false>;
-  case 96: return bf ? fused_run<__nv_bfloat16, 96, false> : fused_run<__half, 96, false>;
-  case 128: return bf ? fused_run<__nv_bfloat16, 128, false> : fused_run<__half, 128, false>;
-  case 256: return bf ? fused_run<__nv_bfloat16, 256, false> : fused_run<__half, 256, false>;
-  default:
-    snprintf(why, why_len, "flash_cuda takes head dims 64, 96, 128, 256, got D=%lld: efficient "
-             "takes any D up to 256", (long long)d);
-    return NULL;
+    case 64:
+      return bf ? fused_run<__nv_bfloat16, 64, false> : fused_run<__half, 64, false>;
+    case 96:
+      return bf ? fused_run<__nv_bfloat16, 96, false> : fused_run<__half, 96, false>;
+    case 128:
+      return bf ? fused_run<__nv_bfloat16, 128, false> : fused_run<__half, 128, false>;
+    case 256:
+      return bf ? fused_run<__nv_bfloat16, 256, false> : fused_run<__half, 256, false>;
+    default:
+      snprintf(why, why_len,
+               "flash_cuda takes head dims 64, 96, 128, 256, got D=%lld: efficient "
+               "takes any D up to 256",
+               (long long)d);
+      return NULL;
   }
 }
 
-static attn_status flash_why_not(attn_ctx *ctx, const attn_args *a, char *why,
-                                 size_t why_len) {
+static attn_status flash_why_not(attn_ctx *ctx, const attn_args *a, char *why, size_t why_len) {
   char vwhy[160];
-  if (a->seqs) return attn_decode_cuda_why_not(a, why, why_len); // fused/decode_cuda.cu
+  if (a->seqs) return attn_decode_cuda_why_not(a, why, why_len);  // fused/decode_cuda.cu
   if (!flash_pick(ctx, a, why, why_len)) return ATTN_STATUS_UNSUPPORTED;
   if (a->mask_kind != ATTN_MASK_NONE) {
-    snprintf(why, why_len, "flash_cuda takes no mask tensor (causal or none): efficient takes "
+    snprintf(why, why_len,
+             "flash_cuda takes no mask tensor (causal or none): efficient takes "
              "boolean and additive masks");
     return ATTN_STATUS_UNSUPPORTED;
   }

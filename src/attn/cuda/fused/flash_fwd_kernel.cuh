@@ -52,9 +52,9 @@
 //        shared memory when its rows allow 16-byte copies (mask_vec).
 template <int kD, bool kMask>
 struct flash_cfg;
-#define FUSED_CFG(D, MASK, BM, BN, WM, MINB, FLAGS)                                   \
-  template <>                                                                       \
-  struct flash_cfg<D, MASK> {                                                       \
+#define FUSED_CFG(D, MASK, BM, BN, WM, MINB, FLAGS)                                     \
+  template <>                                                                           \
+  struct flash_cfg<D, MASK> {                                                           \
     static constexpr int kBM = BM, kBN = BN, kWarpM = WM, kMinB = MINB, kFlags = FLAGS; \
   }
 FUSED_CFG(64, false, 128, 64, 32, 2, 0);
@@ -78,14 +78,14 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const auto [b, h, hk, m0, rows_q, n_blocks, qg, kg, vg] = fused_cta_of<T, kBM, kBN>(p);
-  const int d_chunks = kMask ? p.d / 8 : kD / 8; // flash: D == kD
-  if (n_blocks == 0) { // every row hidden
+  const int d_chunks = kMask ? p.d / 8 : kD / 8;  // flash: D == kD
+  if (n_blocks == 0) {                            // every row hidden
     fused_store_hidden_rows<T, kThreads>(p, b, h, m0, rows_q, tid);
     return;
   }
   const auto t = fused_tiles<T, kD, kBM, kBN, kWarpM, kFlags>::carve(smem);
 
-  int nb = n_blocks - 1; // the last key tile first: the only one with a tail
+  int nb = n_blocks - 1;  // the last key tile first: the only one with a tail
   fused_load_tile<T, kBM, kD, kThreads>(t.aQ, qg, p.q_ss, rows_q, d_chunks, tid);
   fused_load_tile<T, kBN, kD, kThreads>(t.aK, kg + (int64_t)nb * kBN * p.k_ss, p.k_ss,
                                         p.sk - nb * kBN, d_chunks, tid);
@@ -99,12 +99,12 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
   // flash keeps raw scores and folds the scale into the exponent's FFMA;
   // efficient has already scaled them (bias added), so its factor is 1.
   const float c = kMask ? 1.f : p.scale_log2;
-  const int row0 = m0 + warp * kWarpM; // first query row of this warp
+  const int row0 = m0 + warp * kWarpM;  // first query row of this warp
   const fused_mask_src msrc = fused_mask_src_of<kMask>(p, b, h);
 
   for (; nb >= 0; --nb) {
     fused_cp_async_wait<0>();
-    __syncthreads(); // K[nb] landed; every warp is done with V[nb + 1] (and the mask tile)
+    __syncthreads();  // K[nb] landed; every warp is done with V[nb + 1] (and the mask tile)
     const int n0 = nb * kBN;
     fused_load_tile<T, kBN, kD, kThreads>(t.aV, vg + (int64_t)n0 * p.v_ss, p.v_ss, p.sk - n0,
                                           d_chunks, tid);
@@ -112,7 +112,7 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
       fused_mask_tile_load<kBM, kBN, kThreads>(msrc, p, t.sMask, m0, n0, rows_q, tid);
     fused_cp_async_commit();
 
-    float s[kMA][kNT][4]; // S = Q K^T
+    float s[kMA][kNT][4];  // S = Q K^T
 #pragma unroll
     for (int mi = 0; mi < kMA; ++mi)
 #pragma unroll
@@ -124,7 +124,7 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
       fused_qk_step<T, kD, kBM, kBN, kMA, kNT>(s, ln.lq, ln.lk, kk);
 
     fused_cp_async_wait<0>();
-    __syncthreads(); // V[nb] (and the mask tile) landed; every warp is done with K[nb]
+    __syncthreads();  // V[nb] (and the mask tile) landed; every warp is done with K[nb]
     if (nb > 0) {
       fused_load_tile<T, kBN, kD, kThreads>(t.aK, kg + (int64_t)(n0 - kBN) * p.k_ss, p.k_ss,
                                             p.sk - (n0 - kBN), d_chunks, tid);
@@ -137,8 +137,7 @@ FUSED_DEV void fused_fwd_body(const attn_fused_params &p, char *smem) {
           msrc.bh ? msrc.bh + (((int64_t)row0 * p.m_sq + (int64_t)n0 * p.m_sk) << msrc.esize_log2)
                   : nullptr,
           row0, n0, g, t4, FUSED_TILE_FULL(p, n0, kBN, m0));
-    else
-      fused_mask_keys<kBN>(s, p, row0, m0, n0, g, t4);
+    else fused_mask_keys<kBN>(s, p, row0, m0, n0, g, t4);
 
     uint32_t pk[kMA][kNT][2];
     fused_softmax_tile<T>(s, pk, acc_o, st, c);
@@ -196,16 +195,13 @@ static attn_status fused_launch(const attn_fused_params &p, cudaStream_t stream)
   void (*kernel)(const attn_fused_params);
   if constexpr (kMask)
     kernel = efficient_fwd_kernel<T, kD, kBM, kBN, kWarpM, kMinB, kFlags & ~FUSED_MASK>;
-  else
-    kernel = flash_fwd_kernel<T, kD, kBM, kBN, kWarpM, kMinB, kFlags>;
+  else kernel = flash_fwd_kernel<T, kD, kBM, kBN, kWarpM, kMinB, kFlags>;
   attn_status st = attn_launch_smem_limit(p.ctx, (const void *)kernel, kSmem);
   if (st) return st;
   const dim3 grid((unsigned)((p.sq + kBM - 1) / kBM), (unsigned)p.hq, (unsigned)p.b);
   kernel<<<grid, kThreads, kSmem, stream>>>(p);
-  if constexpr (kMask)
-    ATTN_CUDA_CHECK_LAUNCH("efficient_fwd_kernel");
-  else
-    ATTN_CUDA_CHECK_LAUNCH("flash_fwd_kernel");
+  if constexpr (kMask) ATTN_CUDA_CHECK_LAUNCH("efficient_fwd_kernel");
+  else ATTN_CUDA_CHECK_LAUNCH("flash_fwd_kernel");
   return ATTN_STATUS_OK;
 }
 

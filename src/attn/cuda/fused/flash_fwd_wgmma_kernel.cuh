@@ -39,7 +39,9 @@ struct wgmma_cfg {
 
 FUSED_DEV void wg_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 FUSED_DEV void wg_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-FUSED_DEV void wg_wait_all(void) { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+FUSED_DEV void wg_wait_all(void) {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
 
 // Keeps the compiler from moving reads of accumulators above the wait (or
 // writes below the issue): each register passes through an empty asm.
@@ -51,7 +53,9 @@ FUSED_DEV void wg_hold(float (&d)[R]) {
 
 // cp.async writes through the generic proxy; wgmma reads through the async
 // proxy: the fence orders the first before the second.
-FUSED_DEV void wg_fence_smem(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+FUSED_DEV void wg_fence_smem(void) {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 
 // Shared-memory matrix descriptor with the 128-byte swizzle (mode 1 in bits
 // 62-63): start address, leading and stride byte offsets, each >> 4.
@@ -92,7 +96,7 @@ FUSED_DEV void wg_mask(float (&s)[kSR], const attn_fused_params &p, int row_g, i
 FUSED_DEV float wg_row_base(float mx, float &m, float &alpha, float c, float tau) {
   mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
   mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-  if (!(mx * c - m * c > tau)) mx = m; // false for NaN: m stays -inf
+  if (!(mx * c - m * c > tau)) mx = m;  // false for NaN: m stays -inf
   const float base = mx == -INFINITY ? 0.f : mx * c;
   alpha = fused_exp2(m * c - base);
   m = mx;
@@ -178,14 +182,14 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = wgmma_cfg<kD>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kThreads = C::kThreads;
-  constexpr int kSR = kBN / 2, kOR = kD / 2; // S and O registers per thread
-  constexpr uint32_t kTile = kBN * kD * 2, kPair = 2 * kTile; // one K (or V) tile; K + V
+  constexpr int kSR = kBN / 2, kOR = kD / 2;                   // S and O registers per thread
+  constexpr uint32_t kTile = kBN * kD * 2, kPair = 2 * kTile;  // one K (or V) tile; K + V
   extern __shared__ __align__(1024) char smem[];
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-  const int wrow = wg * 64 + ((tid >> 5) & 3) * 16; // this warp's first row in the CTA
+  const int wrow = wg * 64 + ((tid >> 5) & 3) * 16;  // this warp's first row in the CTA
   const auto [b, h, hk, m0, rows_q, n_blocks, qg, kg, vg] = fused_cta_of<T, kBM, kBN>(p);
-  if (n_blocks == 0) { // every row hidden
+  if (n_blocks == 0) {  // every row hidden
     fused_store_hidden_rows<T, kThreads>(p, b, h, m0, rows_q, tid);
     return;
   }
@@ -200,7 +204,8 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
   {
     const uint32_t kv = aKV + (uint32_t)(nb & 1) * kPair;
     const int rows = p.sk - nb * kBN;
-    fused_load_tile<T, kBN, kD, kThreads>(kv, kg + (int64_t)nb * kBN * p.k_ss, p.k_ss, rows, kD / 8, tid);
+    fused_load_tile<T, kBN, kD, kThreads>(kv, kg + (int64_t)nb * kBN * p.k_ss, p.k_ss, rows, kD / 8,
+                                          tid);
     fused_load_tile<T, kBN, kD, kThreads>(kv + kTile, vg + (int64_t)nb * kBN * p.v_ss, p.v_ss, rows,
                                           kD / 8, tid);
   }
@@ -214,12 +219,13 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
   for (; nb >= 0; --nb) {
     fused_cp_async_wait<0>();
     wg_fence_smem();
-    __syncthreads(); // tile nb landed; both warpgroups are done with tile nb + 1
+    __syncthreads();  // tile nb landed; both warpgroups are done with tile nb + 1
     const uint32_t kv = aKV + (uint32_t)(nb & 1) * kPair;
     const int n0 = nb * kBN;
-    if (nb > 0) { // tile nb - 1 (whole) into the other buffer pair
+    if (nb > 0) {  // tile nb - 1 (whole) into the other buffer pair
       const uint32_t kv2 = aKV + (uint32_t)((nb - 1) & 1) * kPair;
-      fused_load_tile_full<T, kBN, kD, kThreads>(kv2, kg + (int64_t)(n0 - kBN) * p.k_ss, p.k_ss, tid);
+      fused_load_tile_full<T, kBN, kD, kThreads>(kv2, kg + (int64_t)(n0 - kBN) * p.k_ss, p.k_ss,
+                                                 tid);
       fused_load_tile_full<T, kBN, kD, kThreads>(kv2 + kTile, vg + (int64_t)(n0 - kBN) * p.v_ss,
                                                  p.v_ss, tid);
       fused_cp_async_commit();
@@ -232,7 +238,8 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t off = (uint32_t)((kk % 4) * 32);
-      const uint64_t da = wg_desc(aQ + (uint32_t)((kk / 4) * kBM * 128 + wg * 64 * 128) + off, 16, 1024);
+      const uint64_t da =
+          wg_desc(aQ + (uint32_t)((kk / 4) * kBM * 128 + wg * 64 * 128) + off, 16, 1024);
       const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
       wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
     }
@@ -252,7 +259,8 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk)
-      wgmma_op<T, kD>::rs(o, pa[kk], wg_desc(kv + kTile + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
+      wgmma_op<T, kD>::rs(o, pa[kk],
+                          wg_desc(kv + kTile + (uint32_t)(kk * 16 * 128), kBN * 128, 1024));
     wg_commit();
     wg_wait_all();
     wg_hold(o);
@@ -269,10 +277,11 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_wgmma_kernel(const attn_fuse
   for (int it = 0; it < 16 * (kD / 8) / 32; ++it) {
     const int i = lane + 32 * it, r = wrow + i / (kD / 8), ch = i % (kD / 8);
     if (r < rows_q)
-      *(uint4 *)(og + (int64_t)r * p.o_ss + ch * 8) = *(const uint4 *)(sQ + fused_swz<kBM, kD>(r, ch));
+      *(uint4 *)(og + (int64_t)r * p.o_ss + ch * 8) =
+          *(const uint4 *)(sQ + fused_swz<kBM, kD>(r, ch));
   }
 #else
-  __trap(); // built for sm_90a only; flash_cuda.cu never launches it elsewhere
+  __trap();  // built for sm_90a only; flash_cuda.cu never launches it elsewhere
 #endif
 }
 

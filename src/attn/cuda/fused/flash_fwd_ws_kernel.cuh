@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   if (tid == 0) ws_bars_init<kS, kCons>(br);
   __syncthreads();
 
-  if (wg == 0) { // producer
+  if (wg == 0) {  // producer
     ws_regs_dec<C::kProdRegs>();
     if (tid == 0) {
       ws_tma_prefetch_map(&mp.q), ws_tma_prefetch_map(&mp.k), ws_tma_prefetch_map(&mp.v);
@@ -50,24 +50,25 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
 
   ws_regs_inc<C::kConsRegs>();
   const int cw = wg - 1, ctid = tid & 127, g = lane >> 2, t4 = lane & 3;
-  const int wrow = cw * 64 + (ctid >> 5) * 16; // this warp's first row in the tile
+  const int wrow = cw * 64 + (ctid >> 5) * 16;  // this warp's first row in the tile
   const float c = p.scale_log2;
-  if (cw == kCons - 1) ws_named_arrive(1, 256); // consumer 0 takes the first turn
-  uint32_t it = 0;  // key tiles so far
-  int q_held = -1;  // a Q buffer whose O store may still be reading it
+  if (cw == kCons - 1) ws_named_arrive(1, 256);  // consumer 0 takes the first turn
+  uint32_t it = 0;                               // key tiles so far
+  int q_held = -1;                               // a Q buffer whose O store may still be reading it
   for (int r = 0; r < p.ws.rounds; ++r) {
     ws_tile w;
     if (!ws_tile_at<kBM, kBN>(p, r, w)) continue;
-    const uint32_t tc = (uint32_t)r; // its tile count: rounds without a tile come after the last
+    const uint32_t tc = (uint32_t)r;  // its tile count: rounds without a tile come after the last
     const int qb = ws_qbuf(tc, nq);
-    const uint32_t aQt = aQ + (uint32_t)qb * C::kQ; // this tile's Q (then O)
+    const uint32_t aQt = aQ + (uint32_t)qb * C::kQ;  // this tile's Q (then O)
     float o[C::kOR], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < C::kOR; ++i) o[i] = 0.f;
-    asm volatile("" : "+f"(m[0]), "+f"(m[1])); // else c * -inf is held across tiles
+    asm volatile("" : "+f"(m[0]), "+f"(m[1]));  // else c * -inf is held across tiles
     ws_bar_wait(br.q_full(qb), ws_qpar(tc, nq));
-    const int n = w.n_blocks, mrow0 = w.m0 + cw * 64; // first row of this warpgroup
-    Cons cons{p, br, aK, aV, aQt, it, cw, lane, qb, ws_rows{mrow0, wrow, w.m0 + wrow + g, t4, n}, c, o, m, l};
+    const int n = w.n_blocks, mrow0 = w.m0 + cw * 64;  // first row of this warpgroup
+    Cons cons{p, br, aK, aV, aQt, it, cw, lane, qb, ws_rows{mrow0, wrow, w.m0 + wrow + g, t4, n},
+              c, o,  m,  l};
     if (n == 0) cons.q_done(-1);
     if (n > 0) cons.run(q_held, ctid);
     it += (uint32_t)n;
@@ -76,14 +77,15 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
     // Epilogue. The Q buffer goes back to the producer once O has left it:
     // with one, O goes from registers (Q was handed back after the last S);
     // with two, under the next tile's first S.
-    ws_q_release(br, q_held, ctid); // still held only when this tile had no key tile
+    ws_q_release(br, q_held, ctid);  // still held only when this tile had no key tile
     float *lse = p.lse ? p.lse + ((int64_t)w.b * p.hq + w.h) * p.sq + w.m0 : nullptr;
     if constexpr (Cons::kQEarly) {
       T *og = (T *)p.o + w.b * p.o_sb + w.h * p.o_sh + (int64_t)w.m0 * p.o_ss;
       ws_store_out<T, kD>(og, p.o_ss, o, m, l, wrow + g, t4, c, lse, p.sq - w.m0);
     } else {
       ws_store_tma<T, kBM, kD>(mp, (T *)(base + qb * C::kQ), aQt, o, m, l, wrow + g, t4, c, lse,
-                               p.sq - w.m0, 1 + kCons + cw, ctid, cw, w.m0 + cw * 64, p.sq, w.h, w.b);
+                               p.sq - w.m0, 1 + kCons + cw, ctid, cw, w.m0 + cw * 64, p.sq, w.h,
+                               w.b);
       q_held = qb;
     }
   }
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(ws_cfg<kD, kTile>::kThreads, 1)
   if (tid % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   __syncwarp();
 #else
-  __trap(); // built for sm_90a only; flash_cuda.cu never launches it elsewhere
+  __trap();  // built for sm_90a only; flash_cuda.cu never launches it elsewhere
 #endif
 }
 

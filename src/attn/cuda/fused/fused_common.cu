@@ -11,10 +11,14 @@ extern "C" void attn_fused_params_fill(const attn_args *a, attn_fused_params *p)
   const attn_tensor *q = &a->q, *k = &a->k, *v = &a->v, *o = &a->out, *m = &a->mask;
   *p = attn_fused_params{};
   p->q = q->data, p->k = k->data, p->v = v->data, p->o = o->data, p->lse = a->lse;
-  p->q_sb = q->strides[0], p->q_sh = q->strides[1], p->q_ss = q->strides[2], p->q_sd = q->strides[3];
-  p->k_sb = k->strides[0], p->k_sh = k->strides[1], p->k_ss = k->strides[2], p->k_sd = k->strides[3];
-  p->v_sb = v->strides[0], p->v_sh = v->strides[1], p->v_ss = v->strides[2], p->v_sd = v->strides[3];
-  p->o_sb = o->strides[0], p->o_sh = o->strides[1], p->o_ss = o->strides[2], p->o_sd = o->strides[3];
+  p->q_sb = q->strides[0], p->q_sh = q->strides[1], p->q_ss = q->strides[2],
+  p->q_sd = q->strides[3];
+  p->k_sb = k->strides[0], p->k_sh = k->strides[1], p->k_ss = k->strides[2],
+  p->k_sd = k->strides[3];
+  p->v_sb = v->strides[0], p->v_sh = v->strides[1], p->v_ss = v->strides[2],
+  p->v_sd = v->strides[3];
+  p->o_sb = o->strides[0], p->o_sh = o->strides[1], p->o_ss = o->strides[2],
+  p->o_sd = o->strides[3];
   p->b = (int)attn_batch(a), p->hq = (int)attn_heads_q(a), p->hkv = (int)attn_heads_kv(a);
   p->sq = (int)attn_seq_q(a), p->sk = (int)attn_seq_k(a), p->d = (int)attn_head_dim(a);
   if (a->mask_kind != ATTN_MASK_NONE) {
@@ -60,8 +64,8 @@ extern "C" int attn_fused_vector_ok(const attn_args *a, char *why, size_t why_le
     }
     for (int j = 0; j < 3; j++)
       if (t->strides[j] % 8 != 0 && t->shape[j] > 1) {
-        snprintf(why, why_len, "%s stride[%d] = %lld is not a multiple of 8 elements", names[i],
-                 j, (long long)t->strides[j]);
+        snprintf(why, why_len, "%s stride[%d] = %lld is not a multiple of 8 elements", names[i], j,
+                 (long long)t->strides[j]);
         return 0;
       }
   }
@@ -77,13 +81,15 @@ extern "C" attn_status attn_fused_device_ok(const attn_args *a, const char *back
     return ATTN_STATUS_NO_DEVICE;
   }
   if (prop->major < 8) {
-    snprintf(why, why_len, "%s needs compute capability 8.0 or newer (bf16 mma.sync); device %d "
-             "(%s) is %d.%d", backend, a->q.device, prop->name, prop->major, prop->minor);
+    snprintf(why, why_len,
+             "%s needs compute capability 8.0 or newer (bf16 mma.sync); device %d "
+             "(%s) is %d.%d",
+             backend, a->q.device, prop->name, prop->major, prop->minor);
     return ATTN_STATUS_UNSUPPORTED;
   }
   if (attn_batch(a) > 65535 || attn_heads_q(a) > 65535) {
-    snprintf(why, why_len, "%s takes B and Hq up to 65535 (grid y/z), got B=%lld Hq=%lld",
-             backend, (long long)attn_batch(a), (long long)attn_heads_q(a));
+    snprintf(why, why_len, "%s takes B and Hq up to 65535 (grid y/z), got B=%lld Hq=%lld", backend,
+             (long long)attn_batch(a), (long long)attn_heads_q(a));
     return ATTN_STATUS_UNSUPPORTED;
   }
   return ATTN_STATUS_OK;

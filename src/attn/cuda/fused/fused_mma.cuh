@@ -25,9 +25,7 @@
 #define FUSED_LOG2E 1.4426950408889634f
 #define FUSED_LN2 0.6931471805599453f
 
-FUSED_DEV uint32_t fused_smem_addr(const void *p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
+FUSED_DEV uint32_t fused_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 // 16 bytes global -> shared, bypassing L1 (.cg). src_bytes 0 writes 16 zero
 // bytes and reads nothing: the tails past S and D are zero, never garbage
@@ -103,12 +101,9 @@ FUSED_DEV float fused_to_f32(__half v) { return __half2float(v); }
 
 template <typename T>
 FUSED_DEV T fused_from_f32(float v) {
-  if constexpr (__is_same(T, float))
-    return v;
-  else if constexpr (__is_same(T, __nv_bfloat16))
-    return __float2bfloat16_rn(v);
-  else
-    return __float2half_rn(v);
+  if constexpr (__is_same(T, float)) return v;
+  else if constexpr (__is_same(T, __nv_bfloat16)) return __float2bfloat16_rn(v);
+  else return __float2half_rn(v);
 }
 
 // Element offset of (row, 16-byte chunk) in a swizzled [kRows x kD] 16-bit

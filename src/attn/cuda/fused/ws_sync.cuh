@@ -46,7 +46,8 @@ FUSED_DEV void ws_bar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
   do {
     if constexpr (kCluster)
-      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, "
+                   "[%1], %2;\n"
                    "selp.u32 %0, 1, 0, p;\n}\n"
                    : "=r"(done)
                    : "r"(bar), "r"(parity)
@@ -92,7 +93,9 @@ FUSED_DEV void ws_tma_store(const void *map, uint32_t src, int c0, int c1, int c
                : "memory");
 }
 
-FUSED_DEV void ws_tma_store_commit(void) { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+FUSED_DEV void ws_tma_store_commit(void) {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
 
 // Waits until the committed stores have read their shared memory.
 FUSED_DEV void ws_tma_store_wait_read(void) {

@@ -19,9 +19,12 @@ enum { WS_TILE_BASE = 0, WS_TILE_FA3 = 1 };
 static inline int ws_tile_pick(int d, int causal, long long sq) {
   const int short_seq = sq < 2048;
   switch (d) {
-  case 64: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
-  case 128: return short_seq || (causal && sq < 16384) ? WS_TILE_BASE : WS_TILE_FA3;
-  default: return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+    case 64:
+      return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
+    case 128:
+      return short_seq || (causal && sq < 16384) ? WS_TILE_BASE : WS_TILE_FA3;
+    default:
+      return causal && short_seq ? WS_TILE_BASE : WS_TILE_FA3;
   }
 }
 

@@ -26,8 +26,8 @@ static ws_encode_fn ws_encoder_fn;
 static void ws_encoder_load(void) {
   void *f = NULL;
   cudaDriverEntryPointQueryResult q;
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
-          cudaSuccess &&
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                       &q) == cudaSuccess &&
       q == cudaDriverEntryPointSuccess)
     ws_encoder_fn = (ws_encode_fn)f;
 }
@@ -49,8 +49,10 @@ extern "C" int attn_ws_tma_ok(const attn_args *a, char *why, size_t why_len) {
     for (int j = 0; j < 3; j++) {
       const int64_t bytes = t->strides[j] * 2;
       if (t->shape[j] > 1 && (bytes % 16 || bytes <= 0 || bytes >= ((int64_t)1 << 40))) {
-        snprintf(why, why_len, "TMA takes strides that are positive multiples of 16 bytes below "
-                 "2^40: %s stride[%d] = %lld elements", names[i], j, (long long)t->strides[j]);
+        snprintf(why, why_len,
+                 "TMA takes strides that are positive multiples of 16 bytes below "
+                 "2^40: %s stride[%d] = %lld elements",
+                 names[i], j, (long long)t->strides[j]);
         return 0;
       }
     }
@@ -64,8 +66,8 @@ extern "C" int attn_ws_tma_ok(const attn_args *a, char *why, size_t why_len) {
 
 // One map: dims (D, S, H, B), byte strides of S, H, B; a dimension of size 1
 // gets a harmless stride (TMA checks it though it is never stepped).
-static attn_status ws_encode(CUtensorMap *m, const void *base, int bf16, int d, int s, int h,
-                             int b, int64_t ss, int64_t sh, int64_t sb, int rows) {
+static attn_status ws_encode(CUtensorMap *m, const void *base, int bf16, int d, int s, int h, int b,
+                             int64_t ss, int64_t sh, int64_t sb, int rows) {
   const cuuint64_t dims[4] = {(cuuint64_t)d, (cuuint64_t)s, (cuuint64_t)h, (cuuint64_t)b};
   int64_t st[3] = {ss * 2, sh * 2, sb * 2};
   const int64_t ext[3] = {s, h, b};
@@ -76,21 +78,23 @@ static attn_status ws_encode(CUtensorMap *m, const void *base, int bf16, int d, 
   }
   const cuuint64_t strides[3] = {(cuuint64_t)st[0], (cuuint64_t)st[1], (cuuint64_t)st[2]};
   const cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1}, estr[4] = {1, 1, 1, 1};
-  CUresult r = ws_encoder()(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                            4, (void *)base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  CUresult r = ws_encoder()(
+      m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, (void *)base,
+      dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash (ws): cuTensorMapEncodeTiled refused a map "
-                     "(error %d; dims %d x %d x %d x %d, strides %lld/%lld/%lld bytes)", (int)r, d,
-                     s, h, b, (long long)st[0], (long long)st[1], (long long)st[2]);
+    return attn_fail(ATTN_STATUS_UNSUPPORTED,
+                     "flash (ws): cuTensorMapEncodeTiled refused a map "
+                     "(error %d; dims %d x %d x %d x %d, strides %lld/%lld/%lld bytes)",
+                     (int)r, d, s, h, b, (long long)st[0], (long long)st[1], (long long)st[2]);
   return ATTN_STATUS_OK;
 }
 
 static attn_status ws_encode_all(const attn_fused_params *p, int bf16, int q_rows, int kv_rows,
                                  int o_rows, attn_ws_maps *m) {
   attn_status st;
-  if ((st = ws_encode(&m->q, p->q, bf16, p->d, p->sq, p->hq, p->b, p->q_ss, p->q_sh, p->q_sb, q_rows)))
+  if ((st = ws_encode(&m->q, p->q, bf16, p->d, p->sq, p->hq, p->b, p->q_ss, p->q_sh, p->q_sb,
+                      q_rows)))
     return st;
   if ((st = ws_encode(&m->k, p->k, bf16, p->d, p->sk, p->hkv, p->b, p->k_ss, p->k_sh, p->k_sb,
                       kv_rows)))
@@ -135,7 +139,8 @@ static const attn_ws_maps *attn_ws_maps_cached(const ws_key *key, const attn_fus
 extern "C" attn_status attn_ws_maps_get(const attn_fused_params *p, int bf16, int q_rows,
                                         int kv_rows, int o_rows, const attn_ws_maps **out) {
   if (!ws_encoder())
-    return attn_fail(ATTN_STATUS_UNSUPPORTED, "flash (ws): the driver has no cuTensorMapEncodeTiled");
+    return attn_fail(ATTN_STATUS_UNSUPPORTED,
+                     "flash (ws): the driver has no cuTensorMapEncodeTiled");
   ws_key key;
   memset(&key, 0, sizeof key);
   key.q = p->q, key.k = p->k, key.v = p->v, key.o = p->o;

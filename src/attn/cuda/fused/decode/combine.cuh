@@ -27,13 +27,13 @@ template <int kD, int kRows, int kWK>
 FUSED_DEV void decode_merge_stage(float (&o)[kD / 8][4], const float (&m)[2], const float (&l)[2],
                                   float *buf, int r0, int R, int wm, int kg, int lane) {
   constexpr int kDP = kD + 8;
-  float *slab = buf;                          // [kWK][kRows][kDP]
-  float *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows; // [kWK][kRows]
+  float *slab = buf;                                                   // [kWK][kRows][kDP]
+  float *st_m = slab + kWK * kRows * kDP, *st_l = st_m + kWK * kRows;  // [kWK][kRows]
   const int g4 = lane / 4, t4 = lane % 4;
 #pragma unroll
   for (int hh = 0; hh < 2; hh++) {
     const int r = wm * 16 + g4 + 8 * hh;
-    if (r0 + r >= R) continue; // no token's row: never read
+    if (r0 + r >= R) continue;  // no token's row: never read
     if (t4 == 0) st_m[kg * kRows + r] = m[hh], st_l[kg * kRows + r] = l[hh];
     float *dst = slab + (kg * kRows + r) * kDP + 2 * t4;
 #pragma unroll
@@ -129,16 +129,17 @@ FUSED_DEV void decode_combine_row(const attn_decode_params &p, int64_t prow, int
   for (int s0 = 0; s0 < p.splits; s0 += kS) {
     if (s0 > 0) load(s0);
 #pragma unroll
-    for (int j = 0; j < kS; j++) { // past the splits: w is 0 (lse -inf)
+    for (int j = 0; j < kS; j++) {  // past the splits: w is 0 (lse -inf)
       const float ws = wsm[s0 + j];
 #pragma unroll
       for (int i = 0; i < kD / 32; i++) acc[i] += ws * x[j][i];
     }
   }
-  __syncwarp(); // wsm is free for the warp's next row
+  __syncwarp();  // wsm is free for the warp's next row
   const int64_t qi = prow / p.hq, h = prow % p.hq, qb = qi / p.q_rows, qr = qi % p.q_rows;
   T *dst = (T *)p.o + qb * p.o_sb + h * p.o_sh + qr * p.o_ss;
-  for (int i = 0; i < kD / 32; i++) dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
+  for (int i = 0; i < kD / 32; i++)
+    dst[lane + 32 * i] = fused_from_f32<T>(L > 0.f ? acc[i] / L : 0.f);
   if (lane == 0 && p.lse)
     p.lse[(qb * p.hq + h) * p.q_rows + qr] = L > 0.f ? (M + log2f(L)) * FUSED_LN2 : -INFINITY;
 }
@@ -187,7 +188,7 @@ FUSED_DEV void decode_cluster_merge(const attn_decode_params &p, const decode_se
   const uint32_t rank = ws_cluster_rank();
   const int cols = kD / C, q4 = cols / 4, work = R * q4 * C;
   const uint32_t part_a = fused_smem_addr(part), lse_a = fused_smem_addr(part_lse);
-  for (int i0 = 0; i0 < work; i0 += kThreads) { // uniform: shuffles
+  for (int i0 = 0; i0 < work; i0 += kThreads) {  // uniform: shuffles
     const int idx = i0 + tid, item = idx / C, c = idx % C;
     const int r = item / q4, col = (int)rank * cols + (item % q4) * 4;
     const bool on = idx < work;

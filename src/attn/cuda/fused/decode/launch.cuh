@@ -10,10 +10,10 @@
 
 // Record keys besides the kernel: 0 is attn_launch_smem_limit's.
 enum {
-  DECODE_REC_CARVEOUT = 1,  // the largest shared-memory carveout asked
-  DECODE_REC_CLUSTER = 2,   // clusters of 16 (non-portable) allowed
-  DECODE_REC_OCCUPANCY = 3, // CTAs an SM holds
-  DECODE_REC_FIT = 1 << 16  // + (c << 10 | chunk / 16): clusters the device runs at once
+  DECODE_REC_CARVEOUT = 1,   // the largest shared-memory carveout asked
+  DECODE_REC_CLUSTER = 2,    // clusters of 16 (non-portable) allowed
+  DECODE_REC_OCCUPANCY = 3,  // CTAs an SM holds
+  DECODE_REC_FIT = 1 << 16   // + (c << 10 | chunk / 16): clusters the device runs at once
 };
 
 // Raises fn's dynamic shared-memory limit to bytes.
@@ -49,7 +49,7 @@ int decode_recorded(attn_ctx *ctx, const void *fn, int sub, int fail, Ask ask) {
   if (cudaGetDevice(&dev) != cudaSuccess) return fail;
   if (attn_launch_find(ctx, dev, fn, sub, &val)) return val;
   if ((val = ask()) < 0) return fail;
-  if (ctx) (void)attn_launch_put(ctx, dev, fn, sub, val); // not kept: asked again next time
+  if (ctx) (void)attn_launch_put(ctx, dev, fn, sub, val);  // not kept: asked again next time
   return val;
 }
 

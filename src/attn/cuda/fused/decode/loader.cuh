@@ -9,8 +9,8 @@
 #include "attn/cuda/fused/decode/seq.cuh"
 #include "attn/cuda/fused/ws_sync.cuh"
 
-#define DECODE_BK 64       // keys a step of the split kernel
-#define DECODE_THREADS 128 // the split kernel's threads
+#define DECODE_BK 64        // keys a step of the split kernel
+#define DECODE_THREADS 128  // the split kernel's threads
 
 // The split kernel's K/V ring: kStages buffers of a 64-key block of K then
 // V, each fused_swz<DECODE_BK, kD>, and two slots of 64 key rows' addresses
@@ -26,20 +26,30 @@
 template <typename T, int kD, int kStages, int kPath>
 struct decode_ring {
   static constexpr int kChunks = kD / 8, kTile = DECODE_BK * kD;
-  static constexpr int kPass = DECODE_THREADS / kChunks; // rows one pass of the threads covers
-  T *ring;       // [kStages][2][kTile]
-  int *rows;     // [2][DECODE_BK][2] (batch or page, row)
-  int64_t *offs; // [2][DECODE_BK], the same bytes (OFFSETS)
+  static constexpr int kPass = DECODE_THREADS / kChunks;  // rows one pass of the threads covers
+  T *ring;                                                // [kStages][2][kTile]
+  int *rows;                                              // [2][DECODE_BK][2] (batch or page, row)
+  int64_t *offs;  // [2][DECODE_BK], the same bytes (OFFSETS)
   const T *kgp, *vgp, *klin, *vlin;
   int b, hk, tid, lr0, lch, k_begin, k_stop, nblocks, next_tb, next_row;
   int64_t head_off;
 
   __device__ __forceinline__ decode_ring(const attn_decode_params &p, T *ring_, int b_, int hk_,
                                          int k_begin_, int k_stop_, int nblocks_)
-      : ring(ring_), rows((int *)(ring_ + kStages * 2 * kTile)), offs((int64_t *)rows),
-        kgp((const T *)p.k), vgp((const T *)p.v), b(b_), hk(hk_), tid(threadIdx.x),
-        lr0((int)threadIdx.x / kChunks), lch((int)threadIdx.x % kChunks), k_begin(k_begin_),
-        k_stop(k_stop_), nblocks(nblocks_), head_off((int64_t)hk_ * p.k_sh) {
+      : ring(ring_),
+        rows((int *)(ring_ + kStages * 2 * kTile)),
+        offs((int64_t *)rows),
+        kgp((const T *)p.k),
+        vgp((const T *)p.v),
+        b(b_),
+        hk(hk_),
+        tid(threadIdx.x),
+        lr0((int)threadIdx.x / kChunks),
+        lch((int)threadIdx.x % kChunks),
+        k_begin(k_begin_),
+        k_stop(k_stop_),
+        nblocks(nblocks_),
+        head_off((int64_t)hk_ * p.k_sh) {
     // unpaged K/V: key j's row is row0 + j of the sequence's base
     const int64_t kv_row0 = p.kv_kind == DECODE_KV_PACKED ? p.kv_off[b] : 0;
     const int64_t kv_tb = p.kv_kind == DECODE_KV_PACKED ? 0 : b;
@@ -62,7 +72,7 @@ struct decode_ring {
 
   // Block blk's addresses into slot blk % 2, then block blk + 1's entry.
   __device__ __forceinline__ void block_offsets(const attn_decode_params &p, int blk) {
-    if (kPath == DECODE_PATH_LINEAR) return; // LINEAR addresses rows itself: no slots to fill
+    if (kPath == DECODE_PATH_LINEAR) return;  // LINEAR addresses rows itself: no slots to fill
     if (tid < DECODE_BK && blk < nblocks) {
       if (kPath == DECODE_PATH_OFFSETS) {
         offs[(blk & 1) * DECODE_BK + tid] =
@@ -77,7 +87,7 @@ struct decode_ring {
 
   // Block blk's K and V rows by fixed strides from klin, vlin (LINEAR).
   __device__ __forceinline__ void load_linear(const attn_decode_params &p, int blk) const {
-    const int left = k_stop - (k_begin + blk * DECODE_BK) - lr0; // rows r < left are keys
+    const int left = k_stop - (k_begin + blk * DECODE_BK) - lr0;  // rows r < left are keys
     T *ks = ring + (blk % kStages) * 2 * kTile, *vs = ks + kTile;
     const T *kb = klin + (int64_t)blk * DECODE_BK * p.k_ss;
     const T *vb = vlin + (int64_t)blk * DECODE_BK * p.v_ss;

@@ -13,15 +13,15 @@
 template <typename T, int kRows, int kD>
 FUSED_DEV void decode_q_frag(uint32_t (&a)[4], const T *qs, int row0, int kk, int lane) {
   const int mi = lane / 8, r8 = lane % 8;
-  fused_ldmatrix_x4(a, fused_smem_addr(qs + fused_swz<kRows, kD>(row0 + (mi % 2) * 8 + r8,
-                                                                  kk * 2 + mi / 2)));
+  fused_ldmatrix_x4(
+      a, fused_smem_addr(qs + fused_swz<kRows, kD>(row0 + (mi % 2) * 8 + r8, kk * 2 + mi / 2)));
 }
 
 // S (keys [key0, +16): s0 the first 8, s1 the next) += Q K^T over columns
 // [16 kk, +16), Q's fragment a, K row r chunk ch at shared address at(r, ch).
 template <typename T, typename At>
-FUSED_DEV void decode_qk16(const uint32_t (&a)[4], float (&s0)[4], float (&s1)[4], int key0,
-                           int kk, int lane, At at) {
+FUSED_DEV void decode_qk16(const uint32_t (&a)[4], float (&s0)[4], float (&s1)[4], int key0, int kk,
+                           int lane, At at) {
   const int mi = lane / 8, r8 = lane % 8;
   uint32_t bf[4];
   fused_ldmatrix_x4(bf, at(key0 + (mi / 2) * 8 + r8, kk * 2 + mi % 2));

@@ -20,8 +20,9 @@ FUSED_DEV decode_seq decode_seq_of(const attn_decode_params &p, int b) {
   s.qb = p.q_off ? 0 : b;
   s.q0 = p.q_off ? p.q_off[b] : 0;
   s.nq = p.q_off ? p.q_off[b + 1] - s.q0 : p.q_rows;
-  s.nk = p.kv_kind == DECODE_KV_PACKED ? p.kv_off[b + 1] - p.kv_off[b]
-         : p.kv_kind == DECODE_KV_DENSE ? p.sk : p.kv_len[b];
+  s.nk = p.kv_kind == DECODE_KV_PACKED  ? p.kv_off[b + 1] - p.kv_off[b]
+         : p.kv_kind == DECODE_KV_DENSE ? p.sk
+                                        : p.kv_len[b];
   return s;
 }
 
@@ -47,8 +48,8 @@ FUSED_DEV void decode_load_q(const attn_decode_params &p, const decode_seq &sq, 
     const int r = c / kChunks, ch = c % kChunks, rr = r0 + r;
     const int t = rr / p.group, h = hk * p.group + rr % p.group;
     const bool ok = rr < R;
-    const T *src = ok ? qg + sq.qb * p.q_sb + h * p.q_sh + (int64_t)(sq.q0 + t) * p.q_ss + ch * 8
-                      : qg;
+    const T *src =
+        ok ? qg + sq.qb * p.q_sb + h * p.q_sh + (int64_t)(sq.q0 + t) * p.q_ss + ch * 8 : qg;
     fused_cp_async16(fused_smem_addr(qs + fused_swz<kRows, kD>(r, ch)), src, ok ? 16 : 0);
   }
   fused_cp_async_commit();
@@ -63,7 +64,8 @@ FUSED_DEV void decode_out(const attn_decode_params &p, const decode_seq &sq, int
   T *dst = (T *)p.o + sq.qb * p.o_sb + h * p.o_sh + (int64_t)(sq.q0 + t) * p.o_ss + col;
 #pragma unroll
   for (int e = 0; e < kN; e++) dst[e] = fused_from_f32<T>(val[e]);
-  if (col == 0 && p.lse) p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
+  if (col == 0 && p.lse)
+    p.lse[((int64_t)sq.qb * p.hq + h) * p.q_rows + sq.q0 + t] = lse2 * FUSED_LN2;
 }
 
 // Row rr's 4 values from column col (a multiple of 4) of one split: out and

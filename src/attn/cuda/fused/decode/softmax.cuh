@@ -69,7 +69,7 @@ FUSED_DEV void decode_online_softmax(float (&s)[kNT][4], float (&mx)[2], float (
                                      float (&l)[2], float (&alpha)[2]) {
   float base[2], rs[2] = {0.f, 0.f};
 #pragma unroll
-  for (int hh = 0; hh < 2; hh++) { // a row at a time: fewer live registers at 4 row atoms
+  for (int hh = 0; hh < 2; hh++) {  // a row at a time: fewer live registers at 4 row atoms
     mx[hh] = decode_row_max(mx[hh]);
     base[hh] = decode_exp_base(mx[hh]);
     alpha[hh] = fused_exp2(m[hh] - base[hh]);

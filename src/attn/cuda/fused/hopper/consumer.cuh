@@ -74,8 +74,8 @@ struct ws_consumer {
   // Only the rest masked where keys 0..kKeep-1 are visible in all rows: not
   // at FA3's D64 tile (128 registers: that third mask made ptxas spill).
   static constexpr bool kLowMask = kDiagHalf && !(kD == 64 && kTile == WS_TILE_FA3);
-  static constexpr bool kQEarly = C::kQBufs == 1; // each warp hands Q back after its last S
-  using P = uint32_t[kSR / 8][4];                 // P as wgmma's register A fragments
+  static constexpr bool kQEarly = C::kQBufs == 1;  // each warp hands Q back after its last S
+  using P = uint32_t[kSR / 8][4];                  // P as wgmma's register A fragments
 
   const attn_fused_params &p;
   const ws_bars br;
@@ -102,7 +102,8 @@ struct ws_consumer {
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t off = (uint32_t)((kk % 4) * 32);
-      const uint64_t da = wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
+      const uint64_t da =
+          wg_desc(q + (uint32_t)((kk / 4) * kBM * 128 + cw * 64 * 128) + off, 16, 1024);
       const uint64_t db = wg_desc(kv + (uint32_t)((kk / 4) * kBN * 128) + off, 16, 1024);
       wgmma_op<T, kBN>::ss(s, da, db, kk > 0);
     }
@@ -134,14 +135,14 @@ struct ws_consumer {
     wg_fence();
     issue_s(s, it);
     ws_turn_pass<kCons, !kTurnExp>(cw);
-    ws_q_release(br, q_held, ctid); // the last tile's Q buffer, under this S
+    ws_q_release(br, q_held, ctid);  // the last tile's Q buffer, under this S
     wg_wait_all();
     wg_hold(s);
     ws_release(br.k_empty(it % kS), lane);
     q_done(0);
-    auto &sh = reinterpret_cast<float (&)[kKeep / 2]>(s);
-    auto &su = reinterpret_cast<float (&)[kSR - kKeep / 2]>(s[kKeep / 2]);
-    auto &ph = reinterpret_cast<uint32_t (&)[kKeep / 16][4]>(pa);
+    auto &sh = reinterpret_cast<float(&)[kKeep / 2]>(s);
+    auto &su = reinterpret_cast<float(&)[kSR - kKeep / 2]>(s[kKeep / 2]);
+    auto &ph = reinterpret_cast<uint32_t(&)[kKeep / 16][4]>(pa);
     bool part = false, low = false;
     if constexpr (kDiagHalf) ws_diag_votes<kBN, kKeep>(p, rw, part, low);
     if (part) ws_mask<kBN>(sh, p, rw, 0);
@@ -166,7 +167,8 @@ struct ws_consumer {
   // -inf); the exps against the running max, checked by the row sums after
   // P V(i-1) is waited; a failed check computes S again, from K and Q still
   // held, by this warp alone (mma.sync).
-  __device__ __forceinline__ void step_stale(int i, bool low, float (&s)[kSR], P &pn, float (&a2)[2]) {
+  __device__ __forceinline__ void step_stale(int i, bool low, float (&s)[kSR], P &pn,
+                                             float (&a2)[2]) {
     const uint32_t j = it + i, jv = j - 1;
     const bool fresh = __any_sync(0xffffffffu, (i <= p.causal && !(kDiagHalf && low)) ||
                                                    m[0] == -INFINITY || m[1] == -INFINITY);
@@ -174,7 +176,7 @@ struct ws_consumer {
     mask(s, i);
     if (fresh) ws_raise_max(s, m, l, a2, c);
     ws_turn_wait<kTurnExp>(cw);
-    bool ok; // P <= 1 if fresh
+    bool ok;  // P <= 1 if fresh
     if constexpr (kLate) {
       float sum[2];
       ws_stale_exps<T>(s, m, pn, c, sum);
@@ -226,7 +228,7 @@ struct ws_consumer {
     float a2[2];
     issue_pv(pc, jv);
     ws_turn_pass<kCons, !kTurnExp>(cw);
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // S done, P V may run on
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // S done, P V may run on
     wg_hold(s);
     if constexpr (kStale) step_stale(i, low, s, pn, a2);
     else step_online(i, s, pn, a2);

@@ -17,12 +17,14 @@ FUSED_DEV void ws_quad_transpose(uint32_t (&a)[4], int t4) {
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const uint32_t r = __shfl_xor_sync(0xffffffffu, p1 ? a[2 * k] : a[2 * k + 1], 1);
-    if (p1) a[2 * k] = r; else a[2 * k + 1] = r;
+    if (p1) a[2 * k] = r;
+    else a[2 * k + 1] = r;
   }
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
     const uint32_t r = __shfl_xor_sync(0xffffffffu, p2 ? a[e] : a[e + 2], 2);
-    if (p2) a[e] = r; else a[e + 2] = r;
+    if (p2) a[e] = r;
+    else a[e + 2] = r;
   }
 }
 
@@ -48,7 +50,8 @@ FUSED_DEV void ws_store_out(T *og, int64_t ss, const float (&o)[kD / 2], const f
         a[q] = fused_pack2<T>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
       }
       ws_quad_transpose(a, t4);
-      if (r < rows) *(uint4 *)(og + (int64_t)r * ss + 32 * jj + 8 * t4) = make_uint4(a[0], a[1], a[2], a[3]);
+      if (r < rows)
+        *(uint4 *)(og + (int64_t)r * ss + 32 * jj + 8 * t4) = make_uint4(a[0], a[1], a[2], a[3]);
     }
     wg_put_lse(lse, m[hh], sum, c, r, t4, rows);
   }
@@ -60,10 +63,11 @@ FUSED_DEV void ws_store_out(T *og, int64_t ss, const float (&o)[kD / 2], const f
 // consumer's named barrier.
 template <typename T, int kBM, int kD, int kOR>
 FUSED_DEV void ws_store_tma(const attn_ws_maps &mp, T *sQ, uint32_t aQt, const float (&o)[kOR],
-                            const float (&m)[2], const float (&l)[2], int r0, int t4, float c, float *lse,
-                            int rows, uint32_t named, int ctid, int cw, int mrow0, int sq, int h, int b) {
+                            const float (&m)[2], const float (&l)[2], int r0, int t4, float c,
+                            float *lse, int rows, uint32_t named, int ctid, int cw, int mrow0,
+                            int sq, int h, int b) {
   wg_stage_out<T, kBM, kD>(sQ, o, m, l, r0, t4, c, lse, rows);
-  wg_fence_smem(); // the generic-proxy writes, before TMA reads them
+  wg_fence_smem();  // the generic-proxy writes, before TMA reads them
   ws_named_sync(named, 128);
   if (ctid == 0 && mrow0 < sq) {
 #pragma unroll

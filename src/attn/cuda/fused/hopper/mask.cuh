@@ -21,7 +21,8 @@ struct ws_rows {
 // of it, in the stale fallback), where the tile reaches past Sk or the
 // diagonal.
 template <int kBN, int kSR>
-FUSED_DEV void ws_mask(float (&s)[kSR], const attn_fused_params &p, const ws_rows &rw, int i, int k0 = 0) {
+FUSED_DEV void ws_mask(float (&s)[kSR], const attn_fused_params &p, const ws_rows &rw, int i,
+                       int k0 = 0) {
   const int n0 = (rw.n - 1 - i) * kBN;
   if (n0 + kBN > p.sk || (p.causal && n0 + kBN - 1 > rw.mrow0 + p.causal_off))
     wg_mask(s, p, rw.row_g, n0 + k0, rw.t4);
@@ -36,7 +37,8 @@ template <int kBN, int kKeep>
 FUSED_DEV void ws_diag_votes(const attn_fused_params &p, const ws_rows &rw, bool &part, bool &low) {
   const int last = min(rw.mrow0 + 63, p.sq - 1), n0 = (rw.n - 1) * kBN;
   const int lim0 = min(p.sk - 1, p.causal ? rw.mrow0 + p.causal_off : INT_MAX);
-  part = __all_sync(0xffffffffu, min(p.sk - 1, p.causal ? last + p.causal_off : INT_MAX) < n0 + kKeep);
+  part =
+      __all_sync(0xffffffffu, min(p.sk - 1, p.causal ? last + p.causal_off : INT_MAX) < n0 + kKeep);
   low = __all_sync(0xffffffffu, lim0 >= n0 + kKeep - 1);
 }
 

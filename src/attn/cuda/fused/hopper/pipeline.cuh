@@ -52,7 +52,7 @@ FUSED_DEV void ws_q_release(ws_bars br, int &q_held, int ctid) {
   if (q_held < 0) return;
   if (ctid == 0) {
     ws_tma_store_wait_read();
-    ws_bar_arrive_n(br.q_empty(q_held), 4); // for the warpgroup's 4 warps
+    ws_bar_arrive_n(br.q_empty(q_held), 4);  // for the warpgroup's 4 warps
   }
   q_held = -1;
 }

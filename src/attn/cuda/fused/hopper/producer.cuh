@@ -15,11 +15,11 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
                           uint32_t aQ, uint32_t aK, uint32_t aV) {
   using C = ws_cfg<kD, kTile>;
   constexpr int kBM = C::kBM, kBN = C::kBN, kS = C::kStages, nq = C::kQBufs;
-  uint32_t it = 0; // key tiles so far
+  uint32_t it = 0;  // key tiles so far
   for (int r = 0; r < p.ws.rounds; ++r) {
     ws_tile w;
     if (!ws_tile_at<kBM, kBN>(p, r, w)) continue;
-    const uint32_t tc = (uint32_t)r; // its tile count: rounds without a tile come after the last
+    const uint32_t tc = (uint32_t)r;  // its tile count: rounds without a tile come after the last
     const int qb = ws_qbuf(tc, nq);
     const int hk = ws_div(p.ws.div[WS_DIV_GRP], w.h), n = w.n_blocks;
     auto load_kv = [&](const CUtensorMap *map, uint32_t dst, uint32_t bar, int key) {
@@ -46,7 +46,8 @@ FUSED_DEV void ws_produce(const attn_fused_params &p, const attn_ws_maps &mp, ws
       ws_bar_expect(br.q_full(qb), C::kQ);
 #pragma unroll
       for (int blk = 0; blk < kD / 64; ++blk)
-        ws_tma_load(aQ + qb * C::kQ + blk * kBM * 128, &mp.q, br.q_full(qb), blk * 64, w.m0, w.h, w.b);
+        ws_tma_load(aQ + qb * C::kQ + blk * kBM * 128, &mp.q, br.q_full(qb), blk * 64, w.m0, w.h,
+                    w.b);
     };
     // One Q buffer: K0 first (Q waits for the last tile's epilogue). Two: Q
     // first, its slot is free and it then lands under the last tile's loop.

@@ -26,10 +26,12 @@ template <typename T, int kSR>
 FUSED_DEV void ws_stale_exps(const float (&s)[kSR], const float (&m)[2], uint32_t (&pa)[kSR / 8][4],
                              float c, float (&sum)[2]) {
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) sum[hh] = wg_exp_row<T>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
+  for (int hh = 0; hh < 2; ++hh)
+    sum[hh] = wg_exp_row<T>(s, pa, hh, c, m[hh] == -INFINITY ? 0.f : m[hh] * c);
 }
 FUSED_DEV bool ws_stale_keep(const float (&sum)[2], float (&l)[2], bool force) {
-  if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap)) return false;
+  if (!force && !__all_sync(0xffffffffu, sum[0] <= kWsStaleCap && sum[1] <= kWsStaleCap))
+    return false;
   l[0] += sum[0], l[1] += sum[1];
   return true;
 }
@@ -107,14 +109,14 @@ FUSED_DEV void ws_stale_fallback(uint32_t (&pa)[kBN / 16][4], float (&m)[2], flo
         ws_warp_s<T, kD, kBM, kBN, 0, kH0>(s, aQt, kv, wrow, lane);
         mask(s, 0);
         if (pass == 0) ws_raise_max(s, m, l, alpha, c);
-        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH0][4]>(pa[0]), c, true);
+        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t(&)[kH0][4]>(pa[0]), c, true);
       }
       {
         float s[8 * kH1];
         ws_warp_s<T, kD, kBM, kBN, kH0, kH1>(s, aQt, kv, wrow, lane);
         mask(s, 16 * kH0);
         if (pass == 0) ws_raise_max(s, m, l, alpha, c);
-        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t (&)[kH1][4]>(pa[kH0]), c, true);
+        else ws_softmax_stale<T>(s, m, l, reinterpret_cast<uint32_t(&)[kH1][4]>(pa[kH0]), c, true);
       }
     }
   }

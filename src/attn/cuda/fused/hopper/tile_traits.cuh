@@ -15,7 +15,10 @@ template <int kD, int kTile>
 struct ws_shape {
   static constexpr bool kFa3 = kTile == WS_TILE_FA3;
   static constexpr int kBM = kFa3 && kD == 64 ? 192 : 128;
-  static constexpr int kBN = kFa3 ? (kD == 64 ? 128 : kD == 128 ? 176 : 80) : (kD == 256 ? 64 : 128);
+  static constexpr int kBN = kFa3 ? (kD == 64    ? 128
+                                     : kD == 128 ? 176
+                                                 : 80)
+                                  : (kD == 256 ? 64 : 128);
   static constexpr int kStages = kD == 64 ? 4 : 2;
   static constexpr int kCons = kBM / 64;
   static constexpr int kProdRegs = kCons == 3 ? 32 : 24;
@@ -58,11 +61,12 @@ struct ws_cfg : ws_shape<kD, kTile> {
   static constexpr int kBM = S::kBM, kBN = S::kBN, kStages = S::kStages, kCons = S::kCons;
   static constexpr int kThreads = 128 * (1 + kCons);
   static constexpr uint32_t kQ = kBM * kD * 2, kKV = kBN * kD * 2;
-  static constexpr int kBarBytes = 32 + 32 * kStages; // Q full/empty (two slots), per stage K/V full/empty
+  static constexpr int kBarBytes =
+      32 + 32 * kStages;  // Q full/empty (two slots), per stage K/V full/empty
   static constexpr int kQBufs = 1024 + 2 * kQ + 2 * kStages * kKV + kBarBytes <= 227 * 1024 ? 2 : 1;
-  static constexpr uint32_t kBars = kQBufs * kQ + 2 * kStages * kKV; // barrier block offset
+  static constexpr uint32_t kBars = kQBufs * kQ + 2 * kStages * kKV;  // barrier block offset
   static constexpr int kSmem = 1024 + kBars + kBarBytes;
-  static constexpr int kSR = kBN / 2, kOR = kD / 2; // S and O registers per thread
+  static constexpr int kSR = kBN / 2, kOR = kD / 2;  // S and O registers per thread
   static_assert(kQBufs <= 2, "ws_qbuf takes one or two Q buffers");
 };
 

@@ -48,7 +48,9 @@ typedef struct {
 static inline void ws_div_set(unsigned int dv[2], int d) {
   unsigned l = 0;
   while ((1ull << l) < (unsigned long long)d) ++l;
-  dv[0] = (unsigned)(((1ull << 32) * ((1ull << l) - (unsigned long long)d)) / (unsigned long long)d + 1);
+  dv[0] =
+      (unsigned)(((1ull << 32) * ((1ull << l) - (unsigned long long)d)) / (unsigned long long)d +
+                 1);
   dv[1] = l;
 }
 

@@ -19,7 +19,7 @@
 // row m0. Only the other tiles (the sequence tail, the diagonal) need a
 // per-key check.
 #define FUSED_TILE_FULL(p, n0, bn, m0) \
-  ((n0) + (bn) <= (p).sk && !((p).causal && (n0) + (bn) - 1 > (m0) + (p).causal_off))
+  ((n0) + (bn) <= (p).sk && !((p).causal && (n0) + (bn)-1 > (m0) + (p).causal_off))
 
 // The last key row may see (keys past it are hidden).
 FUSED_DEV int fused_row_last_key(const attn_fused_params &p, int row) {

@@ -28,10 +28,8 @@ FUSED_DEV float fused_quad_sum(float x) {
 
 template <bool kFast>
 FUSED_DEV float fused_exp2_of(float x) {
-  if constexpr (kFast)
-    return fused_exp2(x);
-  else
-    return exp2f(x);
+  if constexpr (kFast) return fused_exp2(x);
+  else return exp2f(x);
 }
 
 // The row's new max mx (already over the quad) against its old one: the
@@ -50,10 +48,8 @@ FUSED_DEV fused_row_step fused_row_rescale(float m_old, float mx, float c) {
 // 1 / l, or 0 for a row that saw no key (out 0, not 0/0).
 template <bool kFast>
 FUSED_DEV float fused_row_inv(float l) {
-  if constexpr (kFast)
-    return l == 0.f ? 0.f : __fdividef(1.f, l); // l >= 1 unless empty
-  else
-    return l == 0.f ? 0.f : 1.f / l;
+  if constexpr (kFast) return l == 0.f ? 0.f : __fdividef(1.f, l);  // l >= 1 unless empty
+  else return l == 0.f ? 0.f : 1.f / l;
 }
 
 // The row's natural-log sum of exponentials, -inf for a row that saw no key.
@@ -61,8 +57,7 @@ template <bool kFast>
 FUSED_DEV float fused_row_lse(float m, float c, float l) {
   if constexpr (kFast)
     return (m == -INFINITY || l == 0.f) ? -INFINITY : (m * c + __log2f(l)) * FUSED_LN2;
-  else
-    return (m == -INFINITY || l == 0.f) ? -INFINITY : (m * c + log2f(l)) * FUSED_LN2;
+  else return (m == -INFINITY || l == 0.f) ? -INFINITY : (m * c + log2f(l)) * FUSED_LN2;
 }
 
 #endif

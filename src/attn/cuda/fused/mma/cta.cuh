@@ -18,7 +18,7 @@
 template <typename T>
 struct fused_cta {
   int b, h, hk, m0, rows_q, n_blocks;
-  const T *qg, *kg, *vg; // Q at row m0; K and V at key 0
+  const T *qg, *kg, *vg;  // Q at row m0; K and V at key 0
 };
 
 template <typename T, int kBM, int kBN>
@@ -37,8 +37,8 @@ FUSED_DEV fused_cta<T> fused_cta_of(const attn_fused_params &p) {
 // A CTA whose rows see no key at all: out 0 and lse -inf for its rows (never
 // the NaN of 0/0).
 template <typename T, int kThreads>
-FUSED_DEV void fused_store_hidden_rows(const attn_fused_params &p, int b, int h, int m0,
-                                       int rows_q, int tid) {
+FUSED_DEV void fused_store_hidden_rows(const attn_fused_params &p, int b, int h, int m0, int rows_q,
+                                       int tid) {
   T *og = (T *)p.o + b * p.o_sb + h * p.o_sh + (int64_t)m0 * p.o_ss;
   for (int i = tid; i < rows_q * p.d; i += kThreads)
     og[(int64_t)(i / p.d) * p.o_ss + i % p.d] = fused_from_f32<T>(0.f);
@@ -49,8 +49,8 @@ FUSED_DEV void fused_store_hidden_rows(const attn_fused_params &p, int b, int h,
 
 // Kernel flags (the last template argument).
 enum {
-  FUSED_MASK = 1,       // efficient: mask tensor, explicit scale, D padded
-  FUSED_STATS_SMEM = 2, // row max / sum in per-thread shared-memory slots
+  FUSED_MASK = 1,        // efficient: mask tensor, explicit scale, D padded
+  FUSED_STATS_SMEM = 2,  // row max / sum in per-thread shared-memory slots
 };
 
 // Shared memory of one CTA: 128 bytes of alignment slack, Q, K, V tiles, then
@@ -72,10 +72,10 @@ struct fused_smem {
 template <typename T, int kD, int kBM, int kBN, int kWarpM, int kFlags>
 struct fused_tiles {
   using SM = fused_smem<kD, kBM, kBN, kWarpM, kFlags>;
-  T *sQ;               // Q, then each warp's O rows before the store
-  uint32_t aQ, aK, aV; // shared addresses of Q, K, V
-  float *sStats;       // FUSED_STATS_SMEM: slot (which, mi, hh) x tid
-  char *sMask;         // FUSED_MASK: the mask tile
+  T *sQ;                // Q, then each warp's O rows before the store
+  uint32_t aQ, aK, aV;  // shared addresses of Q, K, V
+  float *sStats;        // FUSED_STATS_SMEM: slot (which, mi, hh) x tid
+  char *sMask;          // FUSED_MASK: the mask tile
 
   FUSED_DEV fused_tiles carve(char *smem) {
     char *base = smem + ((128u - (fused_smem_addr(smem) & 127u)) & 127u);

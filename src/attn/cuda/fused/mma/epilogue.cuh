@@ -24,7 +24,7 @@ FUSED_DEV void fused_epilogue(const attn_fused_params &p, const float (&acc_o)[k
     for (int hh = 0; hh < 2; ++hh) {
       const float l = fused_quad_sum(st.l(mi, hh));
       const float inv = fused_row_inv<true>(l);
-      const int r = warp * kWarpM + mi * 16 + g + 8 * hh; // row within the CTA
+      const int r = warp * kWarpM + mi * 16 + g + 8 * hh;  // row within the CTA
 #pragma unroll
       for (int dt = 0; dt < kDT; ++dt) {
         const uint32_t v2 =
@@ -33,12 +33,13 @@ FUSED_DEV void fused_epilogue(const attn_fused_params &p, const float (&acc_o)[k
       }
       if (lse && t4 == 0 && r < rows_q) lse[r] = fused_row_lse<true>(st.m(mi, hh), c, l);
     }
-  __syncwarp(); // the warp's rows staged: each lane now stores whole chunks
+  __syncwarp();  // the warp's rows staged: each lane now stores whole chunks
 #pragma unroll
   for (int it = 0; it < kWarpM * kDT / 32; ++it) {
     const int i = lane + 32 * it, r = warp * kWarpM + i / kDT, ch = i % kDT;
     if (r < rows_q && ch < d_chunks)
-      *(uint4 *)(og + (int64_t)r * p.o_ss + ch * 8) = *(const uint4 *)(sQ + fused_swz<kBM, kD>(r, ch));
+      *(uint4 *)(og + (int64_t)r * p.o_ss + ch * 8) =
+          *(const uint4 *)(sQ + fused_swz<kBM, kD>(r, ch));
   }
 }
 

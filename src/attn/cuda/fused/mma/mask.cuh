@@ -59,14 +59,10 @@ FUSED_DEV void fused_bias_tile(float (&s)[kMA][kNT][4], const attn_fused_params 
           bool hide = FUSED_KEY_HIDDEN(p, row, col);
           if (mr && row_in && !hide) {
             MT m;
-            if constexpr (kSmemMask)
-              m = mr[cj];
-            else
-              m = mr[(int64_t)cj * p.m_sk];
-            if constexpr (kBool)
-              hide = m == 0;
-            else
-              x += fused_to_f32(m) * FUSED_LOG2E;
+            if constexpr (kSmemMask) m = mr[cj];
+            else m = mr[(int64_t)cj * p.m_sk];
+            if constexpr (kBool) hide = m == 0;
+            else x += fused_to_f32(m) * FUSED_LOG2E;
           }
           s[mi][j][2 * hh + e] = hide ? -INFINITY : x;
         }
@@ -90,13 +86,13 @@ FUSED_DEV void fused_bias_add_full(float (&s)[kMA][kNT][4], float c, uint32_t la
     for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
-        const uint32_t a = lane_addr + (uint32_t)((mi * 16 + 8 * hh) * kPitch + j * 8 * (int)sizeof(MT));
+        const uint32_t a =
+            lane_addr + (uint32_t)((mi * 16 + 8 * hh) * kPitch + j * 8 * (int)sizeof(MT));
         if constexpr (k32)
           asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
                        : "=r"(w[mi][hh][j][0]), "=r"(w[mi][hh][j][1])
                        : "r"(a));
-        else
-          asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w[mi][hh][j][0]) : "r"(a));
+        else asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w[mi][hh][j][0]) : "r"(a));
       }
 #pragma unroll
   for (int mi = 0; mi < kMA; ++mi)
@@ -127,9 +123,8 @@ FUSED_DEV void fused_bias_add_full(float (&s)[kMA][kNT][4], float c, uint32_t la
 // mask. full: no key of this tile is hidden for any of its rows
 // (FUSED_TILE_FULL, uniform per tile).
 template <int kMA, int kNT, int kPitch>
-FUSED_DEV void fused_bias(float (&s)[kMA][kNT][4], const attn_fused_params &p,
-                          const char *mtile, const char *mglobal, int row0,
-                          int n0, int g, int t4, bool full) {
+FUSED_DEV void fused_bias(float (&s)[kMA][kNT][4], const attn_fused_params &p, const char *mtile,
+                          const char *mglobal, int row0, int n0, int g, int t4, bool full) {
   if (!p.mask) {
     fused_bias_tile<unsigned char, true, true, kMA, kNT>(s, p, nullptr, 0, row0, n0, g, t4);
     return;
@@ -141,27 +136,20 @@ FUSED_DEV void fused_bias(float (&s)[kMA][kNT][4], const attn_fused_params &p,
       fused_bias_add_full<float, kMA, kNT, kPitch>(s, p.scale_log2, la + 8 * t4);
     else if (p.mask_dtype == ATTN_DTYPE_BF16)
       fused_bias_add_full<__nv_bfloat16, kMA, kNT, kPitch>(s, p.scale_log2, la + 4 * t4);
-    else
-      fused_bias_add_full<__half, kMA, kNT, kPitch>(s, p.scale_log2, la + 4 * t4);
+    else fused_bias_add_full<__half, kMA, kNT, kPitch>(s, p.scale_log2, la + 4 * t4);
     return;
   }
   const char *m = sm ? mtile : mglobal;
   const int64_t pitch = sm ? kPitch : p.m_sq * (int64_t)attn_fused_mask_esize(&p);
-#define FUSED_BIAS(MT, BOOL)                                                              \
-  do {                                                                                    \
-    if (sm)                                                                               \
-      fused_bias_tile<MT, BOOL, true, kMA, kNT>(s, p, m, pitch, row0, n0, g, t4);         \
-    else                                                                                  \
-      fused_bias_tile<MT, BOOL, false, kMA, kNT>(s, p, m, pitch, row0, n0, g, t4);        \
+#define FUSED_BIAS(MT, BOOL)                                                            \
+  do {                                                                                  \
+    if (sm) fused_bias_tile<MT, BOOL, true, kMA, kNT>(s, p, m, pitch, row0, n0, g, t4); \
+    else fused_bias_tile<MT, BOOL, false, kMA, kNT>(s, p, m, pitch, row0, n0, g, t4);   \
   } while (0)
-  if (p.mask_kind == ATTN_FUSED_MASK_BOOL)
-    FUSED_BIAS(unsigned char, true);
-  else if (p.mask_dtype == ATTN_DTYPE_F32)
-    FUSED_BIAS(float, false);
-  else if (p.mask_dtype == ATTN_DTYPE_BF16)
-    FUSED_BIAS(__nv_bfloat16, false);
-  else
-    FUSED_BIAS(__half, false);
+  if (p.mask_kind == ATTN_FUSED_MASK_BOOL) FUSED_BIAS(unsigned char, true);
+  else if (p.mask_dtype == ATTN_DTYPE_F32) FUSED_BIAS(float, false);
+  else if (p.mask_dtype == ATTN_DTYPE_BF16) FUSED_BIAS(__nv_bfloat16, false);
+  else FUSED_BIAS(__half, false);
 #undef FUSED_BIAS
 }
 

@@ -20,20 +20,16 @@
 template <int kMA, int kThreads, bool kSmem>
 struct fused_row_stats {
   float (&rm)[kMA][2], (&rl)[kMA][2];
-  float *slots; // kSmem: slot (which, mi, hh) x tid
+  float *slots;  // kSmem: slot (which, mi, hh) x tid
   int tid;
 
   __device__ __forceinline__ float &m(int mi, int hh) {
-    if constexpr (kSmem)
-      return slots[((0 * kMA + mi) * 2 + hh) * kThreads + tid];
-    else
-      return rm[mi][hh];
+    if constexpr (kSmem) return slots[((0 * kMA + mi) * 2 + hh) * kThreads + tid];
+    else return rm[mi][hh];
   }
   __device__ __forceinline__ float &l(int mi, int hh) {
-    if constexpr (kSmem)
-      return slots[((1 * kMA + mi) * 2 + hh) * kThreads + tid];
-    else
-      return rl[mi][hh];
+    if constexpr (kSmem) return slots[((1 * kMA + mi) * 2 + hh) * kThreads + tid];
+    else return rl[mi][hh];
   }
 };
 
@@ -65,8 +61,7 @@ FUSED_DEV void fused_softmax_tile(const float (&s)[kMA][kNT][4], uint32_t (&pk)[
       const float m_old = st.m(mi, hh);
       float mx = m_old;
 #pragma unroll
-      for (int j = 0; j < kNT; ++j)
-        mx = fmaxf(mx, fmaxf(s[mi][j][2 * hh], s[mi][j][2 * hh + 1]));
+      for (int j = 0; j < kNT; ++j) mx = fmaxf(mx, fmaxf(s[mi][j][2 * hh], s[mi][j][2 * hh + 1]));
       mx = fused_quad_max(mx);
       const fused_row_step r = fused_row_rescale<true>(m_old, mx, c);
       st.m(mi, hh) = mx;

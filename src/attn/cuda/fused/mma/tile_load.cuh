@@ -17,7 +17,7 @@
 
 template <int kD>
 struct fused_w {
-  static constexpr int W = kD % 64 == 0 ? 64 : 32; // elements per block row
+  static constexpr int W = kD % 64 == 0 ? 64 : 32;  // elements per block row
   static constexpr int CW = W / 8;                  // chunks per block row
 };
 
@@ -55,7 +55,8 @@ FUSED_DEV void fused_load_tile(uint32_t s, const T *g, int64_t row_stride, int r
   constexpr int W = fused_w<kD>::W, CW = fused_w<kD>::CW, R = kThreads / CW;
   static_assert(kThreads % CW == 0 && R % 8 == 0 && kRows % R == 0, "tile split over threads");
   const int row0 = tid / CW, cin = tid % CW;
-  const uint32_t s0 = s + (uint32_t)(row0 * W * 2) + (uint32_t)((cin ^ fused_swz_bits<kD>(row0)) << 4);
+  const uint32_t s0 =
+      s + (uint32_t)(row0 * W * 2) + (uint32_t)((cin ^ fused_swz_bits<kD>(row0)) << 4);
   const int rows_left = rows - row0;
   const int64_t step = (int64_t)R * row_stride;
 #pragma unroll
@@ -79,7 +80,8 @@ FUSED_DEV void fused_load_tile_full(uint32_t s, const T *g, int64_t row_stride, 
   constexpr int W = fused_w<kD>::W, CW = fused_w<kD>::CW, R = kThreads / CW;
   static_assert(kThreads % CW == 0 && R % 8 == 0 && kRows % R == 0, "tile split over threads");
   const int row0 = tid / CW, cin = tid % CW;
-  const uint32_t s0 = s + (uint32_t)(row0 * W * 2) + (uint32_t)((cin ^ fused_swz_bits<kD>(row0)) << 4);
+  const uint32_t s0 =
+      s + (uint32_t)(row0 * W * 2) + (uint32_t)((cin ^ fused_swz_bits<kD>(row0)) << 4);
   const int64_t step = (int64_t)R * row_stride;
 #pragma unroll
   for (int blk = 0; blk < kD / W; ++blk) {
@@ -105,7 +107,7 @@ FUSED_DEV void fused_load_mask(uint32_t s, const char *g, int64_t row_bytes, int
   constexpr int kPitch = fused_mask_pitch<kBN>;
   constexpr int kL = kBN == 32 ? 1 : kBN == 64 ? 2 : 3;
   static_assert(kBN == 16 << kL, "mask tile width");
-  const int cpr_log2 = esize_log2 + kL; // chunks per row: kBN * esize / 16
+  const int cpr_log2 = esize_log2 + kL;  // chunks per row: kBN * esize / 16
   const int total = kBM << cpr_log2;
   for (int i = tid; i < total; i += kThreads) {
     const int r = i >> cpr_log2, c = i & ((1 << cpr_log2) - 1);
