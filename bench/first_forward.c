@@ -4,7 +4,7 @@
  *
  *   bench_first_forward [--shape BxHxSxD] [--backends B,B..] [--forwards K]
  *                       [--primer none|empty|fill] [--primer-at start|session]
- *                       [--cupti-mask M] [--non-causal]
+ *                       [--non-causal]
  *
  * B is flash, cudnn or efficient (default flash), measured in the order
  * given, in one process. For each, after 20 warm-up forwards and 50
@@ -18,11 +18,9 @@
  *   l2-flushed no collector; 256 MiB written just before (a cold L2)
  * --primer runs one session before any of that (--primer-at start) or just
  * before the first profiled session's start (session): empty (the collector
- * started and stopped) or fill (one small fill kernel traced). --cupti-mask
- * records only the CUPTI parts in M (CUPTI_BENCH_* of collector_cupti.h; 1:
- * kernels alone) instead of everything. Inputs are random bf16 in [-1, 1),
- * causal top-left (--non-causal: none), BHSD. Findings: docs/gpu-tracing.md and
- * docs/design/profiler-cost.md. */
+ * started and stopped) or fill (one small fill kernel traced). Inputs are
+ * random bf16 in [-1, 1), causal top-left (--non-causal: none), BHSD.
+ * Findings: docs/gpu-tracing.md and docs/design/profiler-cost.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +30,6 @@
 #include "attnprof/attn.h"
 #include "attnprof/device.h"
 #include "attnprof/prof.h"
-#include "prof/collect/collector_cupti.h"
 #include "bench_clock.h"
 
 enum { MAX_FWD = 32 };
@@ -196,8 +193,6 @@ static int parse(int argc, char **argv) {
       primer_at_session = !strcmp(argv[++i], "session");
     } else if (!strcmp(argv[i], "--non-causal")) {
       causal_ = 0;
-    } else if (!strcmp(argv[i], "--cupti-mask") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-      cupti_collector_bench_start(atoi(argv[++i]));
     } else if (!strcmp(argv[i], "--backends") && i + 1 < argc &&
                strlen(argv[i + 1]) < sizeof backends_) {
       strcpy(backends_, argv[++i]);
@@ -208,7 +203,7 @@ static int parse(int argc, char **argv) {
       fprintf(stderr,
               "usage: bench_first_forward [--shape BxHxSxD] [--backends flash,cudnn,efficient]"
               " [--forwards 1..%d] [--primer none|empty|fill] [--primer-at start|session]"
-              " [--cupti-mask M] [--non-causal]\n",
+              " [--non-causal]\n",
               MAX_FWD);
       return -1;
     }

@@ -9,19 +9,16 @@
  * of its domain, which costs each launch (docs/design/profiler-cost.md has the
  * figures). prof_session_opts.all_api records every call through the kinds,
  * except the four that PyTorch makes per launch to no purpose (the same ones
- * Kineto silences); the bench's cupti_collector_bench_api_mode("kinds")
- * records the default set the old way. Of the four other GPU kinds only
- * SYNCHRONIZATION costs per launch, so by default the sync records come from
- * the sync calls' callbacks instead. */
+ * Kineto silences). Of the four other GPU kinds only SYNCHRONIZATION costs per
+ * launch, so by default the sync records come from the sync calls' callbacks
+ * instead. */
 #include "prof/collect/collector_cupti.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "prof/collect/cupti_api_cb.h"
@@ -32,12 +29,9 @@ static const cupti_fns *F;
 static CUpti_SubscriberHandle subscriber;
 static int subscribed, injected, api_all, exit_hook, finalized;
 /* Sync records from the sync calls' callbacks (cupti_api_cb.c) instead of the
- * SYNCHRONIZATION kind: the default in callback mode (docs/design/profiler-cost.md);
+ * SYNCHRONIZATION kind: the default, without all_api (docs/design/profiler-cost.md);
  * prof_session_opts.sync = PROF_SYNC_FROM_KIND keeps the kind. */
 static int sync_cb;
-/* How launch calls are recorded (cupti_collector_bench_api_mode). */
-static enum { API_KINDS, API_SELECT, API_CALLBACK } api_mode;
-#define API_DEFAULT API_CALLBACK
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const CUpti_ActivityKind gpu_kinds[] = {
@@ -80,13 +74,8 @@ void cupti_collector_set_sink(cupti_sink_fn sink, void *ctx, size_t chunk_events
 
 void cupti_collector_stats(cupti_stats *out) {
   cupti_buffers_stats(out);
-  cupti_api_cb_counts(out->callbacks);
   out->api_all = api_all;
 }
-
-_Static_assert(CUPTI_API_CB_COUNTS == sizeof((cupti_stats *)0)->callbacks / sizeof(int64_t),
-               "cupti_stats.callbacks holds cupti_api_cb_counts");
-void cupti_collector_bench_count_calls(void) { cupti_api_cb_count(1); }
 
 /* The clock CUPTI stamps every record with: the CPU collector's. */
 static uint64_t CUPTIAPI clock_ns(void) { return (uint64_t)attn_clock_ns(); }
@@ -196,103 +185,38 @@ static void choose_calls(void) {
   }
 }
 
-/* API_KINDS: the RUNTIME and DRIVER kinds, then the ids we do not want
- * switched off, as Kineto does. Enabling single ids without their kind gave
- * no records when CUDA was initialized before the session (in-process), so this is the one way for --all-api and in-process. */
-static void set_api_kinds(uint8_t on, int runtime, int driver) {
-  if (runtime) (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (driver) (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
+/* all_api: the RUNTIME and DRIVER kinds, then the ids we do not want switched
+ * off, as Kineto does. Enabling single ids without their kind gave no records
+ * when CUDA was initialized before the session (in-process). */
+static void set_api_kinds(uint8_t on) {
+  (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
+  (on ? F->ActivityEnable : F->ActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
   if (!on) return;
-  for (uint32_t cbid = 1; runtime && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
     if (!keep_rt[cbid]) F->ActivityEnableRuntimeApi(cbid, 0);
-  for (uint32_t cbid = 1; driver && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
     if (!keep_drv[cbid]) F->ActivityEnableDriverApi(cbid, 0);
 }
 
-/* API_SELECT: the wanted ids alone, without their kinds (bench only: switched
- * on after CUDA's start it gives no records). */
-static void set_api_select(uint8_t on) {
-  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
-    if (keep_rt[cbid]) F->ActivityEnableRuntimeApi(cbid, on);
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-    if (keep_drv[cbid]) F->ActivityEnableDriverApi(cbid, on);
-}
-
-/* API_CALLBACK: the wanted ids through the callback API (cupti_api_cb.c), of
- * the runtime domain, the driver's, or both (the default). */
-static void set_api_callback_in(uint8_t on, int runtime, int driver) {
+/* The default: the wanted ids of both domains through the callback API
+ * (cupti_api_cb.c). */
+static void set_api_callback(uint8_t on) {
   cupti_api_cb_switched();
-  for (uint32_t cbid = 1; runtime && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
     if (keep_rt[cbid]) F->EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-  for (uint32_t cbid = 1; driver && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
     if (keep_drv[cbid]) F->EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
-static void set_api_callback(uint8_t on) { set_api_callback_in(on, 1, 1); }
-
 static void set_api(uint8_t on) {
-  switch (api_mode) {
-    case API_SELECT:
-      set_api_select(on);
-      break;
-    case API_CALLBACK:
-      set_api_callback(on);
-      break;
-    default:
-      set_api_kinds(on, 1, 1);
-  }
+  if (api_all) set_api_kinds(on);
+  else set_api_callback(on);
 }
 
 static void disable_all(void) {
   for (int i = 0; i < N_GPU_KINDS; i++) F->ActivityDisable(gpu_kinds[i]);
   set_api(0);
   cupti_api_cb_set_sync(NULL);
-}
-
-/* Bench only: switches on the parts in mask (every part is off before). */
-static void bench_apply(unsigned mask) {
-  static const unsigned kind_bits[N_GPU_KINDS] = {CUPTI_BENCH_KERNEL, CUPTI_BENCH_MEMCPY,
-                                                  CUPTI_BENCH_MEMSET, CUPTI_BENCH_SYNC,
-                                                  CUPTI_BENCH_MARKER};
-  cupti_buffers_set_discard(!!(mask & CUPTI_BENCH_DISCARD));
-  for (int i = 0; i < N_GPU_KINDS; i++)
-    if ((mask & kind_bits[i]) || (i && (mask & CUPTI_BENCH_GPU))) F->ActivityEnable(gpu_kinds[i]);
-  if (mask & (CUPTI_BENCH_RUNTIME | CUPTI_BENCH_DRIVER))
-    set_api_kinds(1, !!(mask & CUPTI_BENCH_RUNTIME), !!(mask & CUPTI_BENCH_DRIVER));
-  if (mask & CUPTI_BENCH_SELECT) set_api_select(1);
-  if (mask & CUPTI_BENCH_CALLBACK) set_api_callback(1);
-  else if (mask & CUPTI_BENCH_CALLBACK_RT) set_api_callback_in(1, 1, 0);
-  if (mask & CUPTI_BENCH_SYNC_CALLBACK) cupti_api_cb_set_sync(F);
-}
-
-/* Bench only (docs/design/profiler-cost.md): flushes (so the last setting's records
- * are converted outside the next timing), turns every kind and call record
- * off, then on the parts in mask. Returns the records read so far. */
-int64_t cupti_collector_bench_set(unsigned mask) {
-  if (!subscribed) return -1;
-  F->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cupti_buffers_hand_off();
-  for (int i = 0; i < N_GPU_KINDS; i++) F->ActivityDisable(gpu_kinds[i]);
-  set_api_kinds(0, 1, 1);
-  set_api_select(0);
-  set_api_callback(0);
-  cupti_api_cb_set_sync(NULL);
-  bench_apply(mask);
-  cupti_stats s;
-  cupti_buffers_stats(&s);
-  return s.records;
-}
-
-static int bench_start_mask = -1, bench_api_mode = -1;
-
-void cupti_collector_bench_start(int mask) { bench_start_mask = mask; }
-
-int cupti_collector_bench_api_mode(const char *mode) {
-  bench_api_mode = !strcmp(mode, "kinds")      ? API_KINDS
-                   : !strcmp(mode, "select")   ? API_SELECT
-                   : !strcmp(mode, "callback") ? API_CALLBACK
-                                               : -1;
-  return bench_api_mode >= 0 ? 0 : -1;
 }
 
 static attn_status enable_all(void) {
@@ -318,10 +242,8 @@ static attn_status cupti_start(prof_trace *t, unsigned collect, const prof_sessi
   if (!(F = cupti_lib_load(why, sizeof why))) return attn_fail(ATTN_STATUS_NO_DEVICE, "%s", why);
   if (finalized) return attn_fail(ATTN_STATUS_BACKEND_ERROR, "CUPTI was shut down at exit");
   api_all = opts->all_api;
-  api_mode = api_all ? API_KINDS : bench_api_mode >= 0 ? bench_api_mode : API_DEFAULT;
-  sync_cb = api_mode == API_CALLBACK && opts->sync == PROF_SYNC_FROM_CALLBACKS;
+  sync_cb = !api_all && opts->sync == PROF_SYNC_FROM_CALLBACKS;
   cupti_buffers_configure(F, opts);
-  cupti_buffers_set_starter((int)syscall(SYS_gettid));
   attn_status st = subscribe();
   if (st) return st;
   /* Before any kind is enabled: system thread ids (gettid, as the CPU
@@ -338,8 +260,7 @@ static attn_status cupti_start(prof_trace *t, unsigned collect, const prof_sessi
   if (r == CUPTI_SUCCESS && cupti_buffers_set_target(t)) r = CUPTI_ERROR_OUT_OF_MEMORY;
   if (r == CUPTI_SUCCESS && !injected) read_devices();
   if (r == CUPTI_SUCCESS) choose_calls();
-  if (r == CUPTI_SUCCESS && bench_start_mask >= 0) bench_apply((unsigned)bench_start_mask);
-  if (r == CUPTI_SUCCESS && (bench_start_mask >= 0 || (st = enable_all()) == ATTN_STATUS_OK)) {
+  if (r == CUPTI_SUCCESS && (st = enable_all()) == ATTN_STATUS_OK) {
     if (!exit_hook) exit_hook = !atexit(at_exit);
     return ATTN_STATUS_OK;
   }

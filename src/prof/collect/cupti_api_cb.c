@@ -59,10 +59,6 @@ static _Thread_local int rt_depth; /* recorded runtime calls open on this thread
  * must not leave this thread's depth counting (its enter or exit was missed). */
 static atomic_uint generation;
 static _Thread_local unsigned my_generation;
-/* Bench only (ATTNPROF_BENCH=1): callbacks counted by where they came from,
- * to see what CUPTI calls us for per launch. */
-static atomic_int counting;
-static atomic_llong n_calls[CUPTI_API_CB_COUNTS];
 
 /* Sync calls by callback id: the CUpti_ActivitySynchronizationType, and
  * whether the first parameter names a stream (SYNC_STREAM) that is the
@@ -177,21 +173,10 @@ static void add_sync(const cupti_fns *f, uint8_t how, const CUpti_CallbackData *
   pthread_mutex_unlock(&sync_mu);
 }
 
-void cupti_api_cb_count(int on) { atomic_store(&counting, on); }
-
-void cupti_api_cb_counts(int64_t out[CUPTI_API_CB_COUNTS]) {
-  for (int i = 0; i < CUPTI_API_CB_COUNTS; i++) out[i] = atomic_load(&n_calls[i]);
-}
-
 void cupti_api_cb_on(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *d) {
   int rt = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
   unsigned g = atomic_load_explicit(&generation, memory_order_relaxed);
   if (g != my_generation) my_generation = g, rt_depth = 0;
-  if (atomic_load_explicit(&counting, memory_order_relaxed))
-    atomic_fetch_add_explicit(&n_calls[rt         ? CUPTI_API_CB_RUNTIME
-                                       : rt_depth ? CUPTI_API_CB_DRIVER_NESTED
-                                                  : CUPTI_API_CB_DRIVER],
-                              1, memory_order_relaxed);
   if (d->callbackSite == CUPTI_API_ENTER) {
     if (rt) rt_depth++;
     else if (rt_depth) return;

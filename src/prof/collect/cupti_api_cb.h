@@ -31,12 +31,6 @@ void cupti_api_cb_set_sync(const cupti_fns *f);
 /* Hands every record written so far to take, oldest block first; the caller
  * serializes drains (cupti_buffers.c holds its converter lock). */
 void cupti_api_cb_drain(void (*take)(const CUpti_Activity *rec));
-/* Bench only: counts the callbacks we get (enter and exit each count) while
- * on: runtime ones, driver ones outside a recorded runtime call, and driver
- * ones inside one (dropped: the runtime call is the launch). */
-enum { CUPTI_API_CB_RUNTIME, CUPTI_API_CB_DRIVER, CUPTI_API_CB_DRIVER_NESTED, CUPTI_API_CB_COUNTS };
-void cupti_api_cb_count(int on);
-void cupti_api_cb_counts(int64_t out[CUPTI_API_CB_COUNTS]);
 /* Records lost because the block pool was exhausted, since the last call. */
 int64_t cupti_api_cb_take_lost(void);
 

@@ -26,8 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "prof/collect/cupti_api_cb.h"
 #include "prof/collect/cupti_records.h"
@@ -53,8 +51,6 @@ static size_t chunk_events = 1u << 16;
 static prof_device devices[MAX_DEVICES];
 static int n_devices;
 static cupti_stats st;
-static int discard; /* bench only: records are counted, not converted */
-static int starter_tid;
 
 /* One completion (or hand-off, buffer NULL) kept for later (see the top). */
 typedef struct held {
@@ -223,18 +219,6 @@ void cupti_buffers_add_device(const prof_device *d) {
   pthread_mutex_unlock(&conv_mu);
 }
 
-void cupti_buffers_set_starter(int tid) {
-  pthread_mutex_lock(&conv_mu);
-  starter_tid = tid;
-  pthread_mutex_unlock(&conv_mu);
-}
-
-void cupti_buffers_set_discard(int on) {
-  pthread_mutex_lock(&conv_mu);
-  discard = on;
-  pthread_mutex_unlock(&conv_mu);
-}
-
 void cupti_buffers_stats(cupti_stats *out) {
   pthread_mutex_lock(&conv_mu);
   *out = st;
@@ -258,7 +242,6 @@ static int complete(const prof_event *e) {
 static void take_record(const CUpti_Activity *rec) {
   prof_event e;
   st.records++;
-  if (discard) return;
   int r = cupti_conv_record(conv, rec, &e);
   if (r < 0) {
     st.unmatched_range_ends++;
@@ -390,7 +373,6 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
   (void)size;
   pthread_mutex_lock(&conv_mu);
   st.buffers++;
-  if (starter_tid && (int)syscall(SYS_gettid) == starter_tid) st.buffers_on_starter++;
   size_t dropped = 0;
   if (fns && fns->ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
   if (buffer && hold_locked(buffer, valid, dropped)) {

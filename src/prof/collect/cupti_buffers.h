@@ -28,12 +28,6 @@ void cupti_buffers_hand_off(void);
 /* Adds a device to the current target and to every later chunk. */
 void cupti_buffers_add_device(const prof_device *d);
 void cupti_buffers_stats(cupti_stats *out);
-/* The thread whose buffer completions are counted apart (buffers_on_starter):
- * whether converting and writing run on the program's launching thread. */
-void cupti_buffers_set_starter(int tid);
-/* Bench only: records are read and counted but not
- * converted nor written, to measure what conversion and writing cost. */
-void cupti_buffers_set_discard(int on);
 /* API names by callback id, cached ("cudaLaunchKernel"), or NULL. */
 const char *cupti_cbid_name(CUpti_CallbackDomain domain, uint32_t cbid);
 

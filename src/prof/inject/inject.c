@@ -12,8 +12,6 @@
  *   ATTNPROF_CUPTI_BUFFER_KB, ATTNPROF_CUPTI_MAX_BUFFERS, ATTNPROF_CUPTI_DEFER
  *                           the session's options (prof_session_opts), given
  *                           to prof_start: the library itself reads none
- *   ATTNPROF_BENCH(_START), ATTNPROF_CUPTI_API_MODE  bench only
- *                           (docs/design/profiler-cost.md)
  *
  * The trace is finished at exit (on_exit, so also exit() from another
  * thread; the report gets the exit status, so a rank that exits non-zero
@@ -74,11 +72,6 @@ static void process_name(char *buf, size_t len) {
   }
 }
 
-static int bench_on(void) {
-  const char *on = getenv("ATTNPROF_BENCH");
-  return on && !strcmp(on, "1");
-}
-
 /* Stops collection, writes the rest and closes the trace; once. */
 static void finish(void) {
   if (!atomic_load(&started) || atomic_exchange(&finishing, 1)) return;
@@ -92,19 +85,6 @@ static void finish(void) {
   write_ns += attn_clock_ns() - t0;
   stream = NULL;
   inject_report_final(&st, err, fatal_signal, (double)write_ns / 1e9);
-  if (bench_on()) { /* does the writing run on the launching thread? */
-    fprintf(
-        stderr,
-        "attnprof bench: %lld of %lld CUPTI buffers completed on the thread that started CUDA\n",
-        (long long)st.buffers_on_starter, (long long)st.buffers);
-    fprintf(stderr,
-            "attnprof bench: %lld of %lld CUPTI buffers held unconverted (ATTNPROF_CUPTI_DEFER)\n",
-            (long long)st.buffers_held, (long long)st.buffers);
-    /* ... and which callbacks CUPTI makes per launch (enter and exit each) */
-    fprintf(stderr,
-            "attnprof bench: callbacks runtime %lld driver %lld driver-inside-runtime %lld\n",
-            (long long)st.callbacks[0], (long long)st.callbacks[1], (long long)st.callbacks[2]);
-  }
   cupti_collector_shutdown(); /* cuptiFinalize: CUDA 13.0's CUPTI can crash at exit without it */
 }
 
@@ -166,22 +146,6 @@ static const char *own_path(const char *var, char *buf, size_t len) {
   return buf;
 }
 
-/* Bench only (the process ladder of bench/trace_cost_rounds.sh): with ATTNPROF_BENCH=1,
- * ATTNPROF_BENCH_START=MASK starts the session with the parts in MASK (the
- * bits of attnprof_bench_set) instead of the default set; 0 switches nothing
- * on, the cost of being subscribed at all. */
-static void bench_start(void) {
-  const char *v = getenv("ATTNPROF_BENCH_START");
-  if (!v || !*v || !bench_on()) return;
-  char *end;
-  long mask = strtol(v, &end, 10);
-  if (*end || mask < 0 || mask > 0xffff) {
-    say("ATTNPROF_BENCH_START ignored", "want a mask of attnprof_bench_set's bits, 0..65535");
-    return;
-  }
-  cupti_collector_bench_start((int)mask);
-}
-
 /* A bad value is said on stderr and ignored: the traced program runs on. */
 static size_t env_size(const char *name, size_t lo, size_t hi) {
   const char *v = getenv(name);
@@ -205,9 +169,6 @@ static prof_session_opts session_opts(void) {
   o.buffer_kb = env_size("ATTNPROF_CUPTI_BUFFER_KB", 16, 1 << 20);
   o.max_buffers = env_size("ATTNPROF_CUPTI_MAX_BUFFERS", 1, 1 << 16);
   o.defer_mb = env_size("ATTNPROF_CUPTI_DEFER", 1, 1 << 20);
-  const char *mode = getenv("ATTNPROF_CUPTI_API_MODE");
-  if (mode && cupti_collector_bench_api_mode(mode))
-    say("ATTNPROF_CUPTI_API_MODE ignored", "want kinds, select or callback");
   return o;
 }
 
@@ -222,8 +183,6 @@ static int start(void) {
   if (!stream) return inject_report_error("cannot open the trace", why), say(why, NULL), -1;
   const char *chunk = getenv("ATTNPROF_TRACE_CHUNK");
   cupti_collector_set_injected(1);
-  if (bench_on()) cupti_collector_bench_count_calls();
-  bench_start();
   cupti_collector_set_sink(on_chunk, NULL, chunk ? (size_t)atoll(chunk) : 65536);
   prof_trace_create(&session);
   prof_trace_set_epoch_offset(session, offset);
@@ -250,14 +209,6 @@ void attnprof_inject_start(void) {
   static atomic_int once;
   if (atomic_exchange(&once, 1)) return;
   start();
-}
-
-/* Bench only: bench/trace_cost.py and trace_cost_prog switch the collector's
- * parts from inside the traced program (see cupti_collector_bench_set), with
- * ATTNPROF_BENCH=1 set; otherwise refused (-1). */
-EXPORT long long attnprof_bench_set(unsigned mask) {
-  if (!bench_on() || !atomic_load(&started)) return -1;
-  return (long long)cupti_collector_bench_set(mask);
 }
 
 /* Called by the driver inside cuInit; returning 1 tells it we loaded. */
