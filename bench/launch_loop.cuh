@@ -1,9 +1,8 @@
-/* The tiny-kernel loop that trace_overhead_prog.cu (one process, traced from
- * outside or not at all) and trace_cost_prog.cu (the collector's parts one
- * by one inside one traced process) both time: an empty one-block kernel,
- * launched in bursts of BURST with a synchronize between bursts outside the
- * timer, so the figure is the host's cost to issue a launch, not the GPU's
- * pace (a full launch queue never holds the host back). */
+/* The tiny-kernel loop that trace_overhead_prog.cu times (one process, traced
+ * from outside or not at all): an empty one-block kernel, launched in bursts
+ * of BURST with a synchronize between bursts outside the timer, so the figure
+ * is the host's cost to issue a launch, not the GPU's pace (a full launch
+ * queue never holds the host back). */
 #ifndef ATTNPROF_BENCH_LAUNCH_LOOP_CUH
 #define ATTNPROF_BENCH_LAUNCH_LOOP_CUH
 

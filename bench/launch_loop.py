@@ -1,6 +1,5 @@
-"""The tiny-kernel PyTorch loop that trace_overhead.py (one process, plain, under
-torch.profiler or traced from outside) and trace_cost.py (the collector's
-parts one by one inside one traced process) both time.
+"""The tiny-kernel PyTorch loop that trace_overhead.py times (one process,
+plain, under torch.profiler or traced from outside).
 
 x.add_(1) on one element is one elementwise kernel through cudaLaunchKernel;
 launches go in bursts of BURST with a synchronize between bursts outside the

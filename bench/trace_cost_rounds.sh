@@ -26,16 +26,14 @@
 #             compaction stalls): the search for what persists between
 #             processes (91a2132:bench/TRACE_COST.md, eighth pass)
 # Modes: plain; torch-cuda, torch-cpu-cuda (PyTorch loop); attnprof (the
-# default, sync records from the sync calls' callbacks); attnprof-synckind
-# (ATTNPROF_CUPTI_SYNC=kind: CUPTI's SYNCHRONIZATION kind, the default before
-# the ninth pass); attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback); attnprof-defer
+# shipped default, sync records from the sync calls' callbacks); the shipped
+# collector under attnprof trace's documented options: attnprof-allapi
+# (ATTNPROF_CUPTI_API=all: every call, through the RUNTIME/DRIVER kinds),
+# attnprof-synckind (ATTNPROF_CUPTI_SYNC=kind: CUPTI's SYNCHRONIZATION kind),
+# attnprof-synccb (ATTNPROF_CUPTI_SYNC=callback), attnprof-defer
 # (ATTNPROF_CUPTI_DEFER=DEFER_MB, default 1024: buffers converted and written
-# at the end, not during the run; tenth pass); attnprof-API
-# (ATTNPROF_CUPTI_API_MODE=API, e.g. kinds); none,
-# kernel, nowrite, maskM (attnprof trace started with ATTNPROF_BENCH_START=0,
-# 1, 3553 = the default's parts, records neither converted nor written (99
-# before the ninth pass, with the SYNCHRONIZATION kind: mask99), M);
-# floor-load, floor-kernel (libbench_cupti_floor.so injected alone).
+# at the end, not during the run); floor-load, floor-kernel
+# (libbench_cupti_floor.so injected alone, not attnprof).
 set -uo pipefail
 out=${1:-/tmp/attnprof_rounds}
 mkdir -p "$out"
@@ -43,6 +41,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 rounds=${ROUNDS:-7} n_py=${N_PY:-10240} n_c=${N_C:-100000} budget=${BUDGET_S:-0}
 read -ra pin <<<"${PIN:-}"
 field() { sed -n "s/.*$1 \([0-9.]*\).*/\1/p" | tail -1; }
+
+modes_ok() {
+  local m
+  for m in "$@"; do
+    case $m in
+    plain | torch-cuda | torch-cpu-cuda | floor-load | floor-kernel | attnprof | attnprof-allapi | \
+      attnprof-synccb | attnprof-synckind | attnprof-defer) ;;
+    *) echo "trace_cost_rounds.sh: unknown mode '$m' (the modes are in the header)" >&2; exit 2 ;;
+    esac
+  done
+}
 
 # loop mode round [dir]: runs one process, prints its host us per launch
 run_mode() {
@@ -55,21 +64,18 @@ run_mode() {
   floor-*) env=("CUDA_INJECTION64_PATH=$PWD/lib/libbench_cupti_floor.so" "ATTNPROF_FLOOR=${mode#floor-}") ;;
   *)
     case $mode in
-    none) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=0) ;;
-    kernel) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=1) ;;
-    nowrite) env=(ATTNPROF_BENCH=1 ATTNPROF_BENCH_START=3553) ;;
-    mask*) env=(ATTNPROF_BENCH=1 "ATTNPROF_BENCH_START=${mode#mask}") ;;
+    attnprof) ;;
+    attnprof-allapi) env=(ATTNPROF_CUPTI_API=all) ;;
     attnprof-synccb) env=(ATTNPROF_CUPTI_SYNC=callback) ;;
     attnprof-synckind) env=(ATTNPROF_CUPTI_SYNC=kind) ;;
     attnprof-defer) env=("ATTNPROF_CUPTI_DEFER=${DEFER_MB:-1024}") ;;
-    attnprof-*) env=("ATTNPROF_CUPTI_API_MODE=${mode#attnprof-}") ;;
     esac
     prog=(./bin/attnprof trace --stream-only --out "$trace" -- "${prog[@]}") ;;
   esac
   local t0=$EPOCHREALTIME
   env "${env[@]}" "${pin[@]}" "${prog[@]}" >"$log" 2>&1
   echo "$loop $mode round $r exit $? start $t0 wall_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" >>"$out/times.txt"
-  if [[ $mode == attnprof || $mode == attnprof-sync* || $mode == attnprof-defer ]] && [ "$r" = 1 ]; then
+  if [[ $mode == attnprof* ]] && [ "$r" = 1 ]; then
     python3 "$here/trace_links.py" "$trace" >"$out/links_${loop}_$mode.txt" 2>&1
   fi
   rm -f "$trace"
@@ -122,6 +128,7 @@ run_seq() {
     sleep*) sleep "${step#sleep}"; echo "# $step" >>"$out/seq.txt"; continue ;;
     esac
     IFS=: read -r loop mode count dir <<<"$step"
+    modes_ok "$mode"
     case ${dir:-} in shm) dir=/dev/shm ;; tmp) dir=/tmp ;; "") dir=${TRACE_DIR:-$out} ;; esac
     for ((i = 0; i < count; i++)); do
       k=$((k + 1))
@@ -147,6 +154,7 @@ if [ -n "${SEQ:-}" ]; then
 fi
 read -ra py_modes <<<"${PY_MODES-plain torch-cuda torch-cpu-cuda attnprof}"
 read -ra c_modes <<<"${C_MODES-plain attnprof}"
+modes_ok "${py_modes[@]}" "${c_modes[@]}"
 echo "== host us per launch; PyTorch loop $n_py launches x5 per process, CUDA loop $n_c;" \
   "pinned: ${PIN:-no}"
 start=$SECONDS last=0
@@ -166,8 +174,6 @@ for loop in py c; do
 done
 echo "== launch links in round 1's traces"
 for f in "$out"/links_*.txt; do [ -e "$f" ] && echo "$(basename "$f" .txt): $(cat "$f")"; done
-echo "== CUPTI buffers completed on the thread that started CUDA (modes with ATTNPROF_BENCH=1)"
-grep -H "attnprof bench:" "$out"/*_1.log 2>/dev/null | sed "s|^$out/||"
 echo "== floor records (cupti_floor's own count)"
 grep -h "cupti_floor" "$out"/*floor-kernel_1.log 2>/dev/null
 exit 0
