@@ -117,7 +117,7 @@ static int one_run(int64_t n, const char *path, run_times *rt) {
   }
   double t1 = cpu_s();
   err = err ? err : chrome_stream_chunk(s, chunk);
-  int closed = chrome_stream_close(s, 0, 31337, "trace_cost_prog");
+  int closed = chrome_stream_close(s, 0, 31337, "trace_overhead_prog");
   rt->write_s += cpu_s() - t1;
   cupti_conv_destroy(cv);
   return err || closed;
