@@ -28,7 +28,8 @@ int attn_launch_find(const attn_ctx *ctx, int device, const void *key, int sub, 
 }
 
 attn_status attn_launch_put(attn_ctx *ctx, int device, const void *key, int sub, int val) {
-  if (!ctx || device < 0 || device >= ATTN_CTX_MAX_DEVICES)
+  if (!ctx) return ATTN_STATUS_OK; /* no handle: nothing is kept, the caller asks again */
+  if (device < 0 || device >= ATTN_CTX_MAX_DEVICES)
     return attn_fail(ATTN_STATUS_INVALID_ARGUMENT, "launch record: device %d: accepted are 0..%d",
                      device, ATTN_CTX_MAX_DEVICES - 1);
   struct attn_launch_record *r = ctx->launch[device];

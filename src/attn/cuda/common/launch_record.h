@@ -17,7 +17,9 @@ extern "C" {
 int attn_launch_find(const attn_ctx *ctx, int device, const void *key, int sub, int *val);
 
 /* Records (key, sub) -> val for `device`; a later put of the same key and sub
- * replaces it. ATTN_STATUS_OUT_OF_MEMORY when the record cannot grow. */
+ * replaces it. ATTN_STATUS_OUT_OF_MEMORY when the record cannot grow. With a
+ * NULL ctx (a planner called without a handle) nothing is kept: find then
+ * says 0 and the caller asks the driver again. */
 attn_status attn_launch_put(attn_ctx *ctx, int device, const void *key, int sub, int val);
 
 /* Raises `kernel`'s dynamic shared-memory limit to `bytes` (above 48 KB) on

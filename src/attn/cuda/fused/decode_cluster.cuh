@@ -220,7 +220,7 @@ template <typename T, int kD, int kBulk>
 attn_status decode_cluster_prepare(attn_ctx *ctx) {
   const void *fn = (const void *)decode_cluster_kernel<T, kD, kBulk>;
   attn_status st =
-      decode_smem_limit(ctx, fn, decode_cl_smem_bytes<kD, kBulk>(DECODE_CLUSTER_KEYS(kD)));
+      attn_launch_smem_limit(ctx, fn, decode_cl_smem_bytes<kD, kBulk>(DECODE_CLUSTER_KEYS(kD)));
   if (!st)
     st = decode_attr_once(ctx, fn, DECODE_REC_CLUSTER,
                           cudaFuncAttributeNonPortableClusterSizeAllowed, 1);

@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(DECODE_THREADS, 1) decode_fwd_kernel(const att
 template <typename T, int kD, int kWM, int kPath>
 attn_status decode_prepare(attn_ctx *ctx) {
   const void *fn = (const void *)decode_fwd_kernel<T, kD, kWM, kPath>;
-  attn_status st = decode_smem_limit(ctx, fn, decode_smem_bytes<kD, kWM>());
+  attn_status st = attn_launch_smem_limit(ctx, fn, decode_smem_bytes<kD, kWM>());
   if (!st) st = decode_carveout(ctx, fn);
   if (!st) st = decode_carveout(ctx, (const void *)decode_combine_kernel<T, kD>);
   return st;

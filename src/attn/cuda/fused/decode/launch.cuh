@@ -16,13 +16,6 @@ enum {
   DECODE_REC_FIT = 1 << 16   // + (c << 10 | chunk / 16): clusters the device runs at once
 };
 
-// Raises fn's dynamic shared-memory limit to bytes.
-static inline attn_status decode_smem_limit(attn_ctx *ctx, const void *fn, int bytes) {
-  if (ctx) return attn_launch_smem_limit(ctx, fn, bytes);
-  ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  return ATTN_STATUS_OK;
-}
-
 // Sets fn's attribute attr to val once per handle and device (sub: its record key).
 static inline attn_status decode_attr_once(attn_ctx *ctx, const void *fn, int sub,
                                            cudaFuncAttribute attr, int val) {
@@ -30,7 +23,7 @@ static inline attn_status decode_attr_once(attn_ctx *ctx, const void *fn, int su
   ATTN_CUDA_TRY(cudaGetDevice(&dev));
   if (attn_launch_find(ctx, dev, fn, sub, &done)) return ATTN_STATUS_OK;
   ATTN_CUDA_TRY(cudaFuncSetAttribute(fn, attr, val));
-  return ctx ? attn_launch_put(ctx, dev, fn, sub, 1) : ATTN_STATUS_OK;
+  return attn_launch_put(ctx, dev, fn, sub, 1);
 }
 
 // The largest carveout: two 113 KB split CTAs per SM need all 228 KB; the
@@ -49,7 +42,7 @@ int decode_recorded(attn_ctx *ctx, const void *fn, int sub, int fail, Ask ask) {
   if (cudaGetDevice(&dev) != cudaSuccess) return fail;
   if (attn_launch_find(ctx, dev, fn, sub, &val)) return val;
   if ((val = ask()) < 0) return fail;
-  if (ctx) (void)attn_launch_put(ctx, dev, fn, sub, val);  // not kept: asked again next time
+  (void)attn_launch_put(ctx, dev, fn, sub, val);  // not kept: asked again next time
   return val;
 }
 
